@@ -1,0 +1,61 @@
+# citeseal — every target bootstraps its own environment from the committed lock file.
+# Needs only python3 (>= 3.11), git and make on the machine.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+UV_VERSION := 0.13.8
+TOOLS := .tools
+UV := $(TOOLS)/bin/uv
+VENV := .venv
+STAMP := $(VENV)/.citeseal-stamp
+RUN := $(VENV)/bin
+CORPUS ?= demo
+
+export UV_PYTHON_DOWNLOADS := never
+export UV_PROJECT_ENVIRONMENT := $(VENV)
+export UV_NO_PROGRESS := 1
+
+.PHONY: help venv test lint format demo snapshot site bench clean
+
+help: ## List the targets
+	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+
+$(UV):
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "citeseal needs Python >= 3.11")'
+	$(PYTHON) -m venv $(TOOLS)
+	$(TOOLS)/bin/python -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+
+$(STAMP): $(UV) uv.lock pyproject.toml
+	$(UV) sync --frozen --python $(PYTHON)
+	@touch $@
+
+venv: $(STAMP) ## Create .venv from uv.lock (done automatically by the other targets)
+
+test: $(STAMP) ## Run the test suite (offline)
+	$(RUN)/python -m pytest
+
+lint: $(STAMP) ## ruff check, ruff format --check, pyright
+	$(RUN)/ruff check .
+	$(RUN)/ruff format --check .
+	$(RUN)/pyright
+
+format: $(STAMP) ## Apply ruff's fixes and formatting
+	$(RUN)/ruff check --fix .
+	$(RUN)/ruff format .
+
+demo: $(STAMP) ## Run the whole system offline on the bundled demo corpus
+	$(RUN)/citeseal demo
+
+snapshot: $(STAMP) ## Build a snapshot of snapshots/$(CORPUS).toml (CORPUS=demo replays offline)
+	$(RUN)/citeseal snapshot build snapshots/$(CORPUS).toml --parent latest $(SNAPSHOT_ARGS)
+
+site: $(STAMP) ## Render the static site into site/public
+	$(RUN)/citeseal site build --reports site/reports --snapshots snapshots --out site/public
+
+bench: $(STAMP) ## Measure throughput (generated corpora, figures printed)
+	$(RUN)/python -m pipeline.bench
+
+clean: ## Remove built artefacts (keeps .venv)
+	rm -rf site/public .pytest_cache .ruff_cache

@@ -1,0 +1,66 @@
+"""The error tree of citeseal.
+
+Every error a person can cause or meet derives from :class:`CiteSealError`; the CLI boundary
+catches it, prints ``error: <message>`` (plus advice when there is some) and exits with
+``exit_code``. Anything else escaping is a bug and shows a traceback only with ``--verbose``.
+
+    CiteSealError                       exit 2 unless stated
+    ├── InputError                      bad input given by the user (file, option, text)
+    │   ├── CitationSyntaxError         a handle or citation breaks the grammar (has a span)
+    │   └── LimitExceeded               an input exceeds a documented limit
+    ├── KeyringError                    key missing, unreadable, too short, too open
+    ├── CorpusError                     a snapshot cannot be opened or read
+    └── (pipeline.errors)               HarvestError (transient/terminal), SnapshotError, …
+"""
+
+from __future__ import annotations
+
+
+class CiteSealError(Exception):
+    """Base of every error that is reported to a person as one line."""
+
+    exit_code: int = 2
+
+    def __init__(self, message: str, *, advice: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.advice = advice
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class InputError(CiteSealError):
+    """The user's input cannot be used as given."""
+
+
+class CitationSyntaxError(InputError):
+    """Text that should be a handle breaks the grammar.
+
+    ``text`` is the offending text, ``start``/``end`` the span (in ``text``) of the part that
+    failed, ``expected`` what the grammar wanted there.
+    """
+
+    def __init__(self, message: str, *, text: str, start: int, end: int, expected: str) -> None:
+        super().__init__(message)
+        self.text = text
+        self.start = start
+        self.end = end
+        self.expected = expected
+
+    def caret(self) -> str:
+        """The text with a caret line under the failing span."""
+        width = max(1, self.end - self.start)
+        return f"{self.text}\n{' ' * self.start}{'^' * width}"
+
+
+class LimitExceeded(InputError):
+    """An input exceeds a documented limit (answer size, citations per sentence, quote size)."""
+
+
+class KeyringError(CiteSealError):
+    """The signing key cannot be loaded, created or used."""
+
+
+class CorpusError(CiteSealError):
+    """A snapshot cannot be opened or does not have the expected shape."""

@@ -1,0 +1,97 @@
+"""The ``citeseal`` command line.
+
+Each command lives in a module of this package that exposes ``register(app)``; commands are
+thin: parse options, call one function of :mod:`pipeline` or :mod:`audit`, map known errors.
+The one error boundary is :func:`main`: a :class:`~audit.errors.CiteSealError` becomes
+``error: <message>`` on stderr and its exit code; ``--verbose`` (or ``CITESEAL_VERBOSE=1``)
+lets the traceback through.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import typer
+
+from audit.errors import CitationSyntaxError, CiteSealError
+from pipeline.cli import (
+    audit_cmd,
+    demo_cmd,
+    handle_cmd,
+    key_cmd,
+    parse_cmd,
+    search_cmd,
+    site_cmd,
+    snapshot_cmd,
+)
+
+app = typer.Typer(
+    name="citeseal",
+    help="Checkable citations for biomedical writing: snapshots, handles, audits, reports.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+for _module in (
+    key_cmd,
+    handle_cmd,
+    parse_cmd,
+    snapshot_cmd,
+    search_cmd,
+    audit_cmd,
+    site_cmd,
+    demo_cmd,
+):
+    _module.register(app)
+
+
+@app.callback()
+def _root(
+    verbose: bool = typer.Option(
+        False, "--verbose", "-v", help="Show tracebacks instead of one-line errors."
+    ),
+) -> None:
+    if verbose:
+        os.environ["CITESEAL_VERBOSE"] = "1"
+
+
+def _verbose() -> bool:
+    return os.environ.get("CITESEAL_VERBOSE") == "1" or "--verbose" in sys.argv or "-v" in sys.argv
+
+
+def report_error(error: CiteSealError) -> None:
+    """Print a project error as people should see it: one line, then advice if any."""
+    typer.echo(f"error: {error.message}", err=True)
+    if isinstance(error, CitationSyntaxError):
+        typer.echo(error.caret(), err=True)
+    if error.advice:
+        typer.echo(f"hint: {error.advice}", err=True)
+
+
+def main() -> None:
+    """Console-script entry point with the single error boundary."""
+    try:
+        app(standalone_mode=False)
+    except CiteSealError as error:
+        if _verbose():
+            raise
+        report_error(error)
+        sys.exit(error.exit_code)
+    except KeyboardInterrupt:
+        typer.echo("error: interrupted", err=True)
+        sys.exit(130)
+    except typer.Abort:
+        typer.echo("error: aborted", err=True)
+        sys.exit(1)
+    except typer.Exit as done:
+        sys.exit(done.exit_code)
+    except typer.TyperException as usage_error:
+        show = getattr(usage_error, "show", None)
+        if callable(show):
+            show()
+        else:
+            typer.echo(f"error: {usage_error.format_message()}", err=True)
+        sys.exit(usage_error.exit_code)

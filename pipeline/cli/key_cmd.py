@@ -1,0 +1,10 @@
+"""CLI: key commands (not built yet)."""
+
+from __future__ import annotations
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    """Attach this module's commands to the root app (nothing yet)."""
+    del app

@@ -1,0 +1,52 @@
+"""Errors raised while moving data (extends the tree drawn in :mod:`audit.errors`).
+
+CiteSealError (audit.errors)
+├── ParseError                  a response body is not what its parser expects (exit 2)
+├── HarvestError                a request could not be completed
+│   ├── TransientHarvestError   429/5xx/transport, raised once the retry policy gives up
+│   ├── TerminalHarvestError    4xx and other answers retrying cannot fix
+│   └── ReplayMissError         replay mode has no recorded exchange for a request
+├── SpecError                   a corpus spec is invalid (names the line and the key)
+└── SnapshotError               a snapshot cannot be built, verified or read
+    └── TamperedSnapshotError   the file does not match its manifest (exit 1)
+"""
+
+from __future__ import annotations
+
+from audit.errors import CiteSealError
+
+
+class ParseError(CiteSealError):
+    """A body cannot be parsed as the source it is said to come from."""
+
+
+class HarvestError(CiteSealError):
+    """A request to an upstream API failed."""
+
+    exit_code = 3
+
+
+class TransientHarvestError(HarvestError):
+    """A failure that may pass (429, 5xx, timeouts); raised once the retry policy gives up."""
+
+
+class TerminalHarvestError(HarvestError):
+    """A failure that retrying cannot fix (4xx other than 429, a malformed answer)."""
+
+
+class ReplayMissError(HarvestError):
+    """Replay mode has no recorded exchange for the request."""
+
+
+class SpecError(CiteSealError):
+    """A corpus spec cannot be used."""
+
+
+class SnapshotError(CiteSealError):
+    """A snapshot cannot be built, verified or read."""
+
+
+class TamperedSnapshotError(SnapshotError):
+    """The snapshot file does not match its manifest."""
+
+    exit_code = 1

@@ -1,0 +1,1 @@
+"""Versioned, immutable DuckDB snapshots: schema, build, lineage, verify, diff, export."""

@@ -1,0 +1,142 @@
+"""The snapshot schema, as named migrations recorded in ``schema_migrations``.
+
+This layout is a contract: :mod:`audit.duckdb_corpus` reads it (without importing this
+module), the site reads it, and older snapshots must stay readable. Add a migration, never
+edit one that has shipped. Bump :data:`SCHEMA_VERSION` with each.
+
+Tables
+------
+meta              key/value: name, snapshot_id, created_at, parent_sha256, spec_hash,
+                  tool_version, schema_version, segmentation_version
+sources           one row per source: harvest status ('ok' | 'partial' | 'failed' |
+                  'not_harvested'), counts, failed requests
+records           one row per record *version* (record_id, version): metadata, tri-state flags
+record_versions   per record version: order (seq), content hash, first/last seen snapshot,
+                  origin ('harvest' | 'carried' | 'backfill')
+record_state      per record: current version, withdrawn upstream or not
+passages          (record_id, version, path): section label, text, folded text
+annotations       PubTator3 entities with spans relative to the passage text
+relations         retraction/EoC/erratum/correction/preprint links, per record
+responses         raw response bodies (zlib), so ``snapshot rebuild`` can re-parse
+harvest_log       one row per request/step, for the manifest and for debugging
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+SCHEMA_VERSION = 1
+
+
+class Migration(NamedTuple):
+    id: int
+    name: str
+    sql: str
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        1,
+        "initial",
+        """
+        CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR);
+        CREATE TABLE sources (
+            source VARCHAR PRIMARY KEY,
+            status VARCHAR NOT NULL,          -- ok | partial | failed | not_harvested
+            records INTEGER NOT NULL DEFAULT 0,
+            passages INTEGER NOT NULL DEFAULT 0,
+            failed_requests INTEGER NOT NULL DEFAULT 0,
+            detail VARCHAR
+        );
+        CREATE TABLE records (
+            record_id VARCHAR NOT NULL,       -- scheme:id, e.g. pmid:99000001, nct:NCT99000001
+            version VARCHAR NOT NULL,         -- upstream version, else '1', '2', … by content hash
+            source VARCHAR NOT NULL,
+            content_hash VARCHAR NOT NULL,
+            version_date VARCHAR,
+            title VARCHAR,
+            doi VARCHAR,
+            pmid VARCHAR,
+            pmcid VARCHAR,
+            year INTEGER,
+            journal VARCHAR,
+            authors VARCHAR,                  -- JSON list
+            publication_types VARCHAR,        -- JSON list
+            content_type VARCHAR,
+            status VARCHAR,                   -- e.g. trial overall status, PubMed in-process
+            retracted BOOLEAN,                -- NULL = unknown
+            expression_of_concern BOOLEAN,
+            preprint BOOLEAN,
+            metadata VARCHAR,                 -- JSON object
+            PRIMARY KEY (record_id, version)
+        );
+        CREATE TABLE record_versions (
+            record_id VARCHAR NOT NULL,
+            version VARCHAR NOT NULL,
+            seq INTEGER NOT NULL,             -- 1 = oldest version the lineage knows
+            content_hash VARCHAR NOT NULL,
+            first_seen VARCHAR NOT NULL,      -- snapshot_id
+            last_seen VARCHAR NOT NULL,       -- snapshot_id
+            origin VARCHAR NOT NULL,          -- harvest | carried | backfill
+            PRIMARY KEY (record_id, version)
+        );
+        CREATE TABLE record_state (
+            record_id VARCHAR PRIMARY KEY,
+            source VARCHAR NOT NULL,
+            current_version VARCHAR NOT NULL,
+            withdrawn BOOLEAN NOT NULL DEFAULT FALSE,
+            withdrawn_since VARCHAR           -- snapshot_id in which it disappeared upstream
+        );
+        CREATE TABLE passages (
+            record_id VARCHAR NOT NULL,
+            version VARCHAR NOT NULL,
+            path VARCHAR NOT NULL,
+            seq INTEGER NOT NULL,             -- order within the record version
+            section VARCHAR,
+            text VARCHAR NOT NULL,
+            folded VARCHAR NOT NULL,          -- audit.folding.fold(text)
+            PRIMARY KEY (record_id, version, path)
+        );
+        CREATE TABLE annotations (
+            record_id VARCHAR NOT NULL,
+            version VARCHAR NOT NULL,
+            path VARCHAR NOT NULL,
+            start INTEGER NOT NULL,
+            "end" INTEGER NOT NULL,
+            text VARCHAR,
+            type VARCHAR,
+            identifier VARCHAR
+        );
+        CREATE TABLE relations (
+            record_id VARCHAR NOT NULL,
+            kind VARCHAR NOT NULL,
+            target VARCHAR NOT NULL,
+            source VARCHAR NOT NULL,
+            detail VARCHAR,
+            date VARCHAR,
+            first_seen VARCHAR
+        );
+        CREATE TABLE responses (
+            id INTEGER PRIMARY KEY,
+            source VARCHAR,
+            method VARCHAR NOT NULL,
+            url VARCHAR NOT NULL,             -- credentials removed
+            status INTEGER NOT NULL,
+            content_type VARCHAR,
+            body BLOB,                        -- zlib-compressed
+            sha256 VARCHAR NOT NULL,          -- of the uncompressed body
+            fetched_at VARCHAR
+        );
+        CREATE TABLE harvest_log (
+            ts VARCHAR,
+            source VARCHAR,
+            step VARCHAR,
+            url VARCHAR,
+            status INTEGER,
+            ok BOOLEAN,
+            records INTEGER,
+            detail VARCHAR
+        );
+        """,
+    ),
+)
