@@ -1,0 +1,28 @@
+"""``make bench``: throughput figures on corpora generated at run time (never committed).
+
+Each ``bench_*.py`` module in this package exposes ``run(workdir: Path) -> list[Figure]``;
+``python -m pipeline.bench [NAME...]`` runs them in order and prints every figure with its goal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One measured figure: ``name`` value ``unit`` (goal, met or not)."""
+
+    name: str
+    value: float
+    unit: str
+    goal: float | None = None
+    higher_is_better: bool = True
+
+    def line(self) -> str:
+        text = f"{self.name:<48} {self.value:>14,.1f} {self.unit}"
+        if self.goal is not None:
+            met = self.value >= self.goal if self.higher_is_better else self.value <= self.goal
+            text += f"   (goal {'≥' if self.higher_is_better else '≤'} {self.goal:,.0f}: "
+            text += f"{'met' if met else 'NOT met'})"
+        return text
