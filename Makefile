@@ -17,7 +17,7 @@ export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 export UV_NO_PROGRESS := 1
 
-.PHONY: help venv test lint format demo snapshot site bench clean
+.PHONY: help venv test browser lint format demo snapshot site bench clean
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -33,8 +33,17 @@ $(STAMP): $(UV) uv.lock pyproject.toml
 
 venv: $(STAMP) ## Create .venv from uv.lock (done automatically by the other targets)
 
-test: $(STAMP) ## Run the test suite (offline)
+test: $(STAMP) browser ## Run the test suite (offline)
 	$(RUN)/python -m pytest
+
+# The browser tests drive Debian's Chromium; install it when missing and we are allowed to.
+browser:
+	@if command -v chromium >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "installing Debian's chromium for the browser tests"; \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+		|| echo "warning: could not install chromium; the browser tests will be skipped"; \
+	else echo "note: chromium missing and not root; the browser tests will be skipped"; fi
 
 lint: $(STAMP) ## ruff check, ruff format --check, pyright
 	$(RUN)/ruff check .
@@ -48,7 +57,7 @@ format: $(STAMP) ## Apply ruff's fixes and formatting
 demo: $(STAMP) ## Run the whole system offline on the bundled demo corpus
 	$(RUN)/citeseal demo
 
-snapshot: $(STAMP) ## Build a snapshot of snapshots/$(CORPUS).toml (CORPUS=demo replays offline)
+snapshot: $(STAMP) ## Build a snapshot of snapshots/CORPUS.toml (default CORPUS=demo, offline replay)
 	$(RUN)/citeseal snapshot build snapshots/$(CORPUS).toml --parent latest $(SNAPSHOT_ARGS)
 
 site: $(STAMP) ## Render the static site into site/public
