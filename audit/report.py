@@ -1,0 +1,222 @@
+"""The audit report: pydantic models, and the JSON Schema published from them.
+
+A report is a value: the engine (:mod:`audit.engine`) builds it, renderers
+(:mod:`audit.render_text`, the site's HTML) read it, ``--format json`` prints it. The keys below
+are a contract (``contract_version``); add keys freely, never rename or remove one without
+raising the contract version.
+
+    Report
+    ├── contract_version, tool_version, created_at, source
+    ├── verdict (pass | warn | fail), verdict_reasons, fail_on
+    ├── snapshot {name, path, sha256, snapshot_id, created_at}
+    ├── key {fingerprint, demo}                      never the key itself
+    ├── metrics {fabricated, retracted_cited, sentences, cited_sentences, quotes,
+    │            verbatim_quotes, citations, valid_citations, citation_validity,
+    │            by_verdict {malformed, forged, …, ok}, by_status {cited, uncited, invalid_only}}
+    └── sentences [{index, text, kind, status,
+                    citations [{raw, handle, record_id, quote, verdict, detail,
+                                flags [{name, detail}], checked_against, closest_match,
+                                similarity, passage, current_passage, record}]}]
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from audit import CONTRACT_VERSION
+
+Verdict = Literal["malformed", "forged", "unavailable", "withdrawn", "quote_mismatch", "ok"]
+"""Per-citation verdict, in ladder order: the first that applies wins."""
+VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
+
+FlagName = Literal["retracted", "expression_of_concern", "preprint", "version_changed"]
+"""Flags an ``ok`` citation can carry."""
+FLAG_NAMES: tuple[FlagName, ...] = get_args(FlagName)
+
+SentenceStatus = Literal["cited", "uncited", "invalid_only"]
+SENTENCE_STATUSES: tuple[SentenceStatus, ...] = get_args(SentenceStatus)
+
+SentenceKind = Literal["sentence", "heading", "list_item", "lead_in"]
+
+Overall = Literal["pass", "warn", "fail"]
+
+CheckedAgainst = Literal["issued", "current"]
+"""Which text a quote was found in: the version the handle was issued from, or the current one."""
+
+FailOnItem = Literal[
+    "malformed",
+    "forged",
+    "unavailable",
+    "withdrawn",
+    "quote_mismatch",
+    "uncited",
+    "invalid_only",
+    "retracted",
+    "expression_of_concern",
+    "preprint",
+    "version_changed",
+]
+"""What ``--fail-on`` accepts: any non-ok verdict, a sentence status, or a flag."""
+FAIL_ON_ITEMS: tuple[FailOnItem, ...] = get_args(FailOnItem)
+DEFAULT_FAIL_ON: tuple[FailOnItem, ...] = ("malformed", "forged")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Flag(_Model):
+    """A flag on an ``ok`` citation, with what it is about (the notice, the current version)."""
+
+    name: FlagName
+    detail: str | None = None
+
+
+class PassageView(_Model):
+    """One passage of one record version, as stored in the snapshot."""
+
+    record_id: str
+    version: str
+    path: str
+    section: str | None = None
+    text: str
+
+
+class RecordView(_Model):
+    """What the snapshot says about the cited record (its current version)."""
+
+    record_id: str
+    source: str
+    current_version: str
+    title: str | None = None
+    status: str | None = None
+    doi: str | None = None
+    pmid: str | None = None
+    pmcid: str | None = None
+    year: int | None = None
+    journal: str | None = None
+    withdrawn: bool = False
+    retracted: bool | None = None
+    expression_of_concern: bool | None = None
+    preprint: bool | None = None
+
+
+class CitationResult(_Model):
+    """The verdict on one citation and everything it was decided on."""
+
+    raw: str = Field(description="The citation as written in the answer.")
+    handle: str = Field(description="The handle part as written (may be malformed).")
+    record_id: str | None = Field(
+        default=None, description="The cited record, when the handle parses."
+    )
+    quote: str | None = None
+    verdict: Verdict
+    detail: str | None = Field(
+        default=None, description="What the deciding rule saw, in one line (None for a plain ok)."
+    )
+    flags: list[Flag] = Field(default_factory=list)
+    checked_against: CheckedAgainst | None = Field(
+        default=None,
+        description="Where the quote was found: the text as issued or the text as it is now.",
+    )
+    closest_match: str | None = Field(
+        default=None, description="For a quote_mismatch: the closest span of the passage."
+    )
+    similarity: float | None = Field(
+        default=None, description="Similarity (0..1) of closest_match; a diagnostic only."
+    )
+    passage: PassageView | None = Field(
+        default=None, description="The passage as issued (the version the handle pins or holds)."
+    )
+    current_passage: PassageView | None = Field(
+        default=None, description="The same path in the current version, when that differs."
+    )
+    record: RecordView | None = None
+
+
+class SentenceResult(_Model):
+    index: int = Field(description="1-based position in the answer.")
+    text: str
+    kind: SentenceKind = "sentence"
+    status: SentenceStatus
+    citations: list[CitationResult] = Field(default_factory=list)
+
+
+class ByVerdict(_Model):
+    malformed: int = 0
+    forged: int = 0
+    unavailable: int = 0
+    withdrawn: int = 0
+    quote_mismatch: int = 0
+    ok: int = 0
+
+
+class ByStatus(_Model):
+    cited: int = 0
+    uncited: int = 0
+    invalid_only: int = 0
+
+
+class Metrics(_Model):
+    fabricated: int = Field(description="malformed + forged citations.")
+    retracted_cited: int = Field(description="ok citations of retracted records.")
+    sentences: int
+    cited_sentences: int
+    quotes: int = Field(description="Citations that carry a quote.")
+    verbatim_quotes: int = Field(description="Quotes found verbatim (after folding).")
+    citations: int
+    valid_citations: int = Field(description="ok citations.")
+    citation_validity: float | None = Field(
+        description="valid_citations / citations, None when there are no citations."
+    )
+    by_verdict: ByVerdict
+    by_status: ByStatus
+
+
+class SnapshotInfo(_Model):
+    name: str
+    path: str
+    sha256: str
+    snapshot_id: str | None = None
+    created_at: str | None = None
+
+
+class KeyInfo(_Model):
+    fingerprint: str = Field(description="A short fingerprint of the signing key, never the key.")
+    demo: bool = Field(description="True when the fixed, public demo key was used.")
+
+
+class Report(_Model):
+    """One audit of one answer against one snapshot."""
+
+    contract_version: str = Field(description="Version of the citation contract and these keys.")
+    tool_version: str = Field(description="citeseal version that made the report.")
+    created_at: str = Field(description="ISO 8601, UTC.")
+    source: str = Field(description="The audited input: a file name or a label such as '-'.")
+    verdict: Overall
+    verdict_reasons: list[str] = Field(default_factory=list)
+    fail_on: list[FailOnItem] = Field(default_factory=lambda: list(DEFAULT_FAIL_ON))
+    snapshot: SnapshotInfo
+    key: KeyInfo
+    metrics: Metrics
+    sentences: list[SentenceResult]
+
+    def citations(self) -> list[CitationResult]:
+        """Every citation of the report, in answer order."""
+        return [c for s in self.sentences for c in s.citations]
+
+
+def report_json_schema() -> dict[str, object]:
+    """The JSON Schema of :class:`Report` (what ``citeseal schema report`` prints)."""
+    schema = Report.model_json_schema(mode="serialization")
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$comment"] = f"citeseal report, contract {CONTRACT_VERSION}"
+    return schema
+
+
+def report_json_schema_text() -> str:
+    """The schema as stable, indented JSON text ending in a newline."""
+    return json.dumps(report_json_schema(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
