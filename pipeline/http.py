@@ -1,0 +1,388 @@
+"""The one HTTP layer every source uses.
+
+:class:`HttpClient` wraps :class:`httpx.Client` with
+
+* **one retry policy** (tenacity): only HTTP 429, 500, 502, 503, 504, httpx transport errors
+  and timeouts, and NCBI's "API rate limit exceeded" delivered inside a 200 body are retried;
+  ``Retry-After`` (seconds or HTTP-date) is honoured up to :data:`RETRY_AFTER_CAP`, otherwise a
+  capped exponential backoff with jitter; once ``settings.max_attempts`` attempts are spent a
+  :class:`~pipeline.errors.TransientHarvestError` names the request, the last status and the
+  number of attempts. Any other unexpected status is a
+  :class:`~pipeline.errors.TerminalHarvestError` at once.
+* **a per-host rate limiter** (:class:`RateLimiter`) paced at each API's published rate
+  (:data:`HOST_RATES`, overridable), so we pace instead of hammering and retrying.
+* **polite parameters** from :class:`~pipeline.settings.Settings` (NCBI ``tool``/``email``/
+  ``api_key``, Crossref ``mailto``, openFDA ``api_key``), and **redaction**: recorded URLs and
+  request bodies lose those parameters, and every log line and error message is passed through
+  a :class:`~pipeline.redact.Redactor` that knows the secret values.
+
+Every final exchange (the response of the last attempt) is handed to ``on_exchange`` with its
+credentials stripped, so a snapshot can keep the raw responses it was built from.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from types import TracebackType
+
+import httpx
+from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
+
+from pipeline import __version__
+from pipeline.errors import TerminalHarvestError, TransientHarvestError
+from pipeline.redact import Redactor, strip_credentials, strip_form_credentials
+from pipeline.settings import Settings
+
+log = logging.getLogger("citeseal.http")
+
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+RETRY_AFTER_CAP = 60.0  # seconds; a longer Retry-After is shortened to this
+BACKOFF_INITIAL = 1.0  # seconds before the second attempt (before jitter)
+BACKOFF_CAP = 30.0  # the exponential backoff never waits longer than this
+DEFAULT_RATE = 2.0  # requests per second for a host missing from the table
+
+# Requests per second, by host. Sources: API-FACTS.md §1–6.
+HOST_RATES: Mapping[str, float] = {
+    "eutils.ncbi.nlm.nih.gov": 3.0,  # 10/s with NCBI_API_KEY (see host_rates)
+    "www.ncbi.nlm.nih.gov": 3.0,  # PubTator3: "no more than 3 requests per second"
+    "www.ebi.ac.uk": 5.0,  # Europe PMC: no published figure, stay conservative
+    "api.crossref.org": 3.0,  # polite pool, list requests (1/s without mailto)
+    "clinicaltrials.gov": 0.8,  # ~50 requests/minute
+    "api.fda.gov": 4.0,  # 240 requests/minute
+    "dailymed.nlm.nih.gov": 2.0,
+}
+NCBI_HOSTS = frozenset({"eutils.ncbi.nlm.nih.gov", "www.ncbi.nlm.nih.gov"})
+NCBI_SOURCES = frozenset({"pubmed", "pubtator3"})
+RATE_LIMIT_MARKER = b"api rate limit exceeded"
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One recorded HTTP exchange (credentials already stripped from url and request_body)."""
+
+    method: str
+    url: str
+    status: int
+    content_type: str
+    body: bytes
+    source: str | None = None
+    request_body: str | None = None
+
+
+def host_rates(
+    settings: Settings, overrides: Mapping[str, float] | None = None
+) -> dict[str, float]:
+    """The rate table for these settings: NCBI 10/s with a key, Crossref 1/s without mailto."""
+    rates = dict(HOST_RATES)
+    if settings.ncbi_api_key:
+        rates["eutils.ncbi.nlm.nih.gov"] = 10.0
+    if not settings.email:
+        rates["api.crossref.org"] = 1.0
+    rates.update(overrides or {})
+    return rates
+
+
+def retry_after_seconds(value: str | None, *, now: datetime | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (delta-seconds or HTTP-date), or None."""
+    if value is None:
+        return None
+    value = value.strip()
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+def is_rate_limit_body(body: bytes) -> bool:
+    """True when a (200) body is NCBI's "API rate limit exceeded" error (JSON, XML or text)."""
+    head = body[:1024].lower()
+    return RATE_LIMIT_MARKER in head and (b"error" in head or len(body) < 200)
+
+
+class RateLimiter:
+    """Thread-safe per-host pacing: starts of requests to one host are at least 1/rate apart.
+
+    Each caller reserves the next free slot under a lock and sleeps outside it, so concurrent
+    threads queue fairly and the rate holds across them.
+    """
+
+    def __init__(
+        self,
+        rates: Mapping[str, float],
+        *,
+        default: float = DEFAULT_RATE,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._rates = dict(rates)
+        self._default = default
+        self._sleep = sleep
+        self._clock = clock
+        self._next: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def interval(self, host: str) -> float:
+        """Minimum seconds between two request starts to ``host`` (0 when unlimited)."""
+        rate = self._rates.get(host, self._default)
+        return 1.0 / rate if rate > 0 else 0.0
+
+    def wait(self, host: str) -> float:
+        """Block until a request to ``host`` may start; returns the seconds waited."""
+        interval = self.interval(host)
+        with self._lock:
+            now = self._clock()
+            slot = max(now, self._next.get(host, now))
+            self._next[host] = slot + interval
+        delay = slot - now
+        if delay > 0:
+            self._sleep(delay)
+        return delay
+
+
+class _Retryable(Exception):
+    """Internal: one attempt failed in a way the policy retries."""
+
+    def __init__(
+        self, reason: str, *, retry_after: float | None = None, response: httpx.Response | None
+    ) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.retry_after = retry_after
+        self.response = response
+
+
+class HttpClient:
+    """httpx client with the retry policy, per-host pacing, polite params and redaction.
+
+    Use as a context manager. ``transport`` lets tests and replay mode swap the network out; a
+    transport with ``offline = True`` (replay) is not paced. ``sleep`` and ``clock`` are
+    injectable so tests can record waits instead of sleeping.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        on_exchange: Callable[[Exchange], None] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        rates: Mapping[str, float] | None = None,
+        default_rate: float = DEFAULT_RATE,
+    ) -> None:
+        self.settings = settings
+        self._on_exchange = on_exchange
+        self._sleep = sleep
+        self._clock = clock
+        self._max_attempts = max(1, settings.max_attempts)
+        self._random = random.Random()
+        self.redact = Redactor([*settings.secrets(), settings.email])
+        self._paced = not getattr(transport, "offline", False)
+        self.limiter = RateLimiter(
+            host_rates(settings, rates), default=default_rate, sleep=sleep, clock=clock
+        )
+        self._client = httpx.Client(
+            transport=transport,
+            timeout=settings.timeout,
+            follow_redirects=True,
+            headers={"User-Agent": f"citeseal/{__version__} (biomedical citation checker)"},
+        )
+
+    # -- context manager -------------------------------------------------------------------
+    def __enter__(self) -> HttpClient:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._client.close()
+
+    # -- public API --------------------------------------------------------------------------
+    def get(
+        self,
+        url: str,
+        *,
+        params: Mapping[str, str | int] | None = None,
+        source: str,
+        expect: Collection[int] = (200,),
+    ) -> httpx.Response:
+        """GET with the policy; returns a read response whose status is in ``expect``."""
+        merged: dict[str, str | int] = dict(params or {})
+        merged.update(self._polite(source))
+        return self._request("GET", url, params=merged, data=None, source=source, expect=expect)
+
+    def post(
+        self,
+        url: str,
+        *,
+        data: Mapping[str, str],
+        source: str,
+        expect: Collection[int] = (200,),
+    ) -> httpx.Response:
+        """POST a form with the policy (polite parameters go into the form)."""
+        form: dict[str, str] = dict(data)
+        form.update({k: str(v) for k, v in self._polite(source).items()})
+        return self._request("POST", url, params=None, data=form, source=source, expect=expect)
+
+    # -- internals ---------------------------------------------------------------------------
+    def _polite(self, source: str) -> dict[str, str]:
+        s = self.settings
+        if source == "pubmed":
+            polite = {"tool": s.tool}
+            if s.email:
+                polite["email"] = s.email
+            if s.ncbi_api_key:
+                polite["api_key"] = s.ncbi_api_key
+            return polite
+        if source == "crossref":
+            return {"mailto": s.email} if s.email else {}
+        if source == "openfda":
+            return {"api_key": s.openfda_api_key} if s.openfda_api_key else {}
+        return {}
+
+    def _request(
+        self,
+        method: str,
+        url: str,
+        *,
+        params: Mapping[str, str | int] | None,
+        data: Mapping[str, str] | None,
+        source: str,
+        expect: Collection[int],
+    ) -> httpx.Response:
+        request = self._client.build_request(
+            method, url, params=params, data=data, extensions={"citeseal_source": source}
+        )
+        where = self._where(request)
+        retrying = Retrying(
+            retry=retry_if_exception_type(_Retryable),
+            stop=stop_after_attempt(self._max_attempts),
+            wait=self._wait,
+            sleep=self._sleep,
+            before_sleep=lambda state: self._log_retry(where, state),
+            reraise=True,
+        )
+        try:
+            response = retrying(self._attempt, request, source, expect)
+        except _Retryable as final:
+            if final.response is not None:
+                self._emit(request, final.response, source)
+            raise TransientHarvestError(
+                self.redact(
+                    f"{method} {where} failed after {self._max_attempts} attempts: {final.reason}"
+                ),
+                advice="the service is busy or unreachable; try again later "
+                "(CITESEAL_MAX_ATTEMPTS sets the number of attempts)",
+            ) from None
+        status = response.status_code
+        if status not in expect:
+            self._emit(request, response, source)
+            snippet = " ".join(response.text[:200].split())
+            detail = f": {snippet}" if snippet else ""
+            raise TerminalHarvestError(
+                self.redact(f"{method} {where} answered HTTP {status} {response.reason_phrase}")
+                + self.redact(detail)
+            )
+        self._emit(request, response, source)
+        return response
+
+    def _attempt(
+        self, request: httpx.Request, source: str, expect: Collection[int]
+    ) -> httpx.Response:
+        if self._paced:
+            self.limiter.wait(request.url.host)
+        started = self._clock()
+        try:
+            response = self._client.send(request)
+            response.read()
+        except httpx.TransportError as error:
+            raise _Retryable(type(error).__name__, response=None) from error
+        status = response.status_code
+        log.debug(
+            "%s",
+            self.redact(
+                f"{request.method} {strip_credentials(str(request.url))} -> {status} "
+                f"({len(response.content)} bytes, {self._clock() - started:.2f} s)"
+            ),
+        )
+        ncbi = source in NCBI_SOURCES or request.url.host in NCBI_HOSTS
+        if ncbi and status in expect and is_rate_limit_body(response.content):
+            raise _Retryable("API rate limit exceeded (reported in the body)", response=response)
+        if status in RETRY_STATUSES and status not in expect:
+            raise _Retryable(
+                f"HTTP {status} {response.reason_phrase}".rstrip(),
+                retry_after=retry_after_seconds(response.headers.get("retry-after")),
+                response=response,
+            )
+        return response
+
+    def _wait(self, state: RetryCallState) -> float:
+        outcome = state.outcome
+        error = outcome.exception() if outcome is not None else None
+        if isinstance(error, _Retryable) and error.retry_after is not None:
+            return min(error.retry_after, RETRY_AFTER_CAP)
+        base = min(BACKOFF_CAP, BACKOFF_INITIAL * 2 ** (state.attempt_number - 1))
+        return base / 2 + self._random.uniform(0, base / 2)
+
+    def _log_retry(self, where: str, state: RetryCallState) -> None:
+        outcome = state.outcome
+        error = outcome.exception() if outcome is not None else None
+        reason = error.reason if isinstance(error, _Retryable) else repr(error)
+        wait = state.next_action.sleep if state.next_action is not None else 0.0
+        log.warning(
+            "%s",
+            self.redact(
+                f"{where}: {reason}; attempt {state.attempt_number}/{self._max_attempts}, "
+                f"retrying in {wait:.1f} s"
+            ),
+        )
+
+    @staticmethod
+    def _where(request: httpx.Request) -> str:
+        url = request.url
+        port = f":{url.port}" if url.port else ""
+        return f"{url.host}{port}{url.path}"
+
+    def _emit(self, request: httpx.Request, response: httpx.Response, source: str) -> None:
+        if self._on_exchange is not None:
+            self._on_exchange(exchange_from(request, response, source))
+
+
+def exchange_from(
+    request: httpx.Request, response: httpx.Response, source: str | None = None
+) -> Exchange:
+    """An :class:`Exchange` for a request/response pair (credentials stripped)."""
+    request_body = None
+    if request.method != "GET" and request.content:
+        request_body = strip_form_credentials(request.content.decode("utf-8", "replace"))
+    return Exchange(
+        method=request.method,
+        url=strip_credentials(str(request.url)),
+        status=response.status_code,
+        content_type=response.headers.get("content-type", ""),
+        body=response.content,
+        source=source,
+        request_body=request_body,
+    )

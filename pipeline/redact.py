@@ -1,0 +1,64 @@
+"""Keep credentials out of URLs, log lines, error messages and recorded exchanges.
+
+Two tools:
+
+* :func:`strip_credentials` removes the polite/credential query parameters (``api_key``,
+  ``email``, ``tool``, ``mailto``) from a URL or a form body, so what is recorded or shown is
+  the request *as the API sees it minus who asked*.
+* :class:`Redactor` replaces every known secret value (API keys and the contact e-mail) with
+  ``[REDACTED]`` in any text — a last line of defence for messages that quote a URL or a body.
+
+The contact e-mail is not a secret in the API sense, but it is personal data and adds nothing
+to a log line or a snapshot, so it is redacted too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+
+CREDENTIAL_PARAMS = frozenset({"api_key", "email", "tool", "mailto"})
+REDACTED = "[REDACTED]"
+
+
+def strip_credentials(url: str) -> str:
+    """The URL without credential/polite query parameters (other parameters keep their order)."""
+    parts = urlsplit(url)
+    if not parts.query:
+        return url
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    kept = [(k, v) for k, v in pairs if k.lower() not in CREDENTIAL_PARAMS]
+    if len(kept) == len(pairs):
+        return url
+    query = urlencode(kept, quote_via=quote, safe="")
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, query, parts.fragment))
+
+
+def strip_form_credentials(body: str) -> str:
+    """A form-encoded body without credential/polite parameters."""
+    kept = [
+        (k, v)
+        for k, v in parse_qsl(body, keep_blank_values=True)
+        if k.lower() not in CREDENTIAL_PARAMS
+    ]
+    return urlencode(kept, quote_via=quote, safe=",")
+
+
+class Redactor:
+    """Replaces known secret values (and their URL-encoded forms) in text."""
+
+    def __init__(self, secrets: Iterable[str | None]) -> None:
+        values: set[str] = set()
+        for secret in secrets:
+            if secret and len(secret) >= 3:
+                values.add(secret)
+                values.add(quote(secret, safe=""))
+                values.add(quote(secret, safe="@"))
+        ordered = sorted(values, key=len, reverse=True)
+        self._pattern = re.compile("|".join(re.escape(v) for v in ordered)) if ordered else None
+
+    def __call__(self, text: str) -> str:
+        if self._pattern is None:
+            return text
+        return self._pattern.sub(REDACTED, text)

@@ -1,0 +1,216 @@
+"""Replay and record HTTP exchanges as wrapper files, so the same code runs offline.
+
+Wrapper file format (the one of ``../shared/reference-responses/``)::
+
+    {"url": "...", "method": "POST", "request_body": "db=pubmed&id=1%2C2",
+     "status": 200, "content_type": "text/xml", "body": "<the raw body as text>"}
+
+``method`` (default ``GET``) and ``request_body`` are optional. A request matches a file when
+the method, the scheme/host/path, the query parameters (order-insensitive, percent-encoding
+normalised) and, for POST, the form parameters are equal — credential and polite parameters
+(``api_key``, ``email``, ``tool``, ``mailto``) are ignored on both sides.
+
+:class:`ReplayTransport` indexes its folders once at construction (keys only; bodies are read
+when a request asks for them). :class:`RecordingTransport` wraps a real transport and writes
+each successful exchange as ``<folder>/<source-or-host>/<endpoint>-<hash>.json``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
+
+import httpx
+
+from pipeline.errors import ReplayMissError
+from pipeline.http import NCBI_HOSTS, NCBI_SOURCES, RETRY_STATUSES, is_rate_limit_body
+from pipeline.redact import CREDENTIAL_PARAMS, strip_credentials, strip_form_credentials
+
+ReplayKey = tuple[str, str, tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]
+
+SOURCE_EXTENSION = "citeseal_source"  # request extension carrying the source name
+
+
+def _pairs(query: str) -> tuple[tuple[str, str], ...]:
+    return tuple(
+        sorted(
+            (k, v)
+            for k, v in parse_qsl(query, keep_blank_values=True)
+            if k.lower() not in CREDENTIAL_PARAMS
+        )
+    )
+
+
+def replay_key(method: str, url: str, request_body: str | None = None) -> ReplayKey:
+    """The normalised matching key of a request (see the module docstring)."""
+    parts = urlsplit(url)
+    base = f"{parts.scheme.lower()}://{parts.netloc.lower()}{parts.path or '/'}"
+    form = _pairs(request_body) if request_body and method.upper() != "GET" else ()
+    return (method.upper(), base, _pairs(parts.query), form)
+
+
+def short_hash(key: ReplayKey) -> str:
+    """A stable 12-hex-digit hash of a replay key (used in recorded file names)."""
+    return hashlib.sha256(json.dumps(key).encode("utf-8")).hexdigest()[:12]
+
+
+def _request_body(request: httpx.Request) -> str | None:
+    if request.method == "GET":
+        return None
+    request.read()
+    return request.content.decode("utf-8", "replace") if request.content else None
+
+
+def _describe(request: httpx.Request) -> str:
+    text = f"{request.method} {strip_credentials(str(request.url))}"
+    body = _request_body(request)
+    if body:
+        form = strip_form_credentials(body)
+        text += f" (form {form[:120]}{'…' if len(form) > 120 else ''})"
+    return text
+
+
+class ReplayTransport(httpx.BaseTransport):
+    """Serves recorded wrapper files; folders are searched in order, the first match wins."""
+
+    offline = True  # HttpClient does not pace an offline transport
+
+    def __init__(self, folders: Sequence[Path]) -> None:
+        self.folders = [Path(f) for f in folders]
+        self._index: dict[ReplayKey, Path] = {}
+        for folder in self.folders:
+            if not folder.is_dir():
+                raise ReplayMissError(
+                    f"replay folder {folder} does not exist",
+                    advice="pass a folder of recorded exchanges with --replay",
+                )
+            for path in sorted(folder.rglob("*.json")):
+                key = self._key_of(path)
+                if key is not None:
+                    self._index.setdefault(key, path)
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    @staticmethod
+    def _key_of(path: Path) -> ReplayKey | None:
+        try:
+            wrapper = json.loads(path.read_bytes())
+        except (OSError, ValueError):
+            return None
+        if not isinstance(wrapper, dict) or not isinstance(wrapper.get("url"), str):
+            return None
+        method = wrapper.get("method") or "GET"
+        return replay_key(str(method), wrapper["url"], wrapper.get("request_body"))
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        key = replay_key(request.method, str(request.url), _request_body(request))
+        path = self._index.get(key)
+        if path is None:
+            folders = ", ".join(str(f) for f in self.folders)
+            raise ReplayMissError(
+                f"no recorded exchange for {_describe(request)} in {folders}",
+                advice="record it first (citeseal snapshot build --record FOLDER) "
+                "or add a wrapper file for it",
+            )
+        wrapper = json.loads(path.read_bytes())
+        body = wrapper.get("body", "")
+        content = body.encode("utf-8") if isinstance(body, str) else json.dumps(body).encode()
+        headers = {"content-type": str(wrapper.get("content_type") or "application/octet-stream")}
+        return httpx.Response(
+            int(wrapper.get("status", 200)), headers=headers, content=content, request=request
+        )
+
+
+def _slug(text: str, *, limit: int = 40) -> str:
+    slug = re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_")
+    return slug[:limit] or "root"
+
+
+def wrapper_name(request: httpx.Request, key: ReplayKey) -> str:
+    """``<source-or-host>/<endpoint>-<hash>.json`` for a request."""
+    source = request.extensions.get(SOURCE_EXTENSION)
+    folder = _slug(source if isinstance(source, str) and source else request.url.host)
+    segments = [s for s in request.url.path.split("/") if s]
+    endpoint = _slug(segments[-1].split(".")[0] if segments else "root")
+    return f"{folder}/{endpoint}-{short_hash(key)}.json"
+
+
+def write_wrapper(path: Path, wrapper: dict[str, object]) -> None:
+    """Write a wrapper file atomically (temp file in the same folder, then rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(wrapper, ensure_ascii=False, indent=1) + "\n"
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        Path(tmp).replace(path)
+    except OSError:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def make_wrapper(
+    method: str,
+    url: str,
+    status: int,
+    content_type: str,
+    body: str,
+    request_body: str | None = None,
+) -> dict[str, object]:
+    """A wrapper dict in the canonical key order (body last), credentials stripped."""
+    wrapper: dict[str, object] = {"url": strip_credentials(url)}
+    if method.upper() != "GET":
+        wrapper["method"] = method.upper()
+        if request_body:
+            wrapper["request_body"] = strip_form_credentials(request_body)
+    wrapper["status"] = status
+    wrapper["content_type"] = content_type
+    wrapper["body"] = body
+    return wrapper
+
+
+class RecordingTransport(httpx.BaseTransport):
+    """Passes requests to ``inner`` and writes every final answer as a wrapper file.
+
+    Answers the retry policy will retry (429/5xx, NCBI rate-limit bodies) are not written,
+    so a later successful attempt is what ends up on disk.
+    """
+
+    def __init__(self, inner: httpx.BaseTransport, folder: Path) -> None:
+        self.inner = inner
+        self.folder = Path(folder)
+        self.written: list[Path] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = self.inner.handle_request(request)
+        content = response.read()
+        source = request.extensions.get(SOURCE_EXTENSION)
+        ncbi = source in NCBI_SOURCES or request.url.host in NCBI_HOSTS
+        if response.status_code in RETRY_STATUSES or (ncbi and is_rate_limit_body(content)):
+            return response
+        body_text = _request_body(request)
+        key = replay_key(request.method, str(request.url), body_text)
+        path = self.folder / wrapper_name(request, key)
+        write_wrapper(
+            path,
+            make_wrapper(
+                request.method,
+                str(request.url),
+                response.status_code,
+                response.headers.get("content-type", ""),
+                content.decode("utf-8", "replace"),
+                body_text,
+            ),
+        )
+        self.written.append(path)
+        return response
+
+    def close(self) -> None:
+        self.inner.close()
