@@ -1,0 +1,292 @@
+"""The handle codec: ``scheme:id[@version]/path~check`` (DESIGN.md §3, docs/contract.md).
+
+Grammar (every handle has exactly one spelling; nothing is case-folded)::
+
+    handle   = locator "~" check
+    locator  = scheme ":" id [ "@" version ] "/" path
+    scheme   = "pmid" | "pmcid" | "ppr" | "nct" | "setid"
+    id       = pmid:  [1-9][0-9]{0,9}
+               pmcid: "PMC" [1-9][0-9]{0,9}
+               ppr:   "PPR" [1-9][0-9]{0,9}
+               nct:   "NCT" [0-9]{8}
+               setid: lower-case UUID 8-4-4-4-12 hex digits
+    version  = [0-9A-Za-z] [0-9A-Za-z.-]*          (at most 40 characters)
+    path     = segment ( "." segment )*            (at most 200 characters)
+    segment  = [a-z0-9_]+
+    check    = 5 characters of lower-case Crockford base32 (0-9 a-z without i l o u)
+
+``check`` is the first 25 bits of HMAC-SHA256(key, locator text), computed by
+:class:`audit.keys.Keyring`. The parser is written like ``packaging/_parser.py``: one small
+function per rule, each failure a :class:`~audit.errors.CitationSyntaxError` carrying the
+text, the span of the part that failed and what was expected there.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from audit.errors import CitationSyntaxError
+from audit.keys import CHECK_ALPHABET, CHECK_LENGTH, Keyring
+
+SCHEMES = ("pmid", "pmcid", "ppr", "nct", "setid")
+PINNED_SCHEMES = frozenset({"nct", "setid", "ppr"})
+"""Schemes whose handles are always minted with ``@version`` (the upstream version)."""
+
+MAX_VERSION_CHARS = 40
+MAX_PATH_CHARS = 200
+
+_ID_RULES: dict[str, tuple[re.Pattern[str], str]] = {
+    "pmid": (re.compile(r"[1-9][0-9]{0,9}"), "pmid must be 1 to 10 digits without a leading zero"),
+    "pmcid": (
+        re.compile(r"PMC[1-9][0-9]{0,9}"),
+        "pmcid must be PMC followed by 1 to 10 digits without a leading zero",
+    ),
+    "ppr": (
+        re.compile(r"PPR[1-9][0-9]{0,9}"),
+        "ppr id must be PPR followed by 1 to 10 digits without a leading zero",
+    ),
+    "nct": (re.compile(r"NCT[0-9]{8}"), "nct id must be NCT followed by 8 digits"),
+    "setid": (
+        re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"),
+        "setid must be a lower-case UUID (8-4-4-4-12 hex digits)",
+    ),
+}
+_VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z.\-]*")
+_SEGMENT = re.compile(r"[a-z0-9_]+")
+_SCHEME_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+
+
+@dataclass(frozen=True)
+class Locator:
+    """The address of one passage: which record (and version) and which path in it."""
+
+    scheme: str
+    id: str
+    path: str
+    version: str | None = None
+
+    @property
+    def record_id(self) -> str:
+        """``scheme:id``, e.g. ``nct:NCT99000001``."""
+        return f"{self.scheme}:{self.id}"
+
+    @property
+    def text(self) -> str:
+        """The locator as written in a handle (the text the check code signs)."""
+        pin = f"@{self.version}" if self.version is not None else ""
+        return f"{self.scheme}:{self.id}{pin}/{self.path}"
+
+
+@dataclass(frozen=True)
+class Handle:
+    """A locator with its check code."""
+
+    locator: Locator
+    check: str
+
+    @property
+    def text(self) -> str:
+        """The handle as written: ``locator.text~check``."""
+        return f"{self.locator.text}~{self.check}"
+
+
+class _Cursor:
+    """A position in the text being parsed, with helpers that raise exact errors."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+
+    def fail(self, message: str, start: int, end: int, expected: str) -> CitationSyntaxError:
+        return CitationSyntaxError(message, text=self.text, start=start, end=end, expected=expected)
+
+    def until(self, stops: str) -> tuple[str, int, int]:
+        """Consume up to (not including) the first character of ``stops`` or the end."""
+        start = self.pos
+        end = start
+        while end < len(self.text) and self.text[end] not in stops:
+            end += 1
+        self.pos = end
+        return self.text[start:end], start, end
+
+    def peek(self) -> str:
+        return self.text[self.pos] if self.pos < len(self.text) else ""
+
+    def got(self) -> str:
+        """What stands at the cursor, for "got ..." in messages."""
+        return repr(self.text[self.pos]) if self.pos < len(self.text) else "end of text"
+
+
+def _scheme(cur: _Cursor) -> str:
+    """scheme = "pmid" | "pmcid" | "ppr" | "nct" | "setid", followed by ":"."""
+    match = _SCHEME_WORD.match(cur.text, cur.pos)
+    start = cur.pos
+    if match is None:
+        raise cur.fail(
+            f"expected a scheme (one of {', '.join(SCHEMES)}), got {cur.got()}",
+            start,
+            start + 1,
+            "scheme",
+        )
+    word = match.group()
+    cur.pos = match.end()
+    if word not in SCHEMES:
+        raise cur.fail(
+            f"unknown scheme {word!r} (expected one of {', '.join(SCHEMES)})",
+            start,
+            cur.pos,
+            "scheme",
+        )
+    if cur.peek() != ":":
+        raise cur.fail(
+            f"expected ':' after the scheme, got {cur.got()}", cur.pos, cur.pos + 1, "':'"
+        )
+    cur.pos += 1
+    return word
+
+
+def _record_id(cur: _Cursor, scheme: str) -> str:
+    """id = the scheme's identifier form (see the module docstring), ended by "@" or "/"."""
+    value, start, end = cur.until("@/~")
+    pattern, rule = _ID_RULES[scheme]
+    if not pattern.fullmatch(value):
+        raise cur.fail(f"{rule}, got {value!r}", start, max(end, start + 1), f"{scheme} id")
+    return value
+
+
+def _version(cur: _Cursor) -> str | None:
+    """version = [ "@" [0-9A-Za-z] [0-9A-Za-z.-]* ]."""
+    if cur.peek() != "@":
+        return None
+    cur.pos += 1
+    value, start, end = cur.until("/~")
+    if not _VERSION.fullmatch(value) or len(value) > MAX_VERSION_CHARS:
+        raise cur.fail(
+            "version must start with a letter or digit and contain only letters, digits, "
+            f"'.' and '-' (at most {MAX_VERSION_CHARS} characters), got {value!r}",
+            start,
+            max(end, start + 1),
+            "version",
+        )
+    return value
+
+
+def _path(cur: _Cursor) -> str:
+    """path = "/" segment ( "." segment )*  with segment = [a-z0-9_]+."""
+    if cur.peek() != "/":
+        raise cur.fail(
+            f"expected '/' followed by a passage path, got {cur.got()}",
+            cur.pos,
+            cur.pos + 1,
+            "'/'",
+        )
+    cur.pos += 1
+    value, start, end = cur.until("~")
+    if not value:
+        raise cur.fail("empty passage path after '/'", start, start + 1, "path")
+    offset = start
+    for segment in value.split("."):
+        if not _SEGMENT.fullmatch(segment):
+            bad = next((i for i, c in enumerate(segment) if not _SEGMENT.fullmatch(c)), 0)
+            where = offset + bad
+            what = repr(segment[bad]) if segment else "an empty segment"
+            raise cur.fail(
+                "path segments must be lower-case letters, digits or '_' separated by '.', "
+                f"got {what} in {value!r}",
+                where,
+                where + 1,
+                "path segment",
+            )
+        offset += len(segment) + 1
+    if len(value) > MAX_PATH_CHARS:
+        raise cur.fail(
+            f"passage path is {len(value)} characters long (at most {MAX_PATH_CHARS})",
+            start,
+            end,
+            "path",
+        )
+    return value
+
+
+def _locator(cur: _Cursor) -> Locator:
+    """locator = scheme ":" id [ "@" version ] "/" path."""
+    scheme = _scheme(cur)
+    record = _record_id(cur, scheme)
+    version = _version(cur)
+    path = _path(cur)
+    return Locator(scheme=scheme, id=record, path=path, version=version)
+
+
+def _check(cur: _Cursor) -> str:
+    """check = "~" 5 * crockford-base32-lower."""
+    if cur.peek() != "~":
+        raise cur.fail(
+            f"missing check code: expected '~' followed by {CHECK_LENGTH} characters",
+            cur.pos,
+            cur.pos + 1,
+            "'~'",
+        )
+    cur.pos += 1
+    start = cur.pos
+    value = cur.text[start:]
+    cur.pos = len(cur.text)
+    if len(value) != CHECK_LENGTH or any(c not in CHECK_ALPHABET for c in value):
+        raise cur.fail(
+            f"check code must be {CHECK_LENGTH} lower-case Crockford base32 characters "
+            f"(0-9, a-z without i, l, o, u), got {value!r}",
+            start,
+            max(len(cur.text), start + 1),
+            "check code",
+        )
+    return value
+
+
+def _end(cur: _Cursor) -> None:
+    """The locator must be followed by nothing (used by :func:`parse_locator`)."""
+    if cur.pos < len(cur.text):
+        raise cur.fail(
+            f"unexpected {cur.got()} after the passage path (a locator has no check code)",
+            cur.pos,
+            len(cur.text),
+            "end of locator",
+        )
+
+
+def parse_locator(text: str) -> Locator:
+    """Parse ``scheme:id[@version]/path``; raise :class:`CitationSyntaxError` on any flaw."""
+    cur = _Cursor(text)
+    locator = _locator(cur)
+    _end(cur)
+    return locator
+
+
+def parse_handle(text: str) -> Handle:
+    """Parse ``scheme:id[@version]/path~check``; raise :class:`CitationSyntaxError`."""
+    cur = _Cursor(text)
+    locator = _locator(cur)
+    check = _check(cur)
+    return Handle(locator=locator, check=check)
+
+
+def mint(keyring: Keyring, locator: Locator) -> str:
+    """The handle text for ``locator`` signed with the keyring's current key.
+
+    The locator is re-parsed from its text first, so a hand-built :class:`Locator` that breaks
+    the grammar raises :class:`CitationSyntaxError` instead of yielding an unparsable handle.
+    """
+    text = locator.text
+    if parse_locator(text) != locator:
+        raise CitationSyntaxError(
+            f"locator {text!r} does not round-trip through the grammar",
+            text=text,
+            start=0,
+            end=len(text),
+            expected="locator",
+        )
+    return f"{text}~{keyring.check_code(text)}"
+
+
+def verify(keyring: Keyring, handle: Handle) -> bool:
+    """True when the handle's check code verifies under any key of the keyring."""
+    return keyring.verifies(handle.locator.text, handle.check)
