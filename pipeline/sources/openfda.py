@@ -1,0 +1,340 @@
+"""openFDA drug labels (``/drug/label.json``): parse into ``setid:`` records; search and fetch.
+
+Record
+    ``record_id`` ``setid:<set_id>`` (lower case); ``version`` = the label ``version`` (a
+    string such as ``"4"``); ``version_date`` = ``effective_time`` as ``YYYY-MM-DD`` (the raw
+    ``YYYYMMDD`` is in ``metadata.effective_time``); ``metadata.spl_id`` is the document id,
+    which changes with every version. ``title`` is the brand name with the generic name in
+    brackets when they differ; ``content_type`` is ``drug_label``. openFDA keeps only the
+    current version of a set id; older versions come from DailyMed (see
+    :mod:`pipeline.sources.history`).
+
+Passage paths
+    ``label.<section>.N``: every text section of the label (``boxed_warning``,
+    ``indications_and_usage``, ``dosage_and_administration``, …, see :data:`SECTION_ORDER`;
+    sections openFDA adds later are kept too, after the known ones, in name order). Each string
+    of a section's list is chunked at sentence boundaries into chunks of at most 1,200
+    characters; N counts the chunks of the section, 1-based. Skipped: ``*_table`` (HTML
+    tables), ``spl_product_data_elements`` (an ingredient word list), identifiers and the
+    ``openfda`` harmonisation block (kept in ``metadata``).
+
+A search that matches nothing is answered with HTTP 404 and
+``{"error": {"code": "NOT_FOUND", "message": "No matches found!"}}``: :func:`parse` turns that
+body into an empty result, and the harvest functions accept the 404.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from audit.errors import InputError
+from pipeline.errors import ParseError, TerminalHarvestError
+from pipeline.records import Flags, ParseResult, Passage, Record
+from pipeline.segment import chunk_text
+
+if TYPE_CHECKING:
+    import httpx
+
+    from pipeline.http import HttpClient
+
+SOURCE = "openfda"
+API = "https://api.fda.gov/drug/label.json"
+MAX_CHARS = 1200
+MAX_LIMIT = 1000  # openFDA's largest page
+MAX_SKIP = 25_000  # skip beyond this is refused; use search_after instead
+ID_BATCH = 50  # set ids OR-ed into one search
+SORT = "effective_time:desc"
+SET_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+SECTION_ORDER: tuple[str, ...] = (
+    "boxed_warning",
+    "recent_major_changes",
+    "indications_and_usage",
+    "dosage_and_administration",
+    "dosage_forms_and_strengths",
+    "contraindications",
+    "warnings_and_cautions",
+    "warnings",
+    "precautions",
+    "general_precautions",
+    "adverse_reactions",
+    "drug_interactions",
+    "drug_and_or_laboratory_test_interactions",
+    "use_in_specific_populations",
+    "pregnancy",
+    "teratogenic_effects",
+    "nonteratogenic_effects",
+    "labor_and_delivery",
+    "lactation",
+    "nursing_mothers",
+    "females_and_males_of_reproductive_potential",
+    "pediatric_use",
+    "geriatric_use",
+    "drug_abuse_and_dependence",
+    "controlled_substance",
+    "abuse",
+    "dependence",
+    "overdosage",
+    "description",
+    "clinical_pharmacology",
+    "mechanism_of_action",
+    "pharmacodynamics",
+    "pharmacokinetics",
+    "pharmacogenomics",
+    "nonclinical_toxicology",
+    "carcinogenesis_and_mutagenesis_and_impairment_of_fertility",
+    "animal_pharmacology_and_or_toxicology",
+    "clinical_studies",
+    "references",
+    "how_supplied",
+    "storage_and_handling",
+    "information_for_patients",
+    "patient_medication_information",
+    "spl_medguide",
+    "spl_patient_package_insert",
+    "instructions_for_use",
+    "spl_unclassified_section",
+    "package_label_principal_display_panel",
+)
+"""Known label sections in the order of a US prescribing information."""
+
+_SKIPPED = frozenset({"spl_product_data_elements", "set_id", "id", "version", "effective_time"})
+_SECTION_NAME = re.compile(r"^[a-z0-9_]+$")
+_HARMONISED = (
+    "brand_name",
+    "generic_name",
+    "substance_name",
+    "manufacturer_name",
+    "application_number",
+    "product_type",
+    "route",
+    "rxcui",
+    "unii",
+    "product_ndc",
+)
+
+
+# -- parsing -------------------------------------------------------------------------------
+
+
+def _load(body: str | bytes) -> dict[str, Any]:
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ParseError(
+            f"expected openFDA drug label JSON, got text that is not JSON "
+            f"(line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        ) from None
+    if not isinstance(data, dict):
+        raise ParseError(f"expected an openFDA JSON object, got a JSON {type(data).__name__}")
+    return data
+
+
+def is_no_match(data: Mapping[str, Any]) -> bool:
+    """True for openFDA's "No matches found!" answer (sent with HTTP 404)."""
+    error = data.get("error")
+    return isinstance(error, dict) and error.get("code") == "NOT_FOUND"
+
+
+def parse(body: str | bytes, *, url: str | None = None) -> ParseResult:
+    """Records of a ``drug/label.json`` body (pure). The no-match body gives zero records."""
+    del url  # the body says everything; kept for the common parser signature
+    data = _load(body)
+    if is_no_match(data):
+        return ParseResult(source=SOURCE, count=0)
+    error = data.get("error")
+    if isinstance(error, dict):
+        raise ParseError(
+            f"openFDA answered with an error: {error.get('code', '?')}: {error.get('message', '')}"
+        )
+    results = data.get("results")
+    if not isinstance(results, list):
+        keys = ", ".join(sorted(data)[:6]) or "none"
+        raise ParseError(
+            f"expected an openFDA drug label response with 'results', got keys: {keys}"
+        )
+    records = [label_record(r) for r in results if isinstance(r, dict)]
+    meta = data.get("meta")
+    paging = meta.get("results") if isinstance(meta, dict) else None
+    total = paging.get("total") if isinstance(paging, dict) else None
+    return ParseResult(
+        source=SOURCE,
+        records=records,
+        ids=[r.record_id.split(":", 1)[1] for r in records],
+        count=total if isinstance(total, int) else None,
+    )
+
+
+def _texts(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [v for v in value if isinstance(v, str)]
+    return []
+
+
+def _sections(label: Mapping[str, Any]) -> list[str]:
+    present = {
+        key
+        for key, value in label.items()
+        if key not in _SKIPPED
+        and not key.endswith("_table")
+        and _SECTION_NAME.match(key)
+        and isinstance(value, list)
+        and _texts(value)
+    }
+    known = [s for s in SECTION_ORDER if s in present]
+    return known + sorted(present.difference(SECTION_ORDER))
+
+
+def section_title(key: str) -> str:
+    """``boxed_warning`` → ``Boxed warning``."""
+    words = key.replace("_", " ")
+    return words[:1].upper() + words[1:]
+
+
+def _passages(label: Mapping[str, Any]) -> list[Passage]:
+    passages: list[Passage] = []
+    for key in _sections(label):
+        n = 0
+        for text in _texts(label[key]):
+            for chunk in chunk_text(text, MAX_CHARS):
+                n += 1
+                passages.append(
+                    Passage(path=f"label.{key}.{n}", section=section_title(key), text=chunk)
+                )
+    return passages
+
+
+def _title(harmonised: Mapping[str, Any], set_id: str) -> str:
+    brand = next(iter(_texts(harmonised.get("brand_name"))), "").strip()
+    generic = next(iter(_texts(harmonised.get("generic_name"))), "").strip()
+    if brand and generic and brand.casefold() != generic.casefold():
+        return f"{brand} ({generic})"
+    return brand or generic or f"Drug label {set_id}"
+
+
+def _iso_date(value: object) -> str | None:
+    if isinstance(value, str) and re.fullmatch(r"\d{8}", value):
+        return f"{value[:4]}-{value[4:6]}-{value[6:]}"
+    return None
+
+
+def label_record(label: Mapping[str, Any]) -> Record:
+    """One openFDA label result as a :class:`Record` (pure)."""
+    set_id = label.get("set_id")
+    if not isinstance(set_id, str) or not SET_ID.match(set_id.lower()):
+        raise ParseError(f"openFDA label without a valid set_id (got {set_id!r}, expected a UUID)")
+    set_id = set_id.lower()
+    raw = label.get("openfda")
+    harmonised: Mapping[str, Any] = raw if isinstance(raw, dict) else {}
+    version = label.get("version")
+    effective = label.get("effective_time")
+    version_date = _iso_date(effective)
+    metadata: dict[str, Any] = {
+        "spl_id": label.get("id"),
+        "effective_time": effective,
+        **{k: _texts(harmonised.get(k)) for k in _HARMONISED if _texts(harmonised.get(k))},
+    }
+    return Record(
+        record_id=f"setid:{set_id}",
+        source=SOURCE,
+        version=str(version) if isinstance(version, (str, int)) and str(version) else None,
+        version_date=version_date,
+        title=_title(harmonised, set_id),
+        year=int(version_date[:4]) if version_date else None,
+        content_type="drug_label",
+        flags=Flags(retracted=False, expression_of_concern=False, preprint=False),
+        passages=_passages(label),
+        metadata={k: v for k, v in metadata.items() if v is not None},
+    )
+
+
+# -- harvest -------------------------------------------------------------------------------
+
+
+def _get(client: HttpClient, params: Mapping[str, str | int], url: str = API) -> httpx.Response:
+    response = client.get(url, params=params, source=SOURCE, expect=(200, 404))
+    if response.status_code == 404 and not is_no_match(_load(response.content)):
+        raise TerminalHarvestError(f"GET {API} answered HTTP 404 without openFDA's no-match body")
+    return response
+
+
+def next_link(response: httpx.Response) -> str | None:
+    """The ``Link: <…>; rel="Next"`` URL openFDA sends for ``search_after`` paging."""
+    for link in response.headers.get_list("link"):
+        match = re.search(r'<([^>]+)>\s*;\s*rel="?next"?', link, re.IGNORECASE)
+        if match:
+            return match.group(1)
+    return None
+
+
+def search_plan(limit: int) -> str:
+    """``"skip"`` when ``limit`` is reachable with skip/limit paging, else ``"search_after"``."""
+    return "skip" if limit <= MAX_SKIP + MAX_LIMIT else "search_after"
+
+
+def search_records(client: HttpClient, search: str, *, limit: int) -> list[Record]:
+    """Up to ``limit`` labels for an openFDA ``search`` expression, newest first
+    (``sort=effective_time:desc``). Skip/limit paging up to skip 25,000; beyond that the
+    whole walk uses ``search_after`` (sort, no skip, follow the ``Link`` header)."""
+    if not search.strip():
+        raise InputError(
+            "an openFDA search needs a search expression, e.g. openfda.brand_name:zentravir"
+        )
+    records: list[Record] = []
+    if limit <= 0:
+        return records
+    if search_plan(limit) == "skip":
+        skip = 0
+        while len(records) < limit:
+            size = min(MAX_LIMIT, limit - len(records))
+            params = {"search": search, "limit": size, "skip": skip, "sort": SORT}
+            result = parse(_get(client, params).content)
+            records.extend(result.records)
+            skip += size
+            if len(result.records) < size or (result.count is not None and skip >= result.count):
+                break
+        return records[:limit]
+    response = _get(client, {"search": search, "limit": MAX_LIMIT, "sort": SORT})
+    while True:
+        result = parse(response.content)
+        records.extend(result.records)
+        link = next_link(response)
+        if len(records) >= limit or not result.records or link is None:
+            return records[:limit]
+        response = _get(client, {}, url=link)
+
+
+def _quoted_or(ids: Sequence[str]) -> str:
+    return " OR ".join(f'set_id:"{i}"' for i in ids)
+
+
+def fetch_records(client: HttpClient, set_ids: Sequence[str]) -> list[Record]:
+    """The current version of each set id (OR-ed batches); ids openFDA lacks are absent."""
+    wanted: list[str] = []
+    for raw in set_ids:
+        set_id = raw.strip().lower().removeprefix("setid:")
+        if not SET_ID.match(set_id):
+            raise InputError(f"not an openFDA set id: {raw!r} (expected a lower-case UUID)")
+        if set_id not in wanted:
+            wanted.append(set_id)
+    found: dict[str, Record] = {}
+    for start in range(0, len(wanted), ID_BATCH):
+        batch = wanted[start : start + ID_BATCH]
+        result = parse(_get(client, {"search": _quoted_or(batch), "limit": len(batch)}).content)
+        for record in result.records:
+            found.setdefault(record.record_id, record)
+    return [found[f"setid:{s}"] for s in wanted if f"setid:{s}" in found]
+
+
+def fetch_version(client: HttpClient, set_id: str, version: str) -> Record | None:
+    """That version of a label from DailyMed's SPL history (only with
+    ``CITESEAL_HISTORY_BACKFILL=1``); None when disabled or not obtainable."""
+    from pipeline.sources import history
+
+    return history.lookup_label_version(client, set_id, version).record
