@@ -409,7 +409,7 @@ def fetch_records(client: HttpClient, nct_ids: Sequence[str]) -> list[Record]:
         if nct not in wanted:
             wanted.append(nct)
     found: dict[str, Record] = {}
-    for batch in _batches(wanted, ID_BATCH):
+    for batch in _batches(sorted(wanted), ID_BATCH):  # sorted: one URL per id set
         params: dict[str, str | int] = {
             "filter.ids": ",".join(batch),
             "fields": FIELDS,

@@ -324,8 +324,9 @@ def fetch_records(client: HttpClient, set_ids: Sequence[str]) -> list[Record]:
         if set_id not in wanted:
             wanted.append(set_id)
     found: dict[str, Record] = {}
-    for start in range(0, len(wanted), ID_BATCH):
-        batch = wanted[start : start + ID_BATCH]
+    ordered = sorted(wanted)  # one URL per id set, whatever order the caller used
+    for start in range(0, len(ordered), ID_BATCH):
+        batch = ordered[start : start + ID_BATCH]
         result = parse(_get(client, {"search": _quoted_or(batch), "limit": len(batch)}).content)
         for record in result.records:
             found.setdefault(record.record_id, record)
