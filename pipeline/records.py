@@ -131,3 +131,4 @@ class ParseResult(BaseModel):
     next: str | None = None
     annotations: dict[str, list[Annotation]] = Field(default_factory=dict)
     notices: list[Relation] = Field(default_factory=list)
+    meta: dict[str, Any] = Field(default_factory=dict)  # paging details (e.g. esearch WebEnv)

@@ -1,0 +1,193 @@
+"""JATS full text (Europe PMC ``fullTextXML``) → a ``pmcid:`` record.
+
+Passage paths:
+
+* ``title`` — ``article-title``;
+* ``abstract.N`` — the main abstract (the first ``<abstract>`` without ``abstract-type``):
+  one passage per ``<sec>`` (section = its title), or ``abstract.1`` holding all its
+  paragraphs when it has no sections;
+* ``body.<slug>.pN`` — paragraph ``N`` (1-based) directly inside a body section. ``slug`` is
+  the section title folded to ASCII, lower-cased, non-alphanumerics → ``_``, at most 40
+  characters (``section`` when the title is empty); a nested section's slug is its parent's
+  slug + ``_`` + its own; a slug met twice gets ``_2``, ``_3``…; paragraphs directly under
+  ``<body>`` use the slug ``main``. Paragraph-like children are ``<p>``, ``<list>`` and
+  ``<disp-quote>``; tables, figures and supplementary material are left out of the text.
+
+Flags stay unknown (``None``): a full-text document alone does not say whether the article
+was later retracted.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from pipeline.errors import ParseError
+from pipeline.records import Passage, Record
+from pipeline.xmlsafe import Element, local, text_of
+
+NOT_TEXT = (
+    "table-wrap",
+    "table-wrap-group",
+    "fig",
+    "fig-group",
+    "supplementary-material",
+    "media",
+    "graphic",
+    "alternatives",
+)
+PARAGRAPHS = frozenset({"p", "list", "disp-quote"})
+SLUG_MAX = 40
+
+
+def slugify(title: str) -> str:
+    """A path segment ``[a-z0-9_]+`` for a section title (``section`` when empty)."""
+    ascii_text = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode()
+    slug = re.sub(r"[^a-z0-9]+", "_", ascii_text.lower()).strip("_")
+    if len(slug) > SLUG_MAX:
+        slug = slug[:SLUG_MAX].rsplit("_", 1)[0] or slug[:SLUG_MAX]
+    return slug or "section"
+
+
+def _children(node: Element, name: str) -> list[Element]:
+    return [c for c in node if local(c.tag) == name]
+
+
+def _child(node: Element | None, *names: str) -> Element | None:
+    current = node
+    for name in names:
+        if current is None:
+            return None
+        current = next((c for c in current if local(c.tag) == name), None)
+    return current
+
+
+def _paragraph_text(node: Element) -> str:
+    if local(node.tag) == "list":
+        items = [
+            text_of(item, skip=NOT_TEXT) for item in node.iter() if local(item.tag) == "list-item"
+        ]
+        return " ".join(i for i in items if i)
+    return text_of(node, skip=NOT_TEXT)
+
+
+def _abstract(meta: Element) -> list[Passage]:
+    abstracts = _children(meta, "abstract")
+    main = next((a for a in abstracts if not a.get("abstract-type")), None)
+    if main is None:
+        return []
+    passages: list[Passage] = []
+    secs = _children(main, "sec")
+    if secs:
+        for sec in secs:
+            label = text_of(_child(sec, "title")) or "Abstract"
+            text = " ".join(
+                t for t in (_paragraph_text(c) for c in sec if local(c.tag) in PARAGRAPHS) if t
+            )
+            if text:
+                passages.append(
+                    Passage(path=f"abstract.{len(passages) + 1}", section=label, text=text)
+                )
+        return passages
+    text = " ".join(
+        t for t in (_paragraph_text(c) for c in main if local(c.tag) in PARAGRAPHS) if t
+    )
+    if text:
+        passages.append(Passage(path="abstract.1", section="Abstract", text=text))
+    return passages
+
+
+def _body(body: Element | None) -> list[Passage]:
+    passages: list[Passage] = []
+    used: set[str] = set()
+
+    def unique(slug: str) -> str:
+        candidate, n = slug, 2
+        while candidate in used:
+            candidate = f"{slug}_{n}"
+            n += 1
+        used.add(candidate)
+        return candidate
+
+    def walk(container: Element, slug: str | None, label: str) -> None:
+        own = [c for c in container if local(c.tag) in PARAGRAPHS]
+        texts = [t for t in (_paragraph_text(c) for c in own) if t]
+        if texts:
+            here = unique(slug or "main")
+            for n, text in enumerate(texts, start=1):
+                passages.append(
+                    Passage(path=f"body.{here}.p{n}", section=label or "Main", text=text)
+                )
+        for sec in _children(container, "sec"):
+            title = text_of(_child(sec, "title"))
+            own_slug = slugify(title)
+            child_slug = f"{slug}_{own_slug}" if slug else own_slug
+            child_label = f"{label} / {title}" if label and title else (title or label)
+            walk(sec, child_slug, child_label)
+
+    if body is not None:
+        walk(body, None, "")
+    return passages
+
+
+def _pmcid(value: str) -> str:
+    value = value.strip()
+    return value if value.upper().startswith("PMC") else f"PMC{value}"
+
+
+def parse_article(root: Element, *, source: str = "europepmc") -> Record:
+    """A JATS ``<article>`` as a ``pmcid:`` record (see the module docstring for paths)."""
+    if local(root.tag) != "article":
+        raise ParseError(f"expected a JATS <article> document but got <{local(root.tag)}>")
+    meta = _child(root, "front", "article-meta")
+    if meta is None:
+        raise ParseError("JATS article without front/article-meta")
+    ids: dict[str, str] = {}
+    for node in _children(meta, "article-id"):
+        kind = (node.get("pub-id-type") or "").lower()
+        if kind and kind not in ids:
+            ids[kind] = text_of(node)
+    pmcid_raw = ids.get("pmcid") or ids.get("pmc")
+    if not pmcid_raw:
+        raise ParseError("JATS article without a PMCID (article-id pub-id-type='pmcid')")
+    pmcid = _pmcid(pmcid_raw)
+    title = text_of(_child(meta, "title-group", "article-title"))
+    passages = [Passage(path="title", section="Title", text=title)] if title else []
+    passages += _abstract(meta)
+    passages += _body(_child(root, "body"))
+    journal = text_of(_child(root, "front", "journal-meta", "journal-title-group", "journal-title"))
+    year = None
+    for date in _children(meta, "pub-date"):
+        found = re.search(r"\d{4}", text_of(_child(date, "year")))
+        if found:
+            year = int(found.group())
+            break
+    authors = []
+    for group in _children(meta, "contrib-group"):
+        for contrib in _children(group, "contrib"):
+            if (contrib.get("contrib-type") or "author") != "author":
+                continue
+            name = _child(contrib, "name")
+            if name is not None:
+                given = text_of(_child(name, "given-names"))
+                initials = "".join(w[0] for w in given.replace("-", " ").split() if w)
+                authors.append(f"{text_of(_child(name, 'surname'))} {initials}".strip())
+            else:
+                collab = text_of(_child(contrib, "collab"))
+                if collab:
+                    authors.append(collab)
+    article_type = root.get("article-type") or ""
+    return Record(
+        record_id=f"pmcid:{pmcid}",
+        source=source,  # type: ignore[arg-type]  (validated by pydantic)
+        title=title,
+        doi=ids.get("doi"),
+        pmid=ids.get("pmid"),
+        pmcid=pmcid,
+        year=year,
+        journal=journal or None,
+        authors=authors,
+        publication_types=[article_type] if article_type else [],
+        content_type="full_text",
+        passages=passages,
+    )

@@ -1,0 +1,382 @@
+"""PubMed E-utilities: esearch (JSON or XML) and efetch XML → records.
+
+Passage paths: ``title``; ``abstract.N`` — one passage per ``AbstractText`` (1-based, in
+document order; a structured abstract gives one passage per labelled section, whose label is
+the passage ``section``; an unstructured abstract is ``abstract.1`` with section
+``Abstract``). Book chapters (``PubmedBookArticle``) use the same scheme.
+
+Flags (a PubMed record carries its full PublicationType list, so they are known):
+``retracted`` is True for PT "Retracted Publication" or a ``RetractionIn`` /
+``RetractedandRepublishedIn`` link, else False — a retraction *notice* is not retracted;
+``expression_of_concern`` is True with an ``ExpressionOfConcernIn`` link, else False;
+``preprint`` is True for PT "Preprint", else False.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+
+from pipeline.errors import ParseError
+from pipeline.http import HttpClient
+from pipeline.records import Flags, ParseResult, Passage, Record, Relation
+from pipeline.xmlsafe import Element, clean, load_json, parse_xml, text_of
+
+log = logging.getLogger("citeseal.sources.pubmed")
+
+SOURCE = "pubmed"
+BASE = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/"
+ESEARCH_URL = BASE + "esearch.fcgi"
+EFETCH_URL = BASE + "efetch.fcgi"
+ESEARCH_PAGE = 500  # ids per esearch page
+ESEARCH_CAP = 10_000  # esearch cannot page past the first 10,000 PubMed results
+EFETCH_BATCH = 500  # ids per efetch request
+EFETCH_GET_MAX = 200  # above this many ids efetch is sent as a POST
+
+REF_TYPES: dict[str, str] = {
+    "RetractionIn": "retraction_in",
+    "RetractionOf": "retraction_of",
+    "ExpressionOfConcernIn": "expression_of_concern_in",
+    "ExpressionOfConcernFor": "expression_of_concern_for",
+    "ErratumIn": "erratum_in",
+    "ErratumFor": "erratum_for",
+    "RetractedandRepublishedIn": "retracted_and_republished_in",
+    "CorrectedandRepublishedIn": "correction_in",
+    "UpdateIn": "update_in",
+}
+CONTENT_TYPES: tuple[tuple[str, str], ...] = (
+    ("retraction of publication", "retraction_notice"),
+    ("expression of concern", "expression_of_concern"),
+    ("published erratum", "erratum"),
+    ("preprint", "preprint"),
+)
+_DOI_IN_TEXT = re.compile(r"doi:\s*(10\.\d{4,9}/\S+?)\.?(?:\s|$)", re.I)
+
+
+# -- parsing -------------------------------------------------------------------------------
+def parse(body: str | bytes, *, url: str | None = None) -> ParseResult:
+    """Parse an efetch XML (PubmedArticleSet) or an esearch JSON/XML body."""
+    del url  # the body tells which endpoint it came from
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    if text.lstrip().startswith(("{", "[")):
+        return _parse_esearch_json(text)
+    root = parse_xml(body, what="PubMed XML (efetch PubmedArticleSet or esearch)")
+    tag = root.tag if isinstance(root.tag, str) else ""
+    if tag == "eSearchResult":
+        return _parse_esearch_xml(root)
+    if tag == "PubmedArticleSet":
+        records = [
+            _article(node) if node.tag == "PubmedArticle" else _book(node)
+            for node in root
+            if node.tag in {"PubmedArticle", "PubmedBookArticle"}
+        ]
+        return ParseResult(source=SOURCE, records=records)
+    if tag in {"eFetchResult", "ERROR"}:
+        raise ParseError(f"NCBI answered with an error: {text_of(root)[:200]}")
+    raise ParseError(f"expected PubMed XML (PubmedArticleSet or eSearchResult) but got <{tag}>")
+
+
+def _parse_esearch_json(text: str) -> ParseResult:
+    data = load_json(text, what="PubMed esearch JSON")
+    if not isinstance(data, dict):
+        raise ParseError("expected PubMed esearch JSON (an object with 'esearchresult')")
+    if "error" in data and "esearchresult" not in data:
+        raise ParseError(f"NCBI answered with an error: {str(data['error'])[:200]}")
+    result = data.get("esearchresult")
+    if not isinstance(result, dict):
+        raise ParseError("expected PubMed esearch JSON (an object with 'esearchresult')")
+    if "ERROR" in result:
+        raise ParseError(f"NCBI esearch error: {str(result['ERROR'])[:200]}")
+    ids = [str(i) for i in result.get("idlist", [])]
+    count = _int(result.get("count"))
+    start = _int(result.get("retstart")) or 0
+    meta = {k: result[k] for k in ("webenv", "querykey") if k in result}
+    return ParseResult(
+        source=SOURCE, ids=ids, count=count, next=_next_start(start, len(ids), count), meta=meta
+    )
+
+
+def _parse_esearch_xml(root: Element) -> ParseResult:
+    errors = [text_of(e) for e in root.findall("ERROR")]
+    if errors:
+        raise ParseError(f"NCBI esearch error: {errors[0][:200]}")
+    ids = [text_of(i) for i in root.findall("IdList/Id")]
+    count = _int(text_of(root.find("Count")))
+    start = _int(text_of(root.find("RetStart"))) or 0
+    meta = {}
+    if root.find("WebEnv") is not None:
+        meta["webenv"] = text_of(root.find("WebEnv"))
+        meta["querykey"] = text_of(root.find("QueryKey"))
+    return ParseResult(
+        source=SOURCE, ids=ids, count=count, next=_next_start(start, len(ids), count), meta=meta
+    )
+
+
+def _next_start(start: int, got: int, count: int | None) -> str | None:
+    following = start + got
+    if count is None or got == 0 or following >= min(count, ESEARCH_CAP):
+        return None
+    return str(following)
+
+
+def _int(value: object) -> int | None:
+    try:
+        return int(str(value))
+    except ValueError:
+        return None
+
+
+def _first(node: Element, *paths: str) -> Element | None:
+    for path in paths:
+        found = node.find(path)
+        if found is not None:
+            return found
+    return None
+
+
+def _year(*dates: Element | None) -> int | None:
+    for date in dates:
+        if date is None:
+            continue
+        found = re.search(r"\b(1[6-9]\d\d|2\d\d\d)\b", text_of(date.find("Year")) or text_of(date))
+        if found:
+            return int(found.group(1))
+    return None
+
+
+def _authors(author_list: Element | None) -> list[str]:
+    if author_list is None:
+        return []
+    names = []
+    for author in author_list.findall("Author"):
+        collective = text_of(author.find("CollectiveName"))
+        if collective:
+            names.append(collective)
+            continue
+        last = text_of(author.find("LastName"))
+        initials = text_of(author.find("Initials")) or text_of(author.find("ForeName"))
+        name = f"{last} {initials}".strip()
+        if name:
+            names.append(name)
+    return names
+
+
+def _abstract(abstract: Element | None) -> list[Passage]:
+    if abstract is None:
+        return []
+    passages: list[Passage] = []
+    for node in abstract.findall("AbstractText"):
+        text = text_of(node)
+        if not text:
+            continue
+        label = clean(node.get("Label") or "") or clean(node.get("NlmCategory") or "")
+        passages.append(
+            Passage(path=f"abstract.{len(passages) + 1}", section=label or "Abstract", text=text)
+        )
+    return passages
+
+
+def _ids(id_list: Element | None) -> dict[str, str]:
+    ids: dict[str, str] = {}
+    if id_list is None:
+        return ids
+    for node in id_list.findall("ArticleId"):
+        kind = (node.get("IdType") or "").lower()
+        value = text_of(node)
+        if kind and value and kind not in ids:
+            ids[kind] = value
+    return ids
+
+
+def _relations(citation: Element) -> tuple[list[Relation], set[str]]:
+    relations: list[Relation] = []
+    seen_types: set[str] = set()
+    for node in citation.findall("CommentsCorrectionsList/CommentsCorrections"):
+        ref_type = node.get("RefType") or ""
+        kind = REF_TYPES.get(ref_type)
+        if kind is None:
+            continue
+        seen_types.add(ref_type)
+        ref_source = text_of(node.find("RefSource"))
+        pmid = text_of(node.find("PMID"))
+        doi = _DOI_IN_TEXT.search(ref_source + " ")
+        if pmid:
+            target = f"pmid:{pmid}"
+        elif doi:
+            target = f"doi:{doi.group(1).lower()}"
+        else:
+            continue  # some notices carry no identifier; the flag still counts (seen_types)
+        relations.append(
+            Relation(kind=kind, target=target, source=SOURCE, detail=ref_source or None)
+        )
+    return relations, seen_types
+
+
+def _flags_and_type(pub_types: list[str], ref_types: set[str]) -> tuple[Flags, str]:
+    lowered = {p.lower() for p in pub_types}
+    retracted = "retracted publication" in lowered or bool(
+        ref_types & {"RetractionIn", "RetractedandRepublishedIn"}
+    )
+    flags = Flags(
+        retracted=retracted,
+        expression_of_concern="ExpressionOfConcernIn" in ref_types,
+        preprint="preprint" in lowered,
+    )
+    content_type = next((ct for pt, ct in CONTENT_TYPES if pt in lowered), "article")
+    return flags, content_type
+
+
+def _doi_from_elocation(article: Element | None) -> str | None:
+    if article is None:
+        return None
+    for node in article.findall("ELocationID"):
+        if (node.get("EIdType") or "").lower() == "doi":
+            return text_of(node) or None
+    return None
+
+
+def _article(node: Element) -> Record:
+    citation = node.find("MedlineCitation")
+    if citation is None:
+        raise ParseError("PubmedArticle without MedlineCitation")
+    pmid = text_of(citation.find("PMID"))
+    if not pmid.isdigit():
+        raise ParseError(f"PubmedArticle with an invalid PMID {pmid[:40]!r}")
+    article = citation.find("Article")
+    if article is None:
+        raise ParseError(f"PubMed record {pmid} has no Article element")
+    title = text_of(article.find("ArticleTitle")) or text_of(article.find("VernacularTitle"))
+    passages = [Passage(path="title", section="Title", text=title)] if title else []
+    abstract = article.find("Abstract")
+    if abstract is None:
+        abstract = _first(citation, "OtherAbstract[@Language='eng']", "OtherAbstract")
+    passages += _abstract(abstract)
+    pub_types = [text_of(p) for p in article.findall("PublicationTypeList/PublicationType")]
+    relations, ref_types = _relations(citation)
+    flags, content_type = _flags_and_type(pub_types, ref_types)
+    ids = _ids(node.find("PubmedData/ArticleIdList"))
+    journal = article.find("Journal")
+    metadata: dict[str, object] = {}
+    status_pub = text_of(node.find("PubmedData/PublicationStatus"))
+    if status_pub:
+        metadata["publication_status"] = status_pub
+    return Record(
+        record_id=f"pmid:{pmid}",
+        source=SOURCE,
+        title=title,
+        doi=(ids.get("doi") or _doi_from_elocation(article) or None),
+        pmid=pmid,
+        pmcid=ids.get("pmc") or ids.get("pmcid"),
+        year=_year(
+            journal.find("JournalIssue/PubDate") if journal is not None else None,
+            article.find("ArticleDate"),
+        ),
+        journal=text_of(journal.find("Title")) if journal is not None else None,
+        authors=_authors(article.find("AuthorList")),
+        publication_types=pub_types,
+        content_type=content_type,
+        status=citation.get("Status"),
+        flags=flags,
+        relations=relations,
+        passages=passages,
+        metadata=metadata,
+    )
+
+
+def _book(node: Element) -> Record:
+    document = node.find("BookDocument")
+    if document is None:
+        raise ParseError("PubmedBookArticle without BookDocument")
+    pmid = text_of(document.find("PMID"))
+    if not pmid.isdigit():
+        raise ParseError(f"PubmedBookArticle with an invalid PMID {pmid[:40]!r}")
+    book = document.find("Book")
+    book_title = text_of(book.find("BookTitle")) if book is not None else ""
+    chapter = text_of(document.find("ArticleTitle"))
+    title = chapter or book_title
+    passages = [Passage(path="title", section="Title", text=title)] if title else []
+    passages += _abstract(document.find("Abstract"))
+    pub_types = [text_of(p) for p in document.findall("PublicationType")]
+    relations, ref_types = _relations(document)
+    flags, _ = _flags_and_type(pub_types, ref_types)
+    ids = _ids(document.find("ArticleIdList"))
+    ids.update(_ids(node.find("PubmedBookData/ArticleIdList")))
+    authors = _authors(document.find("AuthorList"))
+    if not authors and book is not None:
+        authors = _authors(book.find("AuthorList"))
+    metadata: dict[str, object] = {"book_title": book_title} if book_title else {}
+    publisher = text_of(book.find("Publisher/PublisherName")) if book is not None else ""
+    if publisher:
+        metadata["publisher"] = publisher
+    return Record(
+        record_id=f"pmid:{pmid}",
+        source=SOURCE,
+        title=title,
+        doi=ids.get("doi"),
+        pmid=pmid,
+        pmcid=ids.get("pmc") or ids.get("pmcid"),
+        year=_year(book.find("PubDate") if book is not None else None),
+        journal=book_title or None,
+        authors=authors,
+        publication_types=pub_types,
+        content_type="book_chapter" if chapter else "book",
+        flags=flags,
+        relations=relations,
+        passages=passages,
+        metadata=metadata,
+    )
+
+
+# -- harvest ---------------------------------------------------------------------------------
+def search_ids(
+    client: HttpClient,
+    term: str,
+    *,
+    limit: int,
+    mindate: str | None = None,
+    maxdate: str | None = None,
+) -> list[str]:
+    """PMIDs matching ``term`` (esearch, paged), at most ``limit`` and at most 10,000."""
+    ids: list[str] = []
+    start = 0
+    limit = min(limit, ESEARCH_CAP)
+    while len(ids) < limit:
+        params: dict[str, str | int] = {
+            "db": "pubmed",
+            "term": term,
+            "retstart": start,
+            "retmax": min(ESEARCH_PAGE, limit - len(ids)),
+            "retmode": "json",
+        }
+        if mindate or maxdate:
+            params["datetype"] = "pdat"
+            params["mindate"] = mindate or "1800"
+            params["maxdate"] = maxdate or "3000"
+        result = parse(client.get(ESEARCH_URL, params=params, source=SOURCE).content)
+        ids.extend(i for i in result.ids if i not in ids)
+        if result.next is None:
+            break
+        start = int(result.next)
+    return ids[:limit]
+
+
+def fetch_records(client: HttpClient, pmids: Sequence[str]) -> list[Record]:
+    """Records for ``pmids`` (efetch XML in batches; POST for batches above 200 ids).
+
+    PMIDs that PubMed does not return (deleted, merged) are logged and left out.
+    """
+    unique = list(dict.fromkeys(str(p) for p in pmids))
+    records: list[Record] = []
+    for start in range(0, len(unique), EFETCH_BATCH):
+        batch = unique[start : start + EFETCH_BATCH]
+        form = {"db": "pubmed", "id": ",".join(batch), "retmode": "xml"}
+        if len(batch) > EFETCH_GET_MAX:
+            response = client.post(EFETCH_URL, data=form, source=SOURCE)
+        else:
+            response = client.get(EFETCH_URL, params=form, source=SOURCE)
+        records.extend(parse(response.content).records)
+    missing = set(unique) - {r.pmid for r in records}
+    if missing:
+        log.warning("PubMed returned no record for %d PMID(s): %s", len(missing), sorted(missing))
+    return records

@@ -1,0 +1,164 @@
+"""Safe XML (and JSON) body loading for the pure parsers.
+
+:func:`parse_xml` uses lxml with entity resolution off, no network, no DTD loading and no
+``huge_tree``, and refuses documents that declare entities (billion laughs, quadratic blow-up,
+external entities). Truncated or malformed XML, an HTML error page where XML was expected, or
+an empty body become a :class:`~pipeline.errors.ParseError` with a one-line message.
+
+:func:`text_of` reads the whole text of an element, inline markup included (``<i>``, ``<sup>``,
+MathML…), never just ``.text`` — which stops at the first child tag.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections.abc import Iterable
+from html.entities import name2codepoint
+from typing import Any, TypeAlias
+
+from lxml import etree  # pyright: ignore[reportAttributeAccessIssue]  (no stubs)
+
+from pipeline.errors import ParseError
+
+Element: TypeAlias = Any  # lxml ships no type stubs; parsers annotate elements with this
+
+_PARSER_OPTIONS: dict[str, Any] = {
+    "resolve_entities": False,
+    "no_network": True,
+    "load_dtd": False,
+    "dtd_validation": False,
+    "huge_tree": False,
+    "remove_comments": True,
+    "remove_pis": True,
+}
+_WS = re.compile(r"[ \t\n\r\f\v]+")
+_HTML_START = re.compile(
+    rb"^\s*(?:<\?xml[^>]*>\s*)?(?:<!doctype\s+html|<html[\s>]|<head[\s>]|<body[\s>])", re.I
+)
+_HTML_TITLE = re.compile(rb"<title[^>]*>(.*?)</title>", re.I | re.S)
+
+
+def _as_bytes(body: str | bytes) -> bytes:
+    return body.encode("utf-8") if isinstance(body, str) else body
+
+
+def html_error_title(body: str | bytes) -> str | None:
+    """When ``body`` is an HTML page, its title (or ``"untitled"``); None otherwise."""
+    data = _as_bytes(body)[:4096]
+    if not _HTML_START.match(data):
+        return None
+    found = _HTML_TITLE.search(data)
+    if not found:
+        return "untitled"
+    title = html.unescape(found.group(1).decode("utf-8", "replace"))
+    return _WS.sub(" ", title).strip()[:80] or "untitled"
+
+
+def reject_html(body: str | bytes, what: str) -> None:
+    """Raise ParseError when the body is an HTML page (typically an error page)."""
+    title = html_error_title(body)
+    if title is not None:
+        raise ParseError(
+            f"expected {what} but got an HTML page ({title!r}); the service may have "
+            "answered with an error page"
+        )
+
+
+def parse_xml(body: str | bytes, *, what: str) -> Element:
+    """Parse untrusted XML safely; ``what`` names the expected document in error messages."""
+    data = _as_bytes(body)
+    if not data.strip():
+        raise ParseError(f"expected {what} but the body is empty")
+    reject_html(data, what)
+    if isinstance(body, str) and data.lstrip().startswith(b"<?xml"):
+        # the text was already decoded: drop the declaration so lxml does not re-decode
+        data = re.sub(rb"^\s*<\?xml[^>]*\?>", b"", data, count=1)
+    parser = etree.XMLParser(**_PARSER_OPTIONS)
+    try:
+        root = etree.fromstring(data, parser)
+    except etree.XMLSyntaxError as error:
+        message = _WS.sub(" ", str(error.msg or error)).strip()
+        raise ParseError(f"expected {what} but the XML is not well-formed: {message}") from None
+    if root is None:
+        raise ParseError(f"expected {what} but the body holds no XML element")
+    docinfo = root.getroottree().docinfo
+    dtd = docinfo.internalDTD
+    if dtd is not None and any(True for _ in dtd.iterentities()):
+        raise ParseError(
+            f"expected {what} but the XML declares entities (refused: entity expansion and "
+            "external entities are not allowed)"
+        )
+    _inline_entities(root)
+    return root
+
+
+def _inline_entities(root: Element) -> None:
+    """Replace undeclared named entity references (``&nbsp;`` with no DTD loaded) by text."""
+    for entity in list(root.iter(etree.Entity)):
+        name = str(entity.name)
+        code = name2codepoint.get(name)
+        replacement = chr(code) if code is not None else f"&{name};"
+        replacement += entity.tail or ""
+        parent = entity.getparent()
+        if parent is None:
+            continue
+        previous = entity.getprevious()
+        if previous is not None:
+            previous.tail = (previous.tail or "") + replacement
+        else:
+            parent.text = (parent.text or "") + replacement
+        parent.remove(entity)
+
+
+def local(tag: object) -> str:
+    """The local name of an element tag (``{ns}name`` → ``name``)."""
+    text = tag if isinstance(tag, str) else ""
+    return text.rsplit("}", 1)[-1]
+
+
+def text_of(element: Element | None, *, skip: Iterable[str] = ()) -> str:
+    """All text inside ``element`` (inline markup kept as text), whitespace collapsed.
+
+    ``skip`` names child elements (local names) whose text is left out, e.g. tables.
+    """
+    if element is None:
+        return ""
+    skipped = frozenset(skip)
+    parts: list[str] = []
+
+    def walk(node: Element, top: bool) -> None:
+        if not top and local(node.tag) in skipped:
+            if node.tail:
+                parts.append(node.tail)
+            return
+        if isinstance(node.tag, str) and node.text:
+            parts.append(node.text)
+        for child in node:
+            walk(child, False)
+        if not top and node.tail:
+            parts.append(node.tail)
+
+    walk(element, True)
+    return clean("".join(parts))
+
+
+def clean(text: str) -> str:
+    """Collapse ASCII whitespace runs to one space and strip (NBSP and friends are kept)."""
+    return _WS.sub(" ", text).strip()
+
+
+def load_json(body: str | bytes, *, what: str) -> Any:
+    """Parse a JSON body; an HTML page, an empty or malformed body → ParseError."""
+    data = _as_bytes(body)
+    if not data.strip():
+        raise ParseError(f"expected {what} but the body is empty")
+    reject_html(data, what)
+    try:
+        return json.loads(data)
+    except ValueError as error:
+        first = data.lstrip()[:1]
+        if first == b"<":
+            raise ParseError(f"expected {what} but got XML or markup, not JSON") from None
+        raise ParseError(f"expected {what} but the JSON is malformed: {error}") from None
