@@ -169,7 +169,8 @@ def chunk_text(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> list[str]:
     """Whole sentences packed greedily into chunks of at most ``max_chars`` characters.
 
     Every chunk is a substring of ``normalize_space(text)``; joined with one space the chunks
-    give it back. Empty or blank text gives no chunks.
+    give it back (unless a single word longer than ``max_chars`` had to be cut). Empty or blank
+    text gives no chunks.
     """
     if max_chars < 1:
         raise ValueError("max_chars must be at least 1")

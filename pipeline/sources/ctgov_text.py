@@ -248,8 +248,10 @@ def render_outcome_measure(measure: JsonDict) -> str:
         f"{kind} outcome: {clean(measure.get('title'))}",
         clean(measure.get("description")),
         f"Time frame: {frame}" if frame else "",
-        clean(measure.get("populationDescription")),
     ]
+    population = clean(measure.get("populationDescription"))
+    if population:
+        parts.append(f"Analysis population: {population}")
     if measure.get("reportingStatus") == "NOT_POSTED":
         return sentences([*parts, "Results not posted"])
     for denom in as_list(measure.get("denoms")):

@@ -70,6 +70,7 @@ def _status(
     why_stopped: str | None = None,
     results_posted: str | None = None,
     start: str = "2024-03-04",
+    completion: tuple[str, str] = ("2026-06", "ESTIMATED"),
 ) -> dict[str, Any]:
     module: dict[str, Any] = {
         "statusVerifiedDate": last_update[:7],
@@ -81,8 +82,8 @@ def _status(
         {
             "expandedAccessInfo": {"hasExpandedAccess": False},
             "startDateStruct": {"date": start, "type": "ACTUAL"},
-            "primaryCompletionDateStruct": {"date": "2026-06", "type": "ESTIMATED"},
-            "completionDateStruct": {"date": "2026-12", "type": "ESTIMATED"},
+            "primaryCompletionDateStruct": {"date": completion[0], "type": completion[1]},
+            "completionDateStruct": {"date": completion[0], "type": completion[1]},
             "studyFirstSubmitDate": first_posted,
             "studyFirstSubmitQcDate": first_posted,
             "studyFirstPostDateStruct": {"date": first_posted, "type": "ACTUAL"},
@@ -251,6 +252,7 @@ def trial_2() -> dict[str, Any]:
                 first_posted="2024-05-02",
                 why_stopped="Sponsor decision before enrolment; no participants were enrolled.",
                 start="2024-09",
+                completion=("2024-11", "ACTUAL"),
             ),
             "sponsorCollaboratorsModule": {
                 "responsibleParty": {"type": "SPONSOR"},
@@ -339,6 +341,7 @@ def trial_3() -> dict[str, Any]:
                 first_posted="2022-01-12",
                 results_posted="2024-09-10",
                 start="2022-03-01",
+                completion=("2023-11-30", "ACTUAL"),
             ),
             "sponsorCollaboratorsModule": {
                 "responsibleParty": {"type": "SPONSOR"},
