@@ -1,0 +1,428 @@
+"""HTML rendering of audit reports: typed view models, the Jinja environment, word diffs.
+
+The report page is one template (``site/templates/report.html.j2``) used twice: by
+``citeseal audit --format html`` through :func:`render_report_html` (one standalone file, the
+stylesheet inlined and allowed by its hash in the Content Security Policy) and by the static
+site (``pipeline.site``), which links ``static/site.css`` and adds navigation.
+
+Every piece of text that comes from an answer or a record reaches the templates as a plain
+``str`` and is escaped by Jinja's autoescape; only our own stylesheet is marked safe.
+Templates never receive a report model directly: :func:`report_view` turns it into the frozen
+dataclasses below, so a template can only use what a view names (``StrictUndefined`` turns a
+typo into an error instead of an empty string).
+"""
+
+from __future__ import annotations
+
+import base64
+import difflib
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Literal
+
+import jinja2
+from markupsafe import Markup
+
+import audit
+from audit.errors import CorpusError
+from audit.report import CitationResult, PassageView, Report, SentenceResult
+
+SITE_DIR = Path(__file__).resolve().parent.parent / "site"
+TEMPLATES_DIR = SITE_DIR / "templates"
+STATIC_DIR = SITE_DIR / "static"
+STYLESHEET = "site.css"
+
+CSP_TAIL = "img-src 'self'; base-uri 'none'; form-action 'none'"
+SITE_CSP = f"default-src 'none'; style-src 'self'; {CSP_TAIL}"
+"""The policy of every site page: no scripts at all, styles and images from the site only."""
+
+VERDICT_LABELS = {
+    "malformed": "malformed: not a handle",
+    "forged": "forged: check code does not verify",
+    "unavailable": "unavailable: this snapshot cannot answer",
+    "withdrawn": "withdrawn: record or passage gone",
+    "quote_mismatch": "quote mismatch: not verbatim",
+    "ok": "ok",
+}
+FLAG_LABELS = {
+    "retracted": "retracted",
+    "expression_of_concern": "expression of concern",
+    "preprint": "preprint",
+    "version_changed": "version changed",
+}
+STATUS_LABELS = {"cited": "cited", "uncited": "uncited", "invalid_only": "invalid citations only"}
+
+
+class TemplatesMissingError(CorpusError):
+    """The site templates are not where the code expects them (not a source checkout?)."""
+
+
+# --- text segments: word diffs and highlights --------------------------------------------------
+
+SegmentKind = Literal["same", "del", "ins", "mark"]
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A run of text and how to show it: plain, deleted, inserted or highlighted."""
+
+    kind: SegmentKind
+    text: str
+
+
+_WORDS = re.compile(r"\s+|[^\s]+")
+
+
+def word_diff(old: str, new: str) -> tuple[Segment, ...]:
+    """A word-level diff of ``old`` → ``new`` (whitespace kept), deletions before insertions."""
+    a = _WORDS.findall(old)
+    b = _WORDS.findall(new)
+    out: list[Segment] = []
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            out.append(Segment("same", "".join(a[i1:i2])))
+            continue
+        if op in ("delete", "replace"):
+            out.append(Segment("del", "".join(a[i1:i2])))
+        if op in ("insert", "replace"):
+            out.append(Segment("ins", "".join(b[j1:j2])))
+    return _merge(out)
+
+
+def highlight(text: str, needle: str | None) -> tuple[Segment, ...]:
+    """``text`` with the first occurrence of ``needle`` marked (plain text when absent)."""
+    if needle:
+        at = text.find(needle)
+        if at >= 0:
+            end = at + len(needle)
+            parts = [
+                Segment("same", text[:at]),
+                Segment("mark", needle),
+                Segment("same", text[end:]),
+            ]
+            return tuple(p for p in parts if p.text)
+    return (Segment("same", text),) if text else ()
+
+
+def _merge(segments: Sequence[Segment]) -> tuple[Segment, ...]:
+    merged: list[Segment] = []
+    for segment in segments:
+        if not segment.text:
+            continue
+        if merged and merged[-1].kind == segment.kind:
+            merged[-1] = Segment(segment.kind, merged[-1].text + segment.text)
+        else:
+            merged.append(segment)
+    return tuple(merged)
+
+
+# --- view models -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PassageBlock:
+    """One passage shown on a page: where it is and its text as segments."""
+
+    heading: str
+    locator: str
+    section: str | None
+    segments: tuple[Segment, ...]
+    note: str | None = None  # what the <mark> shows, when something is marked
+
+
+@dataclass(frozen=True)
+class FlagView:
+    name: str
+    label: str
+    detail: str | None
+
+
+@dataclass(frozen=True)
+class RecordLine:
+    """What the snapshot says about a cited record, ready to print."""
+
+    record_id: str
+    title: str | None
+    details: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CitationView:
+    anchor: str  # "s3c1"
+    number: int
+    raw: str
+    handle: str
+    quote: str | None
+    verdict: str
+    verdict_label: str
+    detail: str | None
+    flags: tuple[FlagView, ...]
+    checked_against: str | None
+    closest_match: str | None
+    similarity: str | None
+    record: RecordLine | None
+    issued: PassageBlock | None
+    current: PassageBlock | None
+    changes: tuple[Segment, ...]  # word diff issued → now; empty when the text is unchanged
+
+
+@dataclass(frozen=True)
+class SentenceView:
+    index: int
+    anchor: str  # "s3"
+    text: str
+    kind: str
+    status: str
+    status_label: str
+    citations: tuple[CitationView, ...]
+
+
+@dataclass(frozen=True)
+class MetricRow:
+    label: str
+    value: str
+
+
+@dataclass(frozen=True)
+class ReportView:
+    """Everything the report template shows about one report."""
+
+    title: str
+    source: str
+    verdict: str
+    verdict_reasons: tuple[str, ...]
+    fail_on: tuple[str, ...]
+    created_at: str
+    contract_version: str
+    tool_version: str
+    snapshot_name: str
+    snapshot_sha256: str
+    snapshot_id: str | None
+    snapshot_href: str | None
+    key_fingerprint: str
+    demo_key: bool
+    summary: str
+    metrics: tuple[MetricRow, ...]
+    by_verdict: tuple[MetricRow, ...]
+    sentences: tuple[SentenceView, ...]
+
+
+@dataclass(frozen=True)
+class NavLink:
+    href: str
+    label: str
+    current: bool = False
+
+
+@dataclass(frozen=True)
+class Chrome:
+    """The frame of every page: title, where the site root is, styles, navigation."""
+
+    title: str
+    root: str = ""  # relative prefix to the site root ("" or "../")
+    csp: str = SITE_CSP
+    stylesheet: str | None = None  # href of the site stylesheet
+    inline_css: Markup | None = None  # the standalone report's stylesheet (allowed by hash)
+    nav: tuple[NavLink, ...] = ()
+    build_date: str | None = None
+    generator: str = field(default_factory=lambda: f"citeseal {audit.__version__}")
+
+
+def summary_line(report: Report) -> str:
+    """``6 citations: 1 malformed, 1 forged, 4 ok`` (counts in ladder order)."""
+    counts = report.metrics.by_verdict.model_dump()
+    parts = [f"{n} {verdict}" for verdict, n in counts.items() if n]
+    total = report.metrics.citations
+    noun = "citation" if total == 1 else "citations"
+    return f"{total} {noun}" + (f": {', '.join(parts)}" if parts else "")
+
+
+def report_view(report: Report, *, snapshot_href: str | None = None) -> ReportView:
+    """The view of ``report`` for the report template."""
+    m = report.metrics
+    validity = "n/a" if m.citation_validity is None else f"{m.citation_validity:.0%}"
+    metrics = (
+        MetricRow("fabricated citations", str(m.fabricated)),
+        MetricRow("retracted papers cited", str(m.retracted_cited)),
+        MetricRow("cited sentences", f"{m.cited_sentences}/{m.sentences}"),
+        MetricRow("verbatim quotes", f"{m.verbatim_quotes}/{m.quotes}"),
+        MetricRow("valid citations", f"{m.valid_citations}/{m.citations} ({validity})"),
+    )
+    by_verdict = tuple(MetricRow(k, str(v)) for k, v in m.by_verdict.model_dump().items())
+    return ReportView(
+        title=f"Audit of {report.source}",
+        source=report.source,
+        verdict=report.verdict,
+        verdict_reasons=tuple(report.verdict_reasons),
+        fail_on=tuple(report.fail_on),
+        created_at=report.created_at,
+        contract_version=report.contract_version,
+        tool_version=report.tool_version,
+        snapshot_name=report.snapshot.name,
+        snapshot_sha256=report.snapshot.sha256,
+        snapshot_id=report.snapshot.snapshot_id,
+        snapshot_href=snapshot_href,
+        key_fingerprint=report.key.fingerprint,
+        demo_key=report.key.demo,
+        summary=summary_line(report),
+        metrics=metrics,
+        by_verdict=by_verdict,
+        sentences=tuple(_sentence_view(s) for s in report.sentences),
+    )
+
+
+def _sentence_view(sentence: SentenceResult) -> SentenceView:
+    anchor = f"s{sentence.index}"
+    return SentenceView(
+        index=sentence.index,
+        anchor=anchor,
+        text=sentence.text,
+        kind=sentence.kind,
+        status=sentence.status,
+        status_label=STATUS_LABELS.get(sentence.status, sentence.status),
+        citations=tuple(
+            _citation_view(c, f"{anchor}c{n}", n) for n, c in enumerate(sentence.citations, 1)
+        ),
+    )
+
+
+def _citation_view(citation: CitationResult, anchor: str, number: int) -> CitationView:
+    issued = citation.passage
+    current = citation.current_passage
+    if issued is not None and current is not None and current.text == issued.text:
+        current = None  # same words: nothing to compare
+    changes = word_diff(issued.text, current.text) if issued and current else ()
+    mark, note = None, ""
+    if citation.verdict == "quote_mismatch" and citation.closest_match:
+        mark, note = citation.closest_match, "closest match to the quote highlighted"
+    elif citation.verdict == "ok" and citation.quote:
+        mark, note = citation.quote, "the quote highlighted"
+    in_issued = bool(mark and issued and mark in issued.text)
+    in_current = citation.checked_against == "current" or not in_issued
+    similarity = None if citation.similarity is None else f"{citation.similarity:.4f}"
+    return CitationView(
+        anchor=anchor,
+        number=number,
+        raw=citation.raw,
+        handle=citation.handle,
+        quote=citation.quote,
+        verdict=citation.verdict,
+        verdict_label=VERDICT_LABELS.get(citation.verdict, citation.verdict),
+        detail=citation.detail,
+        flags=tuple(
+            FlagView(f.name, FLAG_LABELS.get(f.name, f.name), f.detail) for f in citation.flags
+        ),
+        checked_against=citation.checked_against,
+        closest_match=citation.closest_match,
+        similarity=similarity,
+        record=_record_line(citation),
+        issued=_block("As issued", issued, None if in_current else mark, note),
+        current=_block("As it is now", current, mark if in_current else None, note),
+        changes=changes,
+    )
+
+
+def _block(
+    heading: str, passage: PassageView | None, mark: str | None, note: str
+) -> PassageBlock | None:
+    if passage is None:
+        return None
+    segments = highlight(passage.text, mark)
+    marked = any(s.kind == "mark" for s in segments)
+    return PassageBlock(
+        heading=heading,
+        locator=f"{passage.record_id}@{passage.version}/{passage.path}",
+        section=passage.section,
+        segments=segments,
+        note=note if marked else None,
+    )
+
+
+def _record_line(citation: CitationResult) -> RecordLine | None:
+    record = citation.record
+    if record is None:
+        return None
+    details: list[str] = [f"source {record.source}", f"current version {record.current_version}"]
+    for label, value in (
+        ("journal", record.journal),
+        ("year", record.year),
+        ("status", record.status),
+        ("doi", record.doi),
+    ):
+        if value is not None and value != "":
+            details.append(f"{label} {value}")
+    if record.withdrawn:
+        details.append("withdrawn upstream")
+    for label, value in (
+        ("retracted", record.retracted),
+        ("expression of concern", record.expression_of_concern),
+        ("preprint", record.preprint),
+    ):
+        details.append(f"{label}: {'unknown' if value is None else 'yes' if value else 'no'}")
+    return RecordLine(record_id=record.record_id, title=record.title, details=tuple(details))
+
+
+# --- environment and standalone rendering ------------------------------------------------------
+
+
+def make_environment(templates: Path | None = None) -> jinja2.Environment:
+    """The Jinja environment every page is rendered with (autoescape, StrictUndefined)."""
+    folder = templates or TEMPLATES_DIR
+    if not (folder / "base.html.j2").is_file():
+        raise TemplatesMissingError(
+            f"site templates not found in {folder}",
+            advice="run citeseal from a source checkout (the site/ folder holds the templates)",
+        )
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(folder)),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+
+
+@cache
+def _default_environment() -> jinja2.Environment:
+    return make_environment()
+
+
+def stylesheet_text(static: Path | None = None) -> str:
+    """The site stylesheet (our own file, inlined into standalone reports)."""
+    path = (static or STATIC_DIR) / STYLESHEET
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise TemplatesMissingError(
+            f"site stylesheet not found: {path}",
+            advice="run citeseal from a source checkout (the site/ folder holds the assets)",
+        ) from None
+
+
+def inline_style_csp(css: str) -> str:
+    """A policy that allows exactly this inline stylesheet (by its sha256) and nothing else."""
+    digest = base64.b64encode(hashlib.sha256(css.encode("utf-8")).digest()).decode("ascii")
+    return f"default-src 'none'; style-src 'sha256-{digest}'; {CSP_TAIL}"
+
+
+def render_report_page(
+    env: jinja2.Environment, report: ReportView, chrome: Chrome, **extra: object
+) -> str:
+    """Render the report template with a given frame (used by the site and standalone)."""
+    return env.get_template("report.html.j2").render(page=chrome, report=report, **extra)
+
+
+def render_report_html(report: Report) -> str:
+    """A standalone HTML page for one report: one file, no external requests, strict CSP."""
+    css = stylesheet_text()
+    if "</" in css:
+        raise TemplatesMissingError(f"{STATIC_DIR / STYLESHEET} cannot be inlined (contains '</')")
+    view = report_view(report)
+    chrome = Chrome(title=view.title, csp=inline_style_csp(css), inline_css=Markup(css))  # noqa: S704 - our own stylesheet
+    return render_report_page(_default_environment(), view, chrome, reaudit=None)

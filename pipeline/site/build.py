@@ -1,0 +1,198 @@
+"""``citeseal site build``: load and check everything, then render, then swap the folder in.
+
+Phase one (:func:`load_site`) reads every report and snapshot, links reports to their
+snapshots, computes the diff of each consecutive pair of snapshots and re-audits every report
+against the newest snapshot of its lineage; anything wrong in an input stops the build here
+with one line, and anything questionable becomes a warning (``--strict`` stops on those too).
+Phase two (:func:`pipeline.site.pages.render_pages`) is pure: data in, ``{path: html}`` out.
+Phase three writes the pages into a temporary folder beside ``--out`` and renames it into
+place, so a failed build leaves the previous site untouched.
+
+Reproducible: no clock is read (the build date is ``SOURCE_DATE_EPOCH``, else the newest date
+found in the inputs), every list has a stable order, so two builds give identical bytes.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from audit.errors import InputError
+from audit.keys import Keyring
+from audit.render_html import STATIC_DIR, TEMPLATES_DIR, make_environment
+from pipeline.site.diffs import SnapshotDiff, diff_snapshots
+from pipeline.site.lineage import Lineage
+from pipeline.site.loaders import BuildWarning, LoadedReport, load_reports
+from pipeline.site.pages import render_pages
+from pipeline.site.reaudit_run import ReauditOutcome, reaudit_all
+from pipeline.site.snapshots import LoadedSnapshot, load_snapshots
+
+MARKER = ".citeseal-site"
+MARKER_TEXT = "Built by `citeseal site build`; this folder is replaced as a whole on every build.\n"
+STATIC_FILES = ("site.css", "favicon.svg")
+
+
+@dataclass(frozen=True)
+class SiteData:
+    """Everything phase one found: the only input of the render phase."""
+
+    reports: tuple[LoadedReport, ...]
+    lineage: Lineage
+    report_snapshots: dict[str, LoadedSnapshot | None]  # report slug → its snapshot, if present
+    diffs: tuple[SnapshotDiff, ...]
+    reaudits: dict[str, ReauditOutcome]  # report slug → outcome
+    build_date: str | None
+    warnings: tuple[BuildWarning, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    out: Path
+    pages: int
+    reports: int
+    snapshots: int
+    warnings: tuple[BuildWarning, ...]
+
+
+def build_date_from(env: Mapping[str, str], fallback: str | None) -> str | None:
+    """``SOURCE_DATE_EPOCH`` as ISO 8601 UTC, else ``fallback`` (a date found in the inputs)."""
+    raw = env.get("SOURCE_DATE_EPOCH")
+    if raw is None or raw.strip() == "":
+        return fallback
+    try:
+        seconds = int(raw.strip())
+        moment = datetime.fromtimestamp(seconds, tz=UTC)
+    except (ValueError, OverflowError, OSError):
+        raise InputError(
+            f"SOURCE_DATE_EPOCH must be a whole number of seconds since 1970, got {raw!r}"
+        ) from None
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def load_site(
+    reports_dir: Path,
+    snapshots_dir: Path,
+    *,
+    keyring: Keyring | None = None,
+    env: Mapping[str, str] | None = None,
+) -> SiteData:
+    """Phase one: read and check every input; raise on bad input, collect warnings."""
+    env = os.environ if env is None else env
+    reports, warnings = load_reports(reports_dir)
+    snapshots, snapshot_warnings = load_snapshots(snapshots_dir)
+    warnings.extend(snapshot_warnings)
+    lineage = Lineage.of(snapshots)
+    report_snapshots: dict[str, LoadedSnapshot | None] = {}
+    for loaded in reports:
+        info = loaded.report.snapshot
+        found = lineage.find(info.sha256)
+        report_snapshots[loaded.slug] = found
+        if found is None:
+            warnings.append(
+                BuildWarning(
+                    loaded.name,
+                    f"its snapshot {info.name} (sha256 {info.sha256[:12]}…) is not among "
+                    f"the snapshots in {snapshots_dir}",
+                )
+            )
+    diffs = tuple(diff_snapshots(old, new) for old, new in lineage.pairs())
+    reaudits, reaudit_warnings = reaudit_all(reports, lineage, report_snapshots, keyring=keyring)
+    warnings.extend(reaudit_warnings)
+    dates = [r.report.created_at for r in reports] + [s.created_at for s in snapshots]
+    fallback = max((d for d in dates if d), default=None)
+    return SiteData(
+        reports=tuple(reports),
+        lineage=lineage,
+        report_snapshots=report_snapshots,
+        diffs=diffs,
+        reaudits=reaudits,
+        build_date=build_date_from(env, fallback),
+        warnings=tuple(warnings),
+    )
+
+
+def build_site(
+    reports_dir: Path,
+    snapshots_dir: Path,
+    out: Path,
+    *,
+    strict: bool = False,
+    keyring: Keyring | None = None,
+    env: Mapping[str, str] | None = None,
+    templates: Path | None = None,
+    static: Path | None = None,
+) -> BuildResult:
+    """Build the whole site into ``out`` (replaced atomically); see the module docstring."""
+    _check_out(out, reports_dir, snapshots_dir)
+    data = load_site(reports_dir, snapshots_dir, keyring=keyring, env=env)
+    if strict and data.warnings:
+        count = len(data.warnings)
+        raise InputError(
+            f"{count} warning{'s' if count > 1 else ''} and --strict: {data.warnings[0].line()}",
+            advice="fix the inputs, or build without --strict",
+        )
+    pages = render_pages(data, make_environment(templates or TEMPLATES_DIR))
+    write_site(pages, out, static or STATIC_DIR)
+    return BuildResult(
+        out=out,
+        pages=len(pages),
+        reports=len(data.reports),
+        snapshots=len(data.lineage.snapshots),
+        warnings=data.warnings,
+    )
+
+
+def _check_out(out: Path, *inputs: Path) -> None:
+    target = out.resolve()
+    for folder in inputs:
+        source = folder.resolve()
+        if target == source or target in source.parents or source in target.parents:
+            raise InputError(f"--out {out} overlaps the input folder {folder}")
+    if target.exists() and not target.is_dir():
+        raise InputError(f"--out {out} exists and is not a folder")
+    if target.is_dir() and any(target.iterdir()) and not (target / MARKER).is_file():
+        raise InputError(
+            f"refusing to replace {out}: it is not a site built by citeseal (no {MARKER} file)",
+            advice="choose an empty or new folder for --out",
+        )
+
+
+def write_site(pages: Mapping[str, str], out: Path, static: Path) -> None:
+    """Write the pages and static files beside ``out``, then swap the new folder in."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.build-", dir=out.parent))
+    try:
+        for relative, html in sorted(pages.items()):
+            path = staging / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(html, encoding="utf-8", newline="\n")
+        (staging / "static").mkdir(exist_ok=True)
+        for name in STATIC_FILES:
+            shutil.copyfile(static / name, staging / "static" / name)
+        (staging / MARKER).write_text(MARKER_TEXT, encoding="utf-8")
+        for path in [staging, *staging.rglob("*")]:
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        _swap(staging, out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def _swap(staging: Path, out: Path) -> None:
+    if not out.exists():
+        staging.rename(out)
+        return
+    retired = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+    retired.rmdir()
+    out.rename(retired)
+    try:
+        staging.rename(out)
+    except OSError:
+        retired.rename(out)
+        raise
+    shutil.rmtree(retired, ignore_errors=True)

@@ -1,0 +1,261 @@
+"""Phase one of the site build, for snapshots: read what the snapshot pages show.
+
+Snapshots are opened read-only through the schema contract in
+:mod:`pipeline.snapshot.schema` (tables ``meta``, ``sources``, ``records``, ``record_state``,
+``record_versions``, ``passages``, ``relations``); the manifest beside each file is read as
+JSON. A snapshot that cannot be opened stops the build with its name; a missing manifest or a
+file whose sha256 differs from its manifest is a warning shown on the page.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from audit.errors import CorpusError
+from pipeline.site.loaders import BuildWarning, slugify
+
+LIST_CAP = 500  # at most this many records per list on a snapshot page
+
+
+@dataclass(frozen=True)
+class NoticeRecord:
+    """A record the snapshot flags (retracted, expression of concern, withdrawn, new version)."""
+
+    record_id: str
+    version: str
+    title: str | None
+    notices: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SourceRow:
+    source: str
+    status: str
+    records: int
+    passages: int
+    failed_requests: int
+    detail: str | None
+
+
+@dataclass(frozen=True)
+class LoadedSnapshot:
+    path: Path
+    name: str  # the corpus name (meta.name, else the folder name)
+    label: str  # the file name, for people
+    slug: str
+    sha256: str  # of the file, as computed now
+    manifest: dict[str, Any] | None
+    manifest_name: str | None
+    meta: dict[str, str]
+    sources: tuple[SourceRow, ...]
+    records: int
+    record_versions: int
+    passages: int
+    retracted: tuple[NoticeRecord, ...]
+    expression_of_concern: tuple[NoticeRecord, ...]
+    withdrawn: tuple[NoticeRecord, ...]
+    multi_version: tuple[NoticeRecord, ...]
+    list_totals: dict[str, int]
+
+    @property
+    def snapshot_id(self) -> str | None:
+        return self.meta.get("snapshot_id")
+
+    @property
+    def created_at(self) -> str:
+        return self.meta.get("created_at") or ""
+
+    @property
+    def parent_sha256(self) -> str | None:
+        return self.meta.get("parent_sha256") or None
+
+
+def manifest_path(snapshot: Path) -> Path | None:
+    """The manifest beside a snapshot: ``<file>.manifest.json`` or ``<stem>.manifest.json``."""
+    for candidate in (
+        snapshot.with_name(snapshot.name + ".manifest.json"),
+        snapshot.with_suffix(".manifest.json"),
+    ):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def load_snapshots(folder: Path) -> tuple[list[LoadedSnapshot], list[BuildWarning]]:
+    """Every ``*.duckdb`` under ``folder``, oldest first (created_at, then file name)."""
+    if not folder.is_dir():
+        raise CorpusError(f"snapshots folder not found: {folder}")
+    snapshots: list[LoadedSnapshot] = []
+    warnings: list[BuildWarning] = []
+    taken: set[str] = set()
+    for path in sorted(folder.rglob("*.duckdb"), key=lambda p: p.relative_to(folder).as_posix()):
+        label = path.relative_to(folder).as_posix()
+        snapshot, found = _load_one(path, label)
+        warnings.extend(found)
+        slug, n = snapshot.slug, 1
+        while slug in taken:
+            n += 1
+            slug = f"{snapshot.slug}-{n}"
+        taken.add(slug)
+        snapshots.append(_replace_slug(snapshot, slug))
+    snapshots.sort(key=lambda s: (s.created_at, s.label))
+    return snapshots, warnings
+
+
+def _replace_slug(snapshot: LoadedSnapshot, slug: str) -> LoadedSnapshot:
+    return snapshot if slug == snapshot.slug else replace(snapshot, slug=slug)
+
+
+def _load_one(path: Path, label: str) -> tuple[LoadedSnapshot, list[BuildWarning]]:
+    warnings: list[BuildWarning] = []
+    sha = file_sha256(path)
+    manifest: dict[str, Any] | None = None
+    mpath = manifest_path(path)
+    if mpath is None:
+        warnings.append(BuildWarning(label, "no manifest beside the snapshot"))
+    else:
+        try:
+            loaded = json.loads(mpath.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:
+            raise CorpusError(f"unreadable manifest {mpath.name}: {error}") from None
+        if not isinstance(loaded, dict):
+            raise CorpusError(f"unreadable manifest {mpath.name}: not a JSON object")
+        manifest = loaded
+        recorded = manifest.get("sha256")
+        if recorded != sha:
+            warnings.append(
+                BuildWarning(label, f"sha256 {sha[:12]}… differs from its manifest ({recorded})")
+            )
+    try:
+        con = duckdb.connect(str(path), read_only=True)
+    except duckdb.Error as error:
+        raise CorpusError(f"cannot open snapshot {label}: {_one_line(error)}") from None
+    try:
+        data = _read(con)
+    except duckdb.Error as error:
+        raise CorpusError(f"cannot read snapshot {label}: {_one_line(error)}") from None
+    finally:
+        con.close()
+    meta = data["meta"]
+    name = meta.get("name") or path.parent.name or path.stem
+    snapshot = LoadedSnapshot(
+        path=path,
+        name=name,
+        label=label,
+        slug=slugify(path.stem, fallback="snapshot"),
+        sha256=sha,
+        manifest=manifest,
+        manifest_name=mpath.name if mpath else None,
+        meta=meta,
+        sources=data["sources"],
+        records=data["records"],
+        record_versions=data["record_versions"],
+        passages=data["passages"],
+        retracted=data["retracted"],
+        expression_of_concern=data["expression_of_concern"],
+        withdrawn=data["withdrawn"],
+        multi_version=data["multi_version"],
+        list_totals=data["list_totals"],
+    )
+    return snapshot, warnings
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split())
+
+
+_FLAGGED = """
+    SELECT r.record_id, r.version, r.title
+    FROM record_state s
+    JOIN records r ON r.record_id = s.record_id AND r.version = s.current_version
+    WHERE r.{flag} ORDER BY r.record_id
+"""
+_NOTICES = """
+    SELECT record_id, kind, target, detail, date FROM relations
+    WHERE kind IN ('retraction_in', 'expression_of_concern_in', 'erratum_in', 'correction_in',
+                   'retracted_and_republished_in')
+    ORDER BY record_id, kind, target
+"""
+_WITHDRAWN = """
+    SELECT s.record_id, s.current_version, r.title, s.withdrawn_since
+    FROM record_state s LEFT JOIN records r
+      ON r.record_id = s.record_id AND r.version = s.current_version
+    WHERE s.withdrawn ORDER BY s.record_id
+"""
+_MULTI = """
+    SELECT v.record_id, string_agg(v.version, ', ' ORDER BY v.seq), max(r.title)
+    FROM record_versions v JOIN record_state s ON s.record_id = v.record_id
+    LEFT JOIN records r ON r.record_id = v.record_id AND r.version = s.current_version
+    GROUP BY v.record_id HAVING count(*) > 1 ORDER BY v.record_id
+"""
+
+
+def _read(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+    meta = {str(k): str(v) for k, v in con.execute("SELECT key, value FROM meta").fetchall()}
+    sources = tuple(
+        SourceRow(str(a), str(b), int(c), int(d), int(e), None if f is None else str(f))
+        for a, b, c, d, e, f in con.execute(
+            "SELECT source, status, records, passages, failed_requests, detail"
+            " FROM sources ORDER BY source"
+        ).fetchall()
+    )
+
+    def count(sql: str) -> int:
+        row = con.execute(sql).fetchone()
+        return int(row[0]) if row else 0
+
+    notices: dict[str, list[str]] = {}
+    for record_id, kind, target, detail, date in con.execute(_NOTICES).fetchall():
+        text = f"{str(kind).replace('_', ' ')} {target}"
+        if date:
+            text += f" ({date})"
+        if detail:
+            text += f": {detail}"
+        notices.setdefault(str(record_id), []).append(text)
+
+    totals: dict[str, int] = {}
+
+    def listed(key: str, rows: list[tuple[Any, ...]], extra: int | None = None) -> tuple:
+        totals[key] = len(rows)
+        out: list[NoticeRecord] = []
+        for row in rows[:LIST_CAP]:
+            record_id = str(row[0])
+            lines = list(notices.get(record_id, ()))
+            if extra is not None and row[extra]:
+                lines.insert(0, f"since snapshot {row[extra]}")
+            out.append(NoticeRecord(record_id, str(row[1]), _opt(row[2]), tuple(lines)))
+        return tuple(out)
+
+    return {
+        "meta": meta,
+        "sources": sources,
+        "records": count("SELECT count(*) FROM record_state"),
+        "record_versions": count("SELECT count(*) FROM records"),
+        "passages": count("SELECT count(*) FROM passages"),
+        "retracted": listed("retracted", con.execute(_FLAGGED.format(flag="retracted")).fetchall()),
+        "expression_of_concern": listed(
+            "expression_of_concern",
+            con.execute(_FLAGGED.format(flag="expression_of_concern")).fetchall(),
+        ),
+        "withdrawn": listed("withdrawn", con.execute(_WITHDRAWN).fetchall(), extra=3),
+        "multi_version": listed("multi_version", con.execute(_MULTI).fetchall()),
+        "list_totals": totals,
+    }
+
+
+def _opt(value: object) -> str | None:
+    return None if value is None else str(value)
