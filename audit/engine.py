@@ -1,0 +1,398 @@
+"""The audit engine: parsed answers in, reports out, against one corpus and one keyring.
+
+    audit_answer(parsed, corpus, keyring)        one answer → one Report
+    audit_many(inputs, corpus, keyring)          many answers → a stream of Reports
+
+Answers are taken in chunks (a few hundred answers, a few thousand citations): for each chunk
+the engine verifies every distinct handle once, then asks the corpus for every record and every
+cited path in one batch each (:meth:`~audit.corpus.Corpus.records`,
+:meth:`~audit.corpus.Corpus.passage_versions`), then judges each citation with the pure rules
+of :mod:`audit.verdicts`. Only one chunk is held at a time, so a directory of 10,000 answers
+streams. The corpus connection is the caller's and is shared by the whole run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Protocol
+
+from audit import CONTRACT_VERSION, __version__
+from audit.corpus import Corpus, PathRef, StoredPassage, StoredRecord
+from audit.errors import CitationSyntaxError
+from audit.handles import Handle, parse_handle, verify
+from audit.keys import Keyring
+from audit.report import (
+    DEFAULT_FAIL_ON,
+    CitationResult,
+    FailOnItem,
+    KeyInfo,
+    PassageView,
+    RecordView,
+    Report,
+    SentenceResult,
+    SnapshotInfo,
+)
+from audit.verdicts import Facts, Judgement, fail_on_policy, judge, metrics_of, overall
+from audit.verdicts import sentence_status as status_of
+
+
+class CitationLike(Protocol):
+    """What the engine reads of a citation (:class:`audit.citations.Citation` has it)."""
+
+    @property
+    def raw(self) -> str: ...
+    @property
+    def handle_text(self) -> str: ...
+    @property
+    def handle(self) -> Handle | None: ...
+    @property
+    def quote(self) -> str | None: ...
+    @property
+    def error(self) -> str | None: ...
+
+
+class SentenceLike(Protocol):
+    """What the engine reads of a sentence (:class:`audit.citations.Sentence` has it)."""
+
+    @property
+    def index(self) -> int: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def citations(self) -> Sequence[CitationLike]: ...
+
+
+class AnswerLike(Protocol):
+    """A parsed answer (:class:`audit.citations.ParsedAnswer` has it)."""
+
+    @property
+    def sentences(self) -> Sequence[SentenceLike]: ...
+
+
+@dataclass(frozen=True)
+class CitationInput:
+    """A citation built from a handle text and an optional quote (re-audits, tools, tests)."""
+
+    raw: str
+    handle_text: str
+    handle: Handle | None
+    quote: str | None = None
+    error: str | None = None
+
+    @classmethod
+    def from_text(
+        cls, handle_text: str, quote: str | None = None, *, raw: str | None = None
+    ) -> CitationInput:
+        """Parse ``handle_text``; a grammar error makes a malformed citation, not an exception."""
+        if raw is None:
+            raw = f"[{handle_text}]" if quote is None else f'[{handle_text} "{quote}"]'
+        try:
+            handle = parse_handle(handle_text)
+        except CitationSyntaxError as error:
+            return cls(raw, handle_text, None, quote, error.message)
+        return cls(raw, handle_text, handle, quote, None)
+
+
+@dataclass(frozen=True)
+class SentenceInput:
+    index: int
+    text: str
+    kind: str = "sentence"
+    citations: tuple[CitationInput, ...] = ()
+
+
+@dataclass(frozen=True)
+class AnswerInput:
+    sentences: tuple[SentenceInput, ...] = ()
+
+
+CHUNK_ANSWERS = 500
+CHUNK_CITATIONS = 20_000
+
+
+@dataclass(frozen=True)
+class AuditInput:
+    """One answer to audit and the label its report carries (a file name, ``-``)."""
+
+    label: str
+    parsed: AnswerLike
+
+
+@dataclass
+class _Lookup:
+    """What the corpus said about every citation of one chunk of answers."""
+
+    verified: dict[str, bool] = field(default_factory=dict)
+    records: dict[str, StoredRecord] = field(default_factory=dict)
+    held: dict[PathRef, dict[str, StoredPassage]] = field(default_factory=dict)
+
+
+def _fetch(chunk: Sequence[AuditInput], corpus: Corpus, keyring: Keyring) -> _Lookup:
+    """Verify every distinct handle of the chunk once; look records and paths up in batches."""
+    lookup = _Lookup()
+    ids: set[str] = set()
+    refs: set[PathRef] = set()
+    for item in chunk:
+        for sentence in item.parsed.sentences:
+            for citation in sentence.citations:
+                handle = citation.handle
+                if handle is None:
+                    continue
+                text = handle.text
+                ok = lookup.verified.get(text)
+                if ok is None:
+                    ok = lookup.verified[text] = verify(keyring, handle)
+                if ok:
+                    locator = handle.locator
+                    ids.add(locator.record_id)
+                    refs.add(PathRef(locator.record_id, locator.path))
+    if ids:
+        lookup.records = corpus.records(ids)
+        wanted = {ref for ref in refs if ref.record_id in lookup.records}
+        for ref, passages in corpus.passage_versions(wanted).items():
+            lookup.held[ref] = {p.version: p for p in passages}
+    return lookup
+
+
+def _facts(citation: CitationLike, lookup: _Lookup, statuses: Mapping[str, str]) -> Facts:
+    handle = citation.handle
+    if handle is None:
+        return Facts(handle=None, error=citation.error, quote=citation.quote)
+    locator = handle.locator
+    return Facts(
+        handle=handle,
+        quote=citation.quote,
+        verified=lookup.verified[handle.text],
+        source_status=statuses,
+        record=lookup.records.get(locator.record_id),
+        held=lookup.held.get(PathRef(locator.record_id, locator.path), {}),
+    )
+
+
+def _passage_view(passage: StoredPassage | None) -> PassageView | None:
+    if passage is None:
+        return None
+    return PassageView(
+        record_id=passage.record_id,
+        version=passage.version,
+        path=passage.path,
+        section=passage.section,
+        text=passage.text,
+    )
+
+
+def _record_view(record: StoredRecord) -> RecordView:
+    return RecordView(
+        record_id=record.record_id,
+        source=record.source,
+        current_version=record.current_version,
+        title=record.title,
+        status=record.status,
+        doi=record.doi,
+        pmid=record.pmid,
+        pmcid=record.pmcid,
+        year=record.year,
+        journal=record.journal,
+        withdrawn=record.withdrawn,
+        retracted=record.retracted,
+        expression_of_concern=record.expression_of_concern,
+        preprint=record.preprint,
+    )
+
+
+def _citation_result(citation: CitationLike, facts: Facts, verdict: Judgement) -> CitationResult:
+    shows_record = facts.record is not None and verdict.verdict not in ("malformed", "forged")
+    return CitationResult(
+        raw=citation.raw,
+        handle=citation.handle_text,
+        record_id=citation.handle.locator.record_id if citation.handle else None,
+        quote=citation.quote,
+        verdict=verdict.verdict,
+        detail=verdict.detail,
+        flags=list(verdict.flags),
+        checked_against=verdict.checked_against,
+        closest_match=verdict.closest.text if verdict.closest else None,
+        similarity=verdict.closest.similarity if verdict.closest else None,
+        passage=_passage_view(verdict.passage),
+        current_passage=_passage_view(verdict.current_passage),
+        record=_record_view(facts.record) if shows_record and facts.record else None,
+    )
+
+
+def iso_utc(now: datetime | None = None) -> str:
+    """``now`` (default: the current time) as ``YYYY-MM-DDTHH:MM:SSZ``."""
+    moment = (now or datetime.now(UTC)).astimezone(UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True)
+class _Context:
+    snapshot: SnapshotInfo
+    key: KeyInfo
+    statuses: Mapping[str, str]
+    fail_on: list[FailOnItem]
+    created_at: str
+
+
+def _report(item: AuditInput, lookup: _Lookup, context: _Context) -> Report:
+    sentences: list[SentenceResult] = []
+    for sentence in item.parsed.sentences:
+        results = []
+        for citation in sentence.citations:
+            facts = _facts(citation, lookup, context.statuses)
+            results.append(_citation_result(citation, facts, judge(facts)))
+        sentences.append(
+            SentenceResult(
+                index=sentence.index,
+                text=sentence.text,
+                kind=sentence.kind,  # type: ignore[arg-type]  # the parser's kinds are the report's
+                status=status_of([r.verdict for r in results]),
+                citations=results,
+            )
+        )
+    verdict, reasons = overall(sentences, context.fail_on)
+    return Report(
+        contract_version=CONTRACT_VERSION,
+        tool_version=__version__,
+        created_at=context.created_at,
+        source=item.label,
+        verdict=verdict,
+        verdict_reasons=reasons,
+        fail_on=context.fail_on,
+        snapshot=context.snapshot,
+        key=context.key,
+        metrics=metrics_of(sentences),
+        sentences=sentences,
+    )
+
+
+def _chunks(
+    inputs: Iterable[AuditInput], max_answers: int, max_citations: int
+) -> Iterator[list[AuditInput]]:
+    chunk: list[AuditInput] = []
+    citations = 0
+    for item in inputs:
+        chunk.append(item)
+        citations += sum(len(s.citations) for s in item.parsed.sentences)
+        if len(chunk) >= max_answers or citations >= max_citations:
+            yield chunk
+            chunk, citations = [], 0
+    if chunk:
+        yield chunk
+
+
+def audit_many(
+    inputs: Iterable[AuditInput],
+    corpus: Corpus,
+    keyring: Keyring,
+    *,
+    fail_on: Iterable[FailOnItem] = DEFAULT_FAIL_ON,
+    now: datetime | None = None,
+    chunk_answers: int = CHUNK_ANSWERS,
+    chunk_citations: int = CHUNK_CITATIONS,
+) -> Iterator[Report]:
+    """Audit answers lazily, one report per input, in input order.
+
+    ``inputs`` is consumed a chunk at a time; reports are yielded as each chunk is judged, so
+    neither all inputs nor all reports are ever held. ``now`` fixes ``created_at`` (for
+    reproducible reports); ``fail_on`` adds to the default policy (malformed, forged).
+    """
+    identity = corpus.identity()
+    context = _Context(
+        snapshot=SnapshotInfo(
+            name=identity.name,
+            path=identity.path,
+            sha256=identity.sha256,
+            snapshot_id=identity.snapshot_id,
+            created_at=identity.created_at,
+        ),
+        key=KeyInfo(fingerprint=keyring.fingerprint, demo=keyring.demo),
+        statuses=dict(corpus.source_status()),
+        fail_on=fail_on_policy(fail_on),
+        created_at=iso_utc(now),
+    )
+    for chunk in _chunks(inputs, max(1, chunk_answers), max(1, chunk_citations)):
+        lookup = _fetch(chunk, corpus, keyring)
+        for item in chunk:
+            yield _report(item, lookup, context)
+
+
+def audit_answer(
+    parsed: AnswerLike,
+    corpus: Corpus,
+    keyring: Keyring,
+    *,
+    fail_on: Iterable[FailOnItem] = DEFAULT_FAIL_ON,
+    source_label: str = "-",
+    now: datetime | None = None,
+) -> Report:
+    """Audit one parsed answer (one batch of look-ups)."""
+    return next(
+        audit_many([AuditInput(source_label, parsed)], corpus, keyring, fail_on=fail_on, now=now)
+    )
+
+
+def judge_citations(
+    citations: Sequence[CitationLike], corpus: Corpus, keyring: Keyring
+) -> list[CitationResult]:
+    """Judge loose citations (no sentences, no overall verdict) in one batch of look-ups."""
+    answer = AnswerInput(
+        (SentenceInput(1, "", "sentence", tuple(_as_input(c) for c in citations)),)
+    )
+    item = AuditInput("-", answer)
+    lookup = _fetch([item], corpus, keyring)
+    statuses = dict(corpus.source_status())
+    results = []
+    for citation in citations:
+        facts = _facts(citation, lookup, statuses)
+        results.append(_citation_result(citation, facts, judge(facts)))
+    return results
+
+
+def _as_input(citation: CitationLike) -> CitationInput:
+    return CitationInput(
+        citation.raw, citation.handle_text, citation.handle, citation.quote, citation.error
+    )
+
+
+def answer_of_report(report: Report) -> AnswerInput:
+    """The citations of a published report, as an answer to audit again."""
+    return AnswerInput(
+        tuple(
+            SentenceInput(
+                index=s.index,
+                text=s.text,
+                kind=s.kind,
+                citations=tuple(
+                    CitationInput.from_text(c.handle, c.quote, raw=c.raw) for c in s.citations
+                ),
+            )
+            for s in report.sentences
+        )
+    )
+
+
+def reaudit(
+    report: Report,
+    corpus: Corpus,
+    keyring: Keyring,
+    *,
+    now: datetime | None = None,
+) -> Report:
+    """Audit a published report's citations again, e.g. against a newer snapshot.
+
+    Sentences, citations and the fail-on policy are kept; every verdict, flag and metric is
+    decided afresh.
+    """
+    return audit_answer(
+        answer_of_report(report),
+        corpus,
+        keyring,
+        fail_on=report.fail_on,
+        source_label=report.source,
+        now=now,
+    )

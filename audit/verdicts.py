@@ -1,0 +1,453 @@
+"""The audit's rules: pure functions from what the snapshot said to verdicts (DESIGN.md §3).
+
+Per citation, the ladder (first rule that applies decides; each rule returns what it saw)::
+
+    malformed       the handle does not match the grammar
+    forged          the check code verifies under no key of the keyring
+    unavailable     the record's source was not harvested or failed, or the record was never
+                    in this snapshot's lineage (absence from a frozen corpus ≠ absence upstream)
+    withdrawn       the record is gone upstream, the pinned version is not retained, or the
+                    version holds no such passage
+    quote_mismatch  a quote is given and is not verbatim (after folding) in the text as issued
+                    nor in the text as it is now
+    ok              with flags: retracted, expression_of_concern, preprint, version_changed
+
+"As issued" is the pinned version for a handle with ``@version``; for an unpinned handle
+(pmid, pmcid) it is any version the snapshot retains, so those never get ``version_changed``.
+``checked_against`` is ``issued`` when the quote is in the text as issued, ``current`` when only
+the current version has it.
+
+Per sentence: ``cited`` (≥ 1 ok citation), ``invalid_only`` (citations, none ok), ``uncited``.
+Headings and bold lead-ins without citations are not claims: they are listed as ``uncited``
+but neither counted nor warned about.
+
+Overall (:func:`overall`): ``fail`` when a citation is malformed or forged, or anything named
+by ``fail_on`` occurs; ``warn`` when a citation is withdrawn, unavailable or a quote_mismatch,
+a sentence is invalid_only or uncited, or a retracted paper is cited; ``pass`` otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from audit.corpus import StoredPassage, StoredRecord
+from audit.folding import fold
+from audit.handles import Handle
+from audit.quotes import ClosestMatch, closest_match, quote_in_passage
+from audit.report import (
+    DEFAULT_FAIL_ON,
+    FAIL_ON_ITEMS,
+    SENTENCE_STATUSES,
+    VERDICTS,
+    ByStatus,
+    ByVerdict,
+    CheckedAgainst,
+    FailOnItem,
+    Flag,
+    FlagName,
+    Metrics,
+    Overall,
+    SentenceResult,
+    SentenceStatus,
+    Verdict,
+)
+
+SCHEME_SOURCE: Mapping[str, str] = {
+    "pmid": "pubmed",
+    "pmcid": "europepmc",
+    "ppr": "europepmc",
+    "nct": "clinicaltrials",
+    "setid": "openfda",
+}
+"""Which source holds a scheme's records, for records the snapshot does not know."""
+
+CLAIM_KINDS = frozenset({"sentence", "list_item"})
+
+
+# ---------------------------------------------------------------------------------------------
+# Per citation
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """Everything the ladder looks at for one citation."""
+
+    handle: Handle | None
+    error: str | None = None  # the grammar's message when malformed
+    quote: str | None = None
+    verified: bool = False
+    source_status: Mapping[str, str] | None = None
+    record: StoredRecord | None = None
+    held: Mapping[str, StoredPassage] | None = None  # version → passage at the cited path
+
+    @property
+    def source(self) -> str:
+        if self.record is not None:
+            return self.record.source
+        assert self.handle is not None  # the ladder stops at malformed before this
+        return SCHEME_SOURCE.get(self.handle.locator.scheme, self.handle.locator.scheme)
+
+
+@dataclass(frozen=True, slots=True)
+class Texts:
+    """The passage as issued, the passage as it is now, and other retained versions."""
+
+    issued: StoredPassage | None
+    current: StoredPassage | None
+    others: tuple[StoredPassage, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    verdict: Verdict
+    detail: str | None = None
+    flags: tuple[Flag, ...] = ()
+    checked_against: CheckedAgainst | None = None
+    passage: StoredPassage | None = None
+    current_passage: StoredPassage | None = None
+    closest: ClosestMatch | None = None
+
+
+def rule_malformed(f: Facts) -> str | None:
+    """The citation does not match the handle grammar."""
+    if f.handle is None:
+        return f.error or "does not match the handle grammar"
+    return None
+
+
+def rule_forged(f: Facts) -> str | None:
+    """The check code verifies under no key of the keyring."""
+    if not f.verified:
+        assert f.handle is not None
+        return f"check code {f.handle.check!r} does not verify under any key of the keyring"
+    return None
+
+
+def rule_unavailable(f: Facts) -> str | None:
+    """The snapshot cannot answer: source not harvested or failed, or record never seen."""
+    assert f.handle is not None
+    status = (f.source_status or {}).get(f.source, "not_harvested")
+    if status == "failed":
+        return f"the {f.source} harvest failed in this snapshot"
+    if status == "not_harvested":
+        return f"{f.source} was not harvested in this snapshot"
+    if f.record is None:
+        partial = f" (the {f.source} harvest was partial)" if status == "partial" else ""
+        return f"{f.handle.locator.record_id} was never in this snapshot's lineage{partial}"
+    return None
+
+
+def rule_withdrawn(f: Facts) -> str | None:
+    """The record is gone upstream, or the cited version or passage is not there."""
+    assert f.handle is not None and f.record is not None
+    record, locator, held = f.record, f.handle.locator, f.held or {}
+    if record.withdrawn:
+        since = f" since snapshot {record.withdrawn_since}" if record.withdrawn_since else ""
+        return f"{record.record_id} was withdrawn upstream{since}"
+    if locator.version is not None:
+        if locator.version not in record.versions:
+            return (
+                f"version not retained: {locator.version} "
+                f"(current version {record.current_version})"
+            )
+        if locator.version not in held:
+            return f"no passage {locator.path} in version {locator.version}"
+        return None
+    if not any(v in held for v in record.versions):
+        return f"no passage {locator.path} in {record.record_id}"
+    return None
+
+
+def texts_of(f: Facts) -> Texts:
+    """Which stored passages are "as issued" and "as now" for this handle."""
+    assert f.handle is not None and f.record is not None
+    record, locator, held = f.record, f.handle.locator, f.held or {}
+    current = held.get(record.current_version)
+    if locator.version is not None:
+        return Texts(
+            issued=held.get(locator.version),
+            current=current if record.current_version != locator.version else None,
+        )
+    newest_first = [held[v] for v in reversed(record.versions) if v in held]
+    issued = current if current is not None else newest_first[0]
+    return Texts(issued=issued, current=None, others=tuple(p for p in newest_first if p != issued))
+
+
+def check_quote(quote: str, texts: Texts) -> tuple[CheckedAgainst, StoredPassage] | None:
+    """Where the quote is verbatim (after folding): as issued first, then as now."""
+    for passage in (texts.issued, *texts.others):
+        if passage is not None and quote_in_passage(quote, passage.folded):
+            return "issued", passage
+    if texts.current is not None and quote_in_passage(quote, texts.current.folded):
+        return "current", texts.current
+    return None
+
+
+def closest_of(quote: str, texts: Texts) -> ClosestMatch | None:
+    """The best closest match over the texts a quote was checked against (diagnostic only)."""
+    best: ClosestMatch | None = None
+    for passage in (texts.issued, texts.current, *texts.others):
+        if passage is None:
+            continue
+        match = closest_match(quote, passage.text)
+        if match is not None and (best is None or match.similarity > best.similarity):
+            best = match
+    return best
+
+
+def _targets(record: StoredRecord, kinds: Iterable[str]) -> list[str]:
+    wanted = set(kinds)
+    seen: list[str] = []
+    for relation in record.relations:
+        if relation.kind in wanted and relation.target not in seen:
+            seen.append(relation.target)
+    return seen
+
+
+def flag_retracted(record: StoredRecord, texts: Texts, handle: Handle) -> str | None:
+    """Retracted: the source says so, or a retraction notice links to the record."""
+    del texts, handle
+    notices = _targets(record, ("retraction_in", "retracted_and_republished_in"))
+    if record.retracted is not True and not notices:
+        return None
+    if not notices:
+        return "marked retracted by the source"
+    return ("retraction notice " if len(notices) == 1 else "retraction notices ") + ", ".join(
+        notices
+    )
+
+
+def flag_expression_of_concern(record: StoredRecord, texts: Texts, handle: Handle) -> str | None:
+    """An expression of concern was issued about the record."""
+    del texts, handle
+    notices = _targets(record, ("expression_of_concern_in",))
+    if record.expression_of_concern is not True and not notices:
+        return None
+    if not notices:
+        return "marked with an expression of concern by the source"
+    return "expression of concern " + ", ".join(notices)
+
+
+def flag_preprint(record: StoredRecord, texts: Texts, handle: Handle) -> str | None:
+    """The record is a preprint (not peer reviewed): flagged by the source, or a ppr handle."""
+    del texts
+    if record.preprint is not True and handle.locator.scheme != "ppr":
+        return None
+    published = _targets(record, ("preprint_of",))
+    return ("published as " + ", ".join(published)) if published else "no published version known"
+
+
+def flag_version_changed(record: StoredRecord, texts: Texts, handle: Handle) -> str | None:
+    """The handle pins a version that is no longer the current one."""
+    pinned = handle.locator.version
+    if pinned is None or pinned == record.current_version:
+        return None
+    if texts.current is None:
+        change = "this passage is gone from it"
+    elif texts.issued is not None and texts.current.folded == texts.issued.folded:
+        change = "this passage is unchanged"
+    else:
+        change = "this passage changed"
+    return f"current version {record.current_version} ({change})"
+
+
+FlagRule = Callable[[StoredRecord, Texts, Handle], "str | None"]
+FLAG_RULES: tuple[tuple[FlagName, FlagRule], ...] = (
+    ("retracted", flag_retracted),
+    ("expression_of_concern", flag_expression_of_concern),
+    ("preprint", flag_preprint),
+    ("version_changed", flag_version_changed),
+)
+"""Flag rules in report order; each returns the flag's detail when it applies."""
+
+
+def flags_of(f: Facts, texts: Texts) -> tuple[Flag, ...]:
+    """The flags of an ``ok`` citation."""
+    assert f.handle is not None and f.record is not None
+    found = []
+    for name, rule in FLAG_RULES:
+        detail = rule(f.record, texts, f.handle)
+        if detail is not None:
+            found.append(Flag(name=name, detail=detail))
+    return tuple(found)
+
+
+LadderRule = Callable[[Facts], "str | None"]
+LADDER: tuple[tuple[Verdict, LadderRule], ...] = (
+    ("malformed", rule_malformed),
+    ("forged", rule_forged),
+    ("unavailable", rule_unavailable),
+    ("withdrawn", rule_withdrawn),
+)
+"""The rules before the quote check, in ladder order."""
+
+
+def _current_beside(f: Facts, passage: StoredPassage | None) -> StoredPassage | None:
+    """The current version's passage at the cited path, when it is not ``passage`` itself."""
+    assert f.record is not None
+    current = (f.held or {}).get(f.record.current_version)
+    if current is None or (passage is not None and passage.version == current.version):
+        return None
+    return current
+
+
+def judge(f: Facts) -> Judgement:
+    """Walk the ladder for one citation."""
+    for verdict, rule in LADDER:
+        detail = rule(f)
+        if detail is not None:
+            return Judgement(verdict=verdict, detail=detail)
+    texts = texts_of(f)
+    if f.quote is None:
+        return Judgement(
+            "ok",
+            flags=flags_of(f, texts),
+            passage=texts.issued,
+            current_passage=_current_beside(f, texts.issued),
+        )
+    found = check_quote(f.quote, texts)
+    if found is None:
+        empty = not fold(f.quote)
+        return Judgement(
+            "quote_mismatch",
+            detail="the quote is empty"
+            if empty
+            else "the quote is not verbatim in the text as issued nor as it is now",
+            passage=texts.issued,
+            current_passage=_current_beside(f, texts.issued),
+            closest=None if empty else closest_of(f.quote, texts),
+        )
+    where, matched = found
+    passage = matched if where == "issued" else texts.issued
+    return Judgement(
+        "ok",
+        flags=flags_of(f, texts),
+        checked_against=where,
+        passage=passage,
+        current_passage=_current_beside(f, passage),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Per sentence, metrics, overall
+
+
+def is_claim(kind: str, citations: int) -> bool:
+    """Sentences and list items are claims; a heading or lead-in only when it cites."""
+    return kind in CLAIM_KINDS or citations > 0
+
+
+def sentence_status(verdicts: Sequence[Verdict]) -> SentenceStatus:
+    """cited: at least one ok citation; invalid_only: citations, none ok; uncited: none."""
+    if not verdicts:
+        return "uncited"
+    return "cited" if "ok" in verdicts else "invalid_only"
+
+
+def metrics_of(sentences: Sequence[SentenceResult]) -> Metrics:
+    """The report's metrics (claims only for the sentence counts)."""
+    by_verdict = dict.fromkeys(VERDICTS, 0)
+    by_status = dict.fromkeys(SENTENCE_STATUSES, 0)
+    quotes = verbatim = retracted = 0
+    for sentence in sentences:
+        if is_claim(sentence.kind, len(sentence.citations)):
+            by_status[sentence.status] += 1
+        for citation in sentence.citations:
+            by_verdict[citation.verdict] += 1
+            if citation.quote is not None:
+                quotes += 1
+                verbatim += citation.checked_against is not None
+            retracted += citation.verdict == "ok" and any(
+                flag.name == "retracted" for flag in citation.flags
+            )
+    total = sum(by_verdict.values())
+    return Metrics(
+        fabricated=by_verdict["malformed"] + by_verdict["forged"],
+        retracted_cited=retracted,
+        sentences=sum(by_status.values()),
+        cited_sentences=by_status["cited"],
+        quotes=quotes,
+        verbatim_quotes=verbatim,
+        citations=total,
+        valid_citations=by_verdict["ok"],
+        citation_validity=round(by_verdict["ok"] / total, 4) if total else None,
+        by_verdict=ByVerdict(**by_verdict),
+        by_status=ByStatus(**by_status),
+    )
+
+
+def fail_on_policy(extra: Iterable[FailOnItem] = ()) -> list[FailOnItem]:
+    """The default (malformed, forged) plus what the user adds, in a stable order."""
+    chosen = set(DEFAULT_FAIL_ON) | set(extra)
+    return [item for item in FAIL_ON_ITEMS if item in chosen]
+
+
+def _occurrences(sentences: Sequence[SentenceResult]) -> dict[str, int]:
+    """How often each fail-on item occurs: verdicts, claim statuses, flags of ok citations."""
+    seen: dict[str, int] = dict.fromkeys(FAIL_ON_ITEMS, 0)
+    for sentence in sentences:
+        if is_claim(sentence.kind, len(sentence.citations)) and sentence.status != "cited":
+            seen[sentence.status] += 1
+        for citation in sentence.citations:
+            if citation.verdict != "ok":
+                seen[citation.verdict] += 1
+                continue
+            for flag in citation.flags:
+                seen[flag.name] += 1
+    return seen
+
+
+_WORDING: Mapping[str, tuple[str, str]] = {
+    "uncited": ("uncited sentence", "uncited sentences"),
+    "invalid_only": (
+        "sentence with only invalid citations",
+        "sentences with only invalid citations",
+    ),
+    "retracted": ("citation of a retracted record", "citations of retracted records"),
+    "expression_of_concern": (
+        "citation of a record with an expression of concern",
+        "citations of records with an expression of concern",
+    ),
+    "preprint": ("citation of a preprint", "citations of preprints"),
+    "version_changed": (
+        "citation of a version that is no longer current",
+        "citations of versions that are no longer current",
+    ),
+}
+
+
+def _describe(item: str, n: int) -> str:
+    """``n`` occurrences of a fail-on item in words: "2 forged citations"."""
+    one, many = _WORDING.get(item, (f"{item} citation", f"{item} citations"))
+    return f"{n} {one if n == 1 else many}"
+
+
+WARN_ITEMS: tuple[FailOnItem, ...] = (
+    "withdrawn",
+    "unavailable",
+    "quote_mismatch",
+    "invalid_only",
+    "retracted",
+    "uncited",
+)
+"""What makes an answer warn (when the fail-on policy does not already make it fail)."""
+
+
+def overall(
+    sentences: Sequence[SentenceResult], fail_on: Sequence[FailOnItem] = DEFAULT_FAIL_ON
+) -> tuple[Overall, list[str]]:
+    """The overall verdict and the reasons for it, fail reasons first.
+
+    fail: any item of ``fail_on`` occurs (always including malformed and forged);
+    warn: any of :data:`WARN_ITEMS` occurs; pass otherwise.
+    """
+    seen = _occurrences(sentences)
+    policy = fail_on_policy(fail_on)
+    fails = [f"fail: {_describe(i, seen[i])}" for i in policy if seen[i]]
+    warns = [f"warn: {_describe(i, seen[i])}" for i in WARN_ITEMS if seen[i] and i not in policy]
+    if fails:
+        return "fail", fails + warns
+    if warns:
+        return "warn", warns
+    return "pass", []

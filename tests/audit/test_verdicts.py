@@ -1,0 +1,588 @@
+"""The audit's rules on an in-memory corpus: one test per verdict, flag, sentence status and
+overall rule (DESIGN.md §3). The same rules run on a real demo snapshot in test_engine_demo.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from audit.corpus import InMemoryCorpus, StoredRelation
+from audit.engine import (
+    AnswerInput,
+    CitationInput,
+    SentenceInput,
+    audit_answer,
+    judge_citations,
+)
+from audit.errors import CitationSyntaxError
+from audit.handles import mint, parse_handle, parse_locator
+from audit.keys import Keyring
+from audit.report import CitationResult, FailOnItem, Report
+
+KEYRING = Keyring.demo_keyring()
+OTHER = Keyring.from_keys(b"another installation's key, 32+ bytes long")
+KEYRING_KEY = b"citeseal public demo key: NOT SECRET, demo only"  # audit.keys.DEMO_KEY
+SETID = "5eed0001-0000-4000-8000-000000000001"
+
+RESULTS = (
+    "During 48 210 person-years of follow-up, 312 children were diagnosed with Farrow syndrome."
+)
+CONCLUSIONS = "Zentravir exposure does not increase the risk of Farrow syndrome."
+OLD_SUMMARY = "Zentravir 20 mg daily was compared with placebo in children with Farrow syndrome."
+NEW_SUMMARY = "Zentravir 10 mg daily was compared with placebo in adults with Farrow syndrome."
+WARNING = "Zentravir can cause severe liver injury in patients with Farrow syndrome."
+
+
+def h(locator: str, keyring: Keyring = KEYRING) -> str:
+    """A genuine handle for ``locator``."""
+    return mint(keyring, parse_locator(locator))
+
+
+def make_corpus(**sources: str) -> InMemoryCorpus:
+    statuses: dict[str, str] = dict.fromkeys(
+        ("pubmed", "europepmc", "pubtator3", "crossref", "clinicaltrials", "openfda"), "ok"
+    )
+    statuses.update(sources)
+    corpus = InMemoryCorpus(sources={k: v for k, v in statuses.items() if v != "absent"})
+    corpus.add_record(
+        "pmid:99000001",
+        "pubmed",
+        {
+            "1": {
+                "title": "Zentravir exposure and Farrow syndrome: a cohort study.",
+                "abstract.3": RESULTS,
+                "abstract.4": CONCLUSIONS,
+            }
+        },
+        title="Zentravir exposure and Farrow syndrome: a cohort study.",
+        retracted=False,
+        expression_of_concern=False,
+        preprint=False,
+    )
+    corpus.add_record(
+        "pmid:99000002",
+        "pubmed",
+        {"1": {"abstract.1": "Four children developed Farrow syndrome after zentravir."}},
+        retracted=True,
+        relations=[
+            StoredRelation("retraction_in", "pmid:99000003", "pubmed"),
+            StoredRelation("retraction_in", "doi:10.5555/demo.0003", "crossref"),
+            StoredRelation("retraction_in", "pmid:99000003", "crossref"),
+        ],
+    )
+    corpus.add_record(
+        "pmid:99000004",
+        "pubmed",
+        {"1": {"abstract.1": "Zentravir shortened the course of Farrow syndrome."}},
+        expression_of_concern=True,
+        relations=[StoredRelation("expression_of_concern_in", "pmid:99000005", "pubmed")],
+    )
+    corpus.add_record(
+        "pmid:99000007",
+        "pubmed",
+        {"1": {"abstract.1": "A retracted paper the source marks without a notice."}},
+        retracted=True,
+    )
+    corpus.add_record(
+        "ppr:PPR990001",
+        "europepmc",
+        {"1": {"abstract.1": "Zentravir in Farrow syndrome: a preprint."}},
+        preprint=True,
+        relations=[StoredRelation("preprint_of", "pmid:99000006", "europepmc")],
+    )
+    corpus.add_record(
+        "nct:NCT99000001",
+        "clinicaltrials",
+        {
+            "2025-01-15": {
+                "trial.brief_summary.1": OLD_SUMMARY,
+                "trial.conditions.1": "Farrow syndrome",
+                "trial.arms.2": "Placebo tablets once daily.",
+            },
+            "2025-06-02": {
+                "trial.brief_summary.1": NEW_SUMMARY,
+                "trial.conditions.1": "Farrow syndrome",
+            },
+        },
+    )
+    corpus.add_record(
+        f"setid:{SETID}",
+        "openfda",
+        {"3": {"label.boxed_warning.1": WARNING}, "4": {"label.boxed_warning.1": WARNING}},
+        retained=["4"],
+    )
+    corpus.add_record(
+        "pmid:99000010",
+        "pubmed",
+        {"1": {"abstract.1": "A record that later disappeared upstream."}},
+        withdrawn=True,
+        withdrawn_since="demo-20250602T000000Z",
+    )
+    corpus.add_record(
+        "pmid:99000020",
+        "pubmed",
+        {
+            "1": {"abstract.1": "Version one says 40 patients.", "abstract.2": "Only in one."},
+            "2": {"abstract.1": "Version two says 41 patients."},
+        },
+    )
+    return corpus
+
+
+CORPUS = make_corpus()
+
+
+def judge_one(handle: str, quote: str | None = None, corpus: InMemoryCorpus = CORPUS):
+    (result,) = judge_citations([CitationInput.from_text(handle, quote)], corpus, KEYRING)
+    return result
+
+
+def flags(result: CitationResult) -> list[tuple[str, str | None]]:
+    return [(f.name, f.detail) for f in result.flags]
+
+
+# ---------------------------------------------------------------------------------------------
+# The ladder
+
+
+def test_malformed_carries_the_grammar_message() -> None:
+    result = judge_one("pmid:99000001-abstract")
+    with pytest.raises(CitationSyntaxError) as raised:
+        parse_handle("pmid:99000001-abstract")
+    assert (result.verdict, result.detail) == ("malformed", raised.value.message)
+    assert result.record is None and result.passage is None and result.record_id is None
+
+
+def test_forged_check_code() -> None:
+    genuine = h("pmid:99000001/abstract.3")
+    wrong = genuine[:-1] + ("0" if genuine[-1] != "0" else "1")
+    result = judge_one(wrong)
+    assert result.verdict == "forged"
+    assert result.detail == (
+        f"check code {wrong[-5:]!r} does not verify under any key of the keyring"
+    )
+    assert result.record is None and result.passage is None
+
+
+def test_handle_from_another_installation_is_forged() -> None:
+    assert judge_one(h("pmid:99000001/abstract.3", OTHER)).verdict == "forged"
+
+
+def test_handle_signed_by_a_retired_key_still_verifies() -> None:
+    rotated = Keyring.from_keys(b"the new current key, at least 32 bytes", [KEYRING_KEY])
+    citation = CitationInput.from_text(h("pmid:99000001/abstract.3"))
+    (result,) = judge_citations([citation], CORPUS, rotated)
+    assert result.verdict == "ok"
+
+
+@pytest.mark.parametrize(
+    ("sources", "handle", "detail"),
+    [
+        (
+            {"openfda": "failed"},
+            f"setid:{SETID}@4/label.boxed_warning.1",
+            "the openfda harvest failed in this snapshot",
+        ),
+        (
+            {"clinicaltrials": "not_harvested"},
+            "nct:NCT99000001@2025-06-02/trial.conditions.1",
+            "clinicaltrials was not harvested in this snapshot",
+        ),
+        (
+            {"clinicaltrials": "absent"},
+            "nct:NCT99000001@2025-06-02/trial.conditions.1",
+            "clinicaltrials was not harvested in this snapshot",
+        ),
+        ({}, "pmid:99000999/abstract.1", "pmid:99000999 was never in this snapshot's lineage"),
+        (
+            {"pubmed": "partial"},
+            "pmid:99000999/abstract.1",
+            "pmid:99000999 was never in this snapshot's lineage (the pubmed harvest was partial)",
+        ),
+    ],
+    ids=["source-failed", "not-harvested", "source-missing", "never-seen", "never-seen-partial"],
+)
+def test_unavailable(sources: dict[str, str], handle: str, detail: str) -> None:
+    result = judge_one(h(handle), corpus=make_corpus(**sources))
+    assert (result.verdict, result.detail) == ("unavailable", detail)
+    assert result.passage is None
+
+
+@pytest.mark.parametrize(
+    ("handle", "quote", "detail"),
+    [
+        (
+            "pmid:99000010/abstract.1",
+            None,
+            "pmid:99000010 was withdrawn upstream since snapshot demo-20250602T000000Z",
+        ),
+        ("pmid:99000001/abstract.9", None, "no passage abstract.9 in pmid:99000001"),
+        (
+            "nct:NCT99000001@2025-06-02/trial.arms.2",
+            None,
+            "no passage trial.arms.2 in version 2025-06-02",
+        ),
+        (
+            # the quote is in the current version, but the pinned one is gone: never compared
+            f"setid:{SETID}@3/label.boxed_warning.1",
+            WARNING,
+            "version not retained: 3 (current version 4)",
+        ),
+        (
+            "nct:NCT99000001@2024-12-01/trial.conditions.1",
+            None,
+            "version not retained: 2024-12-01 (current version 2025-06-02)",
+        ),
+    ],
+    ids=["gone-upstream", "no-passage", "no-passage-in-version", "old-label", "unknown-version"],
+)
+def test_withdrawn(handle: str, quote: str | None, detail: str) -> None:
+    result = judge_one(h(handle), quote)
+    assert (result.verdict, result.detail) == ("withdrawn", detail)
+    assert result.checked_against is None and result.closest_match is None
+
+
+def test_quote_mismatch_shows_the_closest_match() -> None:
+    result = judge_one(
+        h("pmid:99000001/abstract.4"), "Zentravir exposure strongly increases the risk"
+    )
+    assert result.verdict == "quote_mismatch"
+    assert result.detail == "the quote is not verbatim in the text as issued nor as it is now"
+    assert result.closest_match is not None and "Zentravir exposure" in result.closest_match
+    assert result.similarity is not None and 0.5 < result.similarity < 1
+    assert result.checked_against is None and result.flags == []
+    assert result.passage is not None and result.passage.text == CONCLUSIONS
+
+
+@pytest.mark.parametrize(
+    "quote",
+    ["During 48 210 person-years", "Farrow Syndrome", "312 children were diagnosed with Farrow."],
+    ids=["digit-changed", "case", "word-dropped"],
+)
+def test_quote_with_one_detail_changed_is_a_mismatch(quote: str) -> None:
+    quote = quote.replace("48 210", "48 201")
+    assert judge_one(h("pmid:99000001/abstract.3"), quote).verdict == "quote_mismatch"
+
+
+def test_empty_quote_is_a_mismatch() -> None:
+    result = judge_one(h("pmid:99000001/abstract.3"), " \u200b ")
+    assert (result.verdict, result.detail) == ("quote_mismatch", "the quote is empty")
+    assert result.closest_match is None
+
+
+def test_ok_without_quote() -> None:
+    result = judge_one(h("pmid:99000001/abstract.3"))
+    assert (result.verdict, result.detail, result.flags) == ("ok", None, [])
+    assert result.checked_against is None
+    assert result.passage is not None and result.passage.text == RESULTS
+    assert result.current_passage is None
+    assert result.record is not None and result.record.title is not None
+
+
+def test_ok_quote_in_typographic_variants() -> None:
+    quote = "During 48\u00a0210 person\u2011years of follow\u2010up, 312 children"
+    result = judge_one(h("pmid:99000001/abstract.3"), quote)
+    assert (result.verdict, result.checked_against) == ("ok", "issued")
+
+
+# ---------------------------------------------------------------------------------------------
+# Versions: as issued and as now
+
+
+def test_old_trial_version_ok_with_version_changed_checked_as_issued() -> None:
+    result = judge_one(h("nct:NCT99000001@2025-01-15/trial.brief_summary.1"), "20 mg daily")
+    assert (result.verdict, result.checked_against) == ("ok", "issued")
+    assert flags(result) == [
+        ("version_changed", "current version 2025-06-02 (this passage changed)")
+    ]
+    assert result.passage is not None and result.passage.version == "2025-01-15"
+    assert result.passage.text == OLD_SUMMARY
+    assert result.current_passage is not None and result.current_passage.text == NEW_SUMMARY
+
+
+def test_quote_only_in_the_current_text_is_checked_against_current() -> None:
+    result = judge_one(h("nct:NCT99000001@2025-01-15/trial.brief_summary.1"), "10 mg daily")
+    assert (result.verdict, result.checked_against) == ("ok", "current")
+    assert result.passage is not None and result.passage.version == "2025-01-15"
+    assert result.current_passage is not None and result.current_passage.version == "2025-06-02"
+
+
+def test_quote_in_neither_version_is_a_mismatch() -> None:
+    result = judge_one(h("nct:NCT99000001@2025-01-15/trial.brief_summary.1"), "30 mg daily")
+    assert result.verdict == "quote_mismatch"
+    assert result.passage is not None and result.passage.version == "2025-01-15"
+    assert result.current_passage is not None and result.current_passage.version == "2025-06-02"
+
+
+def test_version_changed_says_when_the_passage_is_unchanged_or_gone() -> None:
+    same = judge_one(h("nct:NCT99000001@2025-01-15/trial.conditions.1"))
+    gone = judge_one(h("nct:NCT99000001@2025-01-15/trial.arms.2"))
+    assert flags(same) == [
+        ("version_changed", "current version 2025-06-02 (this passage is unchanged)")
+    ]
+    assert flags(gone) == [
+        ("version_changed", "current version 2025-06-02 (this passage is gone from it)")
+    ]
+    assert gone.current_passage is None
+
+
+def test_current_version_pinned_has_no_version_changed() -> None:
+    result = judge_one(h("nct:NCT99000001@2025-06-02/trial.brief_summary.1"), "10 mg daily")
+    assert (result.verdict, result.checked_against, result.flags) == ("ok", "issued", [])
+    assert result.current_passage is None
+
+
+def test_unpinned_handle_accepts_any_retained_version_without_version_changed() -> None:
+    old = judge_one(h("pmid:99000020/abstract.1"), "40 patients")
+    new = judge_one(h("pmid:99000020/abstract.1"), "41 patients")
+    only_old = judge_one(h("pmid:99000020/abstract.2"))
+    assert (old.verdict, old.checked_against, old.flags) == ("ok", "issued", [])
+    assert old.passage is not None and old.passage.version == "1"
+    assert old.current_passage is not None and old.current_passage.version == "2"
+    assert (new.verdict, new.checked_against) == ("ok", "issued")
+    assert new.passage is not None and new.passage.version == "2" and new.current_passage is None
+    assert (only_old.verdict, only_old.flags) == ("ok", [])
+    assert only_old.passage is not None and only_old.passage.version == "1"
+
+
+# ---------------------------------------------------------------------------------------------
+# Flags
+
+
+@pytest.mark.parametrize(
+    ("handle", "expected"),
+    [
+        (
+            "pmid:99000002/abstract.1",
+            [("retracted", "retraction notices pmid:99000003, doi:10.5555/demo.0003")],
+        ),
+        ("pmid:99000007/abstract.1", [("retracted", "marked retracted by the source")]),
+        (
+            "pmid:99000004/abstract.1",
+            [("expression_of_concern", "expression of concern pmid:99000005")],
+        ),
+        ("ppr:PPR990001@1/abstract.1", [("preprint", "published as pmid:99000006")]),
+        (
+            f"setid:{SETID}@4/label.boxed_warning.1",
+            [],
+        ),
+    ],
+    ids=["retracted", "retracted-without-notice", "expression-of-concern", "preprint", "none"],
+)
+def test_flags(handle: str, expected: list[tuple[str, str]]) -> None:
+    result = judge_one(h(handle))
+    assert result.verdict == "ok"
+    assert flags(result) == expected
+
+
+def test_unknown_flags_are_not_shown() -> None:
+    # pmid:99000020 has retracted/expression_of_concern/preprint = None (unknown)
+    assert judge_one(h("pmid:99000020/abstract.1")).flags == []
+
+
+def test_flags_only_on_ok() -> None:
+    result = judge_one(h("pmid:99000002/abstract.1"), "Five children")
+    assert (result.verdict, result.flags) == ("quote_mismatch", [])
+    assert result.record is not None and result.record.retracted is True
+
+
+# ---------------------------------------------------------------------------------------------
+# Sentences, metrics, overall verdict
+
+
+@dataclass(frozen=True)
+class S:
+    """A sentence of a planted answer: its kind and its citations (handle, quote)."""
+
+    text: str
+    cites: tuple[tuple[str, str | None], ...] = ()
+    kind: str = "sentence"
+
+
+GOOD = h("pmid:99000001/abstract.3")
+FORGED = GOOD[:-1] + ("0" if GOOD[-1] != "0" else "1")
+MALFORMED = "pmid:99000001-abstract"
+RETRACTED = h("pmid:99000002/abstract.1")
+WITHDRAWN = h("pmid:99000001/abstract.9")
+UNAVAILABLE = h("pmid:99000999/abstract.1")
+OLD_TRIAL = h("nct:NCT99000001@2025-01-15/trial.brief_summary.1")
+
+
+def audit(*sentences: S, fail_on: tuple[FailOnItem, ...] = ()) -> Report:
+    answer = AnswerInput(
+        tuple(
+            SentenceInput(
+                index=i,
+                text=s.text,
+                kind=s.kind,
+                citations=tuple(CitationInput.from_text(c, q) for c, q in s.cites),
+            )
+            for i, s in enumerate(sentences, start=1)
+        )
+    )
+    return audit_answer(answer, CORPUS, KEYRING, fail_on=fail_on, source_label="planted.md")
+
+
+def test_sentence_statuses() -> None:
+    report = audit(
+        S("Cited beside a forged one.", ((GOOD, None), (FORGED, None))),
+        S("Only invalid.", ((FORGED, None), (WITHDRAWN, None))),
+        S("No citation."),
+    )
+    assert [s.status for s in report.sentences] == ["cited", "invalid_only", "uncited"]
+
+
+def test_a_heading_or_lead_in_without_citation_is_not_a_claim() -> None:
+    report = audit(
+        S("Results", kind="heading"),
+        S("Safety:", kind="lead_in"),
+        S("Cited.", ((GOOD, None),)),
+        S("Cited heading", ((GOOD, None),), kind="heading"),
+    )
+    assert [s.status for s in report.sentences] == ["uncited", "uncited", "cited", "cited"]
+    assert (report.metrics.sentences, report.metrics.cited_sentences) == (2, 2)
+    assert (report.verdict, report.verdict_reasons) == ("pass", [])
+
+
+def test_metrics() -> None:
+    report = audit(
+        S("One.", ((GOOD, "312 children were diagnosed"),)),
+        S("Two.", ((GOOD, "313 children"),)),
+        S("Three.", ((FORGED, "a quote on a forged handle"),)),
+        S("Four.", ((MALFORMED, None),)),
+        S("Five.", ((RETRACTED, None), (OLD_TRIAL, "20 mg daily"))),
+        S("Six."),
+    )
+    m = report.metrics
+    assert (m.fabricated, m.retracted_cited) == (2, 1)
+    assert (m.sentences, m.cited_sentences) == (6, 2)
+    assert (m.quotes, m.verbatim_quotes) == (4, 2)
+    assert (m.citations, m.valid_citations, m.citation_validity) == (6, 3, 0.5)
+    assert m.by_verdict.model_dump() == {
+        "malformed": 1,
+        "forged": 1,
+        "unavailable": 0,
+        "withdrawn": 0,
+        "quote_mismatch": 1,
+        "ok": 3,
+    }
+    assert m.by_status.model_dump() == {"cited": 2, "uncited": 1, "invalid_only": 3}
+
+
+def test_no_citations_has_no_validity() -> None:
+    report = audit(S("Nothing cited."))
+    assert (report.metrics.citations, report.metrics.citation_validity) == (0, None)
+
+
+@pytest.mark.parametrize(
+    ("sentences", "verdict", "reasons"),
+    [
+        ((S("A.", ((GOOD, None),)),), "pass", []),
+        (
+            (S("A.", ((GOOD, None), (MALFORMED, None))),),
+            "fail",
+            ["fail: 1 malformed citation"],
+        ),
+        ((S("A.", ((GOOD, None), (FORGED, None))),), "fail", ["fail: 1 forged citation"]),
+        (
+            (S("A.", ((GOOD, None), (WITHDRAWN, None))),),
+            "warn",
+            ["warn: 1 withdrawn citation"],
+        ),
+        (
+            (S("A.", ((GOOD, None), (UNAVAILABLE, None))),),
+            "warn",
+            ["warn: 1 unavailable citation"],
+        ),
+        (
+            (S("A.", ((GOOD, None), (GOOD, "no such words"))),),
+            "warn",
+            ["warn: 1 quote_mismatch citation"],
+        ),
+        (
+            (S("A.", ((GOOD, None),)), S("B.", ((WITHDRAWN, None),))),
+            "warn",
+            ["warn: 1 withdrawn citation", "warn: 1 sentence with only invalid citations"],
+        ),
+        (
+            (S("A.", ((RETRACTED, None),)),),
+            "warn",
+            ["warn: 1 citation of a retracted record"],
+        ),
+        ((S("A.", ((GOOD, None),)), S("B.")), "warn", ["warn: 1 uncited sentence"]),
+        (
+            (S("A.", ((FORGED, None),)), S("B."), S("C.")),
+            "fail",
+            [
+                "fail: 1 forged citation",
+                "warn: 1 sentence with only invalid citations",
+                "warn: 2 uncited sentences",
+            ],
+        ),
+        ((S("A.", ((OLD_TRIAL, None),)),), "pass", []),
+    ],
+    ids=[
+        "pass",
+        "fail-malformed",
+        "fail-forged",
+        "warn-withdrawn",
+        "warn-unavailable",
+        "warn-quote-mismatch",
+        "warn-invalid-only",
+        "warn-retracted",
+        "warn-uncited",
+        "fail-with-warnings",
+        "version-changed-passes",
+    ],
+)
+def test_overall_rules(sentences: tuple[S, ...], verdict: str, reasons: list[str]) -> None:
+    report = audit(*sentences)
+    assert (report.verdict, report.verdict_reasons) == (verdict, reasons)
+    assert report.fail_on == ["malformed", "forged"]
+
+
+@pytest.mark.parametrize(
+    ("fail_on", "sentences", "reason"),
+    [
+        (("uncited",), (S("A.", ((GOOD, None),)), S("B.")), "fail: 1 uncited sentence"),
+        (
+            ("retracted",),
+            (S("A.", ((RETRACTED, None),)),),
+            "fail: 1 citation of a retracted record",
+        ),
+        (
+            ("quote_mismatch",),
+            (S("A.", ((GOOD, "no such words"),)),),
+            "fail: 1 quote_mismatch citation",
+        ),
+        (
+            ("version_changed",),
+            (S("A.", ((OLD_TRIAL, None),)),),
+            "fail: 1 citation of a version that is no longer current",
+        ),
+        (
+            ("invalid_only",),
+            (S("A.", ((WITHDRAWN, None),)),),
+            "fail: 1 sentence with only invalid citations",
+        ),
+    ],
+    ids=["uncited", "retracted", "quote-mismatch", "version-changed", "invalid-only"],
+)
+def test_fail_on_adds_to_the_default_policy(
+    fail_on: tuple[FailOnItem, ...], sentences: tuple[S, ...], reason: str
+) -> None:
+    report = audit(*sentences, fail_on=fail_on)
+    assert report.verdict == "fail"
+    assert report.verdict_reasons[0] == reason
+    assert report.fail_on[:2] == ["malformed", "forged"] and fail_on[0] in report.fail_on
+    assert audit(*sentences).verdict != "fail"
+
+
+def test_report_identity_fields() -> None:
+    report = audit(S("A.", ((GOOD, None),)))
+    assert report.source == "planted.md"
+    assert (report.key.demo, report.key.fingerprint) == (True, KEYRING.fingerprint)
+    assert report.snapshot.name == "memory"
+    assert "NOT SECRET" not in report.model_dump_json()
