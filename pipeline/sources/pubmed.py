@@ -362,11 +362,12 @@ def search_ids(
 
 
 def fetch_records(client: HttpClient, pmids: Sequence[str]) -> list[Record]:
-    """Records for ``pmids`` (efetch XML in batches; POST for batches above 200 ids).
+    """Records for ``pmids`` (ids deduplicated and sorted; efetch XML in batches of 500, sent
+    as a POST when a batch holds more than 200 ids).
 
     PMIDs that PubMed does not return (deleted, merged) are logged and left out.
     """
-    unique = list(dict.fromkeys(str(p) for p in pmids))
+    unique = sorted({str(p) for p in pmids}, key=lambda p: (len(p), p))  # numeric order
     records: list[Record] = []
     for start in range(0, len(unique), EFETCH_BATCH):
         batch = unique[start : start + EFETCH_BATCH]

@@ -1,0 +1,236 @@
+"""PubTator3 BioC JSON → entity annotations on PubMed passages.
+
+The export (``publications/export/biocjson?pmids=…``) holds, per PMID, a ``title`` passage and
+one ``abstract`` passage; annotation offsets are document-level. A structured abstract is one
+BioC passage with its section labels inlined ("BACKGROUND: … METHODS: …"), whereas PubMed
+gives one passage per section. The mapping into our passage paths (``title``, ``abstract.N``):
+
+1. With the PubMed record at hand (:func:`fetch_annotations` ``records=``, or :func:`align`),
+   each of our passage texts is located in the BioC passage text (title in the title passage,
+   ``abstract.1``, ``abstract.2``… in order in the abstract passage), which gives each of our
+   passages a BioC start offset.
+2. Without it (:func:`parse`), the abstract is split at inline labels: a label of up to six
+   capitalised words followed by ``:`` at the very start marks a structured abstract, and each
+   further such label right after a sentence end starts the next section. This heuristic can
+   split wrongly (a sentence ending before "Note: …"); prefer 1. when the record is known.
+
+Text is compared with every Unicode space treated as a plain space (PubMed keeps NBSP where
+PubTator3 has a space); the annotation text stored is the passage's own text at that span.
+
+An annotation lands in the passage whose span contains it, with ``start``/``end`` relative to
+that passage's text; one that straddles two passages or whose text does not match the passage
+text at that place is dropped. Annotations in full-text passages (``&full=true``) are ignored.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pipeline.errors import ParseError
+from pipeline.http import HttpClient
+from pipeline.records import Annotation, ParseResult, Passage, Record
+from pipeline.xmlsafe import load_json
+
+SOURCE = "pubtator3"
+EXPORT_URL = "https://www.ncbi.nlm.nih.gov/research/pubtator3-api/publications/export/biocjson"
+BATCH = 100  # PMIDs per export request
+
+_WORD = r"[A-Z][A-Za-z0-9/&'()\-]*"
+_LABEL = rf"{_WORD}(?:,? (?:(?:and|or|of|the|in|for|to) )?{_WORD}){{0,5}}"
+_FIRST_LABEL = re.compile(rf"^({_LABEL}):\s+")
+_NEXT_LABEL = re.compile(rf"(?<=[.?!)\]]) ({_LABEL}):\s+")
+
+
+def _same_width(text: str) -> str:
+    """``text`` with every Unicode space (NBSP, thin space…) as a plain space; same length,
+    so offsets found in the result are offsets in ``text``."""
+    return "".join(" " if c.isspace() else c for c in text)
+
+
+@dataclass
+class _Mention:
+    offset: int  # document-level
+    length: int
+    text: str
+    type: str
+    identifier: str | None
+
+
+@dataclass
+class _Doc:
+    pmid: str
+    title: tuple[int, str] | None = None  # (document offset, text)
+    abstract: tuple[int, str] | None = None
+    mentions: list[_Mention] = field(default_factory=list)
+
+
+# -- parsing -------------------------------------------------------------------------------
+def _documents(body: str | bytes) -> list[_Doc]:
+    data = load_json(body, what="PubTator3 BioC JSON")
+    if isinstance(data, dict) and isinstance(data.get("PubTator3"), list):
+        raw = data["PubTator3"]
+    elif isinstance(data, dict) and isinstance(data.get("documents"), list):
+        raw = data["documents"]  # a plain BioC collection
+    elif isinstance(data, list):
+        raw = data
+    elif isinstance(data, dict) and isinstance(data.get("passages"), list):
+        raw = [data]
+    else:
+        raise ParseError("expected PubTator3 BioC JSON (documents with passages)")
+    return [_document(d) for d in raw if isinstance(d, dict)]
+
+
+def _document(raw: dict[str, Any]) -> _Doc:
+    pmid = str(raw.get("pmid") or raw.get("id") or "").split("|")[0]
+    if not pmid.isdigit():
+        raise ParseError(f"PubTator3 document without a numeric PMID ({pmid[:40]!r})")
+    doc = _Doc(pmid=pmid)
+    passages = raw.get("passages")
+    if not isinstance(passages, list):
+        raise ParseError(f"PubTator3 document {pmid} has no passages list")
+    for passage in passages:
+        infons = passage.get("infons") or {}
+        kind = str(infons.get("type") or infons.get("section_type") or "").lower()
+        offset = int(passage.get("offset") or 0)
+        text = str(passage.get("text") or "")
+        if kind == "title" and doc.title is None:
+            doc.title = (offset, text)
+        elif kind == "abstract" and doc.abstract is None:
+            doc.abstract = (offset, text)
+        else:
+            continue
+        for annotation in passage.get("annotations") or []:
+            ann_infons = annotation.get("infons") or {}
+            identifier = ann_infons.get("identifier")
+            if identifier in (None, "", "-", "None"):
+                identifier = None
+            for location in annotation.get("locations") or []:
+                doc.mentions.append(
+                    _Mention(
+                        offset=int(location.get("offset", 0)),
+                        length=int(location.get("length", 0)),
+                        text=str(annotation.get("text") or ""),
+                        type=str(ann_infons.get("type") or "Unknown"),
+                        identifier=str(identifier) if identifier is not None else None,
+                    )
+                )
+    return doc
+
+
+def _label_sections(offset: int, text: str) -> list[tuple[str, int, str]]:
+    """Heuristic ``(path, document offset, text)`` sections of a BioC abstract passage."""
+    first = _FIRST_LABEL.match(text)
+    if not first:
+        stripped = text.strip()
+        start = offset + text.find(stripped) if stripped else offset
+        return [("abstract.1", start, stripped)] if stripped else []
+    bounds: list[tuple[int, int]] = [(0, first.end())]  # (label start, body start)
+    for match in _NEXT_LABEL.finditer(text, first.end()):
+        bounds.append((match.start(1), match.end()))
+    sections = []
+    for i, (_, body_start) in enumerate(bounds):
+        body_end = bounds[i + 1][0] if i + 1 < len(bounds) else len(text)
+        body = text[body_start:body_end].rstrip()
+        if body:
+            sections.append((f"abstract.{len(sections) + 1}", offset + body_start, body))
+    return sections
+
+
+def _located_sections(doc: _Doc, passages: Sequence[Passage]) -> list[tuple[str, int, str]]:
+    """Our passages located in the BioC text: ``(path, document offset, text)``."""
+    found: list[tuple[str, int, str]] = []
+    by_path = {p.path: p for p in passages}
+    if doc.title is not None and "title" in by_path:
+        position = _same_width(doc.title[1]).find(_same_width(by_path["title"].text))
+        if position >= 0:
+            found.append(("title", doc.title[0] + position, by_path["title"].text))
+    if doc.abstract is not None:
+        base, text = doc.abstract[0], _same_width(doc.abstract[1])
+        cursor = 0
+        for passage in passages:
+            if not passage.path.startswith("abstract."):
+                continue
+            position = text.find(_same_width(passage.text), cursor)
+            if position < 0:
+                continue
+            found.append((passage.path, base + position, passage.text))
+            cursor = position + len(passage.text)
+    return found
+
+
+def _map(doc: _Doc, sections: list[tuple[str, int, str]]) -> list[Annotation]:
+    annotations = []
+    for mention in doc.mentions:
+        for path, start, text in sections:
+            relative = mention.offset - start
+            end = relative + mention.length
+            if relative >= 0 and end <= len(text):
+                if _same_width(text[relative:end]) == _same_width(mention.text):
+                    annotations.append(
+                        Annotation(
+                            path=path,
+                            start=relative,
+                            end=end,
+                            text=text[relative:end],
+                            type=mention.type,
+                            identifier=mention.identifier,
+                        )
+                    )
+                break
+    annotations.sort(key=lambda a: (a.path != "title", a.path, a.start, a.end, a.type))
+    return annotations
+
+
+def _heuristic_sections(doc: _Doc) -> list[tuple[str, int, str]]:
+    sections: list[tuple[str, int, str]] = []
+    if doc.title is not None:
+        sections.append(("title", doc.title[0], doc.title[1]))
+    if doc.abstract is not None:
+        sections += _label_sections(*doc.abstract)
+    return sections
+
+
+def parse(body: str | bytes, *, url: str | None = None) -> ParseResult:
+    """Annotations per ``pmid:N`` (paths from the inline-label heuristic, see module doc)."""
+    del url
+    documents = _documents(body)
+    return ParseResult(
+        source=SOURCE,
+        ids=[f"pmid:{d.pmid}" for d in documents],
+        annotations={f"pmid:{d.pmid}": _map(d, _heuristic_sections(d)) for d in documents},
+    )
+
+
+def align(body: str | bytes, records: Mapping[str, Record]) -> dict[str, list[Annotation]]:
+    """Annotations per ``pmid:N`` mapped onto the given PubMed records' passages (exact)."""
+    result: dict[str, list[Annotation]] = {}
+    for doc in _documents(body):
+        key = f"pmid:{doc.pmid}"
+        record = records.get(key)
+        sections = _located_sections(doc, record.passages) if record else _heuristic_sections(doc)
+        result[key] = _map(doc, sections)
+    return result
+
+
+# -- harvest ---------------------------------------------------------------------------------
+def fetch_annotations(
+    client: HttpClient,
+    pmids: Sequence[str],
+    *,
+    records: Mapping[str, Record] | None = None,
+) -> dict[str, list[Annotation]]:
+    """Annotations for ``pmids`` (batches of 100, ids sorted), keyed ``pmid:N``.
+
+    Pass the PubMed ``records`` (keyed by record id) to map spans exactly onto their passages;
+    without them the inline-label heuristic is used. PMIDs PubTator3 does not know are absent.
+    """
+    unique = sorted({str(p) for p in pmids}, key=lambda p: (len(p), p))
+    found: dict[str, list[Annotation]] = {}
+    for start in range(0, len(unique), BATCH):
+        batch = unique[start : start + BATCH]
+        response = client.get(EXPORT_URL, params={"pmids": ",".join(batch)}, source=SOURCE)
+        found.update(align(response.content, records or {}))
+    return found
