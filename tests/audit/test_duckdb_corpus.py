@@ -1,0 +1,168 @@
+"""The DuckDB corpus reads the snapshot tables as the in-memory corpus holds the same data."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from audit.corpus import InMemoryCorpus, PassageKey, PathRef, StoredRelation
+from audit.duckdb_corpus import DuckDBCorpus
+from audit.errors import CorpusError
+from audit.folding import fold
+from pipeline.snapshot.schema import MIGRATIONS
+
+VERSIONS = {
+    "nct:NCT99000001": {
+        "2025-01-15": {
+            "trial.brief_summary.1": "Zentravir 20 mg daily.",
+            "trial.arms.2": "Placebo.",
+        },
+        "2025-06-02": {"trial.brief_summary.1": "Zentravir 10 mg daily."},
+    },
+    "pmid:99000002": {"1": {"abstract.1": "Four children developed Farrow syndrome."}},
+}
+
+
+def _write_snapshot(path: Path, *, extra_sql: str = "") -> None:
+    con = duckdb.connect(str(path))
+    for migration in MIGRATIONS:
+        con.execute(migration.sql)
+    con.execute(
+        "INSERT INTO meta VALUES ('name', 'tiny'), ('snapshot_id', 'tiny-1'), "
+        "('created_at', '2025-06-02T00:00:00Z'), ('schema_version', '1')"
+    )
+    con.execute("INSERT INTO sources (source, status) VALUES ('clinicaltrials', 'ok')")
+    con.execute("INSERT INTO sources (source, status) VALUES ('pubmed', 'partial')")
+    sources = {"nct:NCT99000001": "clinicaltrials", "pmid:99000002": "pubmed"}
+    for record_id, versions in VERSIONS.items():
+        # insert the newest version first: order must come from record_versions.seq
+        for seq, version in reversed(list(enumerate(versions, start=1))):
+            con.execute(
+                "INSERT INTO records (record_id, version, source, content_hash, title, retracted) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                [record_id, version, sources[record_id], "h", f"title {version}", None],
+            )
+            con.execute(
+                "INSERT INTO record_versions VALUES (?, ?, ?, 'h', 'tiny-1', 'tiny-1', 'harvest')",
+                [record_id, version, seq],
+            )
+            for n, (p, text) in enumerate(versions[version].items()):
+                con.execute(
+                    "INSERT INTO passages VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [record_id, version, p, n, p.split(".")[0], text, fold(text)],
+                )
+        con.execute(
+            "INSERT INTO record_state VALUES (?, ?, ?, FALSE, NULL)",
+            [record_id, sources[record_id], list(versions)[-1]],
+        )
+    con.execute("UPDATE records SET retracted = TRUE WHERE record_id = 'pmid:99000002'")
+    con.execute(
+        "INSERT INTO relations VALUES "
+        "('pmid:99000002', 'retraction_in', 'pmid:99000003', 'pubmed', NULL, '2024-01-01', NULL)"
+    )
+    if extra_sql:
+        con.execute(extra_sql)
+    con.close()
+
+
+@pytest.fixture
+def snapshot(tmp_path: Path) -> Path:
+    path = tmp_path / "tiny.duckdb"
+    _write_snapshot(path)
+    return path
+
+
+def _memory() -> InMemoryCorpus:
+    corpus = InMemoryCorpus(sources={"clinicaltrials": "ok", "pubmed": "partial"})
+    corpus.add_record(
+        "nct:NCT99000001",
+        "clinicaltrials",
+        VERSIONS["nct:NCT99000001"],
+        title="title 2025-06-02",
+    )
+    corpus.add_record(
+        "pmid:99000002",
+        "pubmed",
+        VERSIONS["pmid:99000002"],
+        title="title 1",
+        retracted=True,
+        relations=[StoredRelation("retraction_in", "pmid:99000003", "pubmed", None, "2024-01-01")],
+    )
+    return corpus
+
+
+def test_records_match_the_in_memory_corpus(snapshot: Path) -> None:
+    ids = ["nct:NCT99000001", "pmid:99000002", "pmid:99000404"]
+    with DuckDBCorpus(snapshot) as corpus:
+        assert corpus.records(ids) == _memory().records(ids)
+        assert corpus.source_status() == {"clinicaltrials": "ok", "pubmed": "partial"}
+
+
+def test_passages_and_passage_versions_match(snapshot: Path) -> None:
+    keys = [
+        PassageKey("nct:NCT99000001", "2025-01-15", "trial.arms.2"),
+        PassageKey("nct:NCT99000001", "2025-06-02", "trial.arms.2"),
+        PassageKey("pmid:99000002", "1", "abstract.1"),
+    ]
+    refs = [
+        PathRef("nct:NCT99000001", "trial.brief_summary.1"),
+        PathRef("nct:NCT99000001", "trial.arms.2"),
+        PathRef("pmid:99000404", "abstract.1"),
+    ]
+    memory = _memory()
+    with DuckDBCorpus(snapshot) as corpus:
+        assert corpus.passages(keys) == memory.passages(keys)
+        versions = corpus.passage_versions(refs)
+        assert versions == memory.passage_versions(refs)
+        assert [p.version for p in versions[refs[0]]] == ["2025-01-15", "2025-06-02"]
+        assert corpus.passages([]) == {} and corpus.records([]) == {}
+
+
+def test_identity_hashes_the_file(snapshot: Path) -> None:
+    with DuckDBCorpus(snapshot) as corpus:
+        identity = corpus.identity()
+    assert identity.name == "tiny"
+    assert identity.snapshot_id == "tiny-1"
+    assert identity.created_at == "2025-06-02T00:00:00Z"
+    assert identity.sha256 == hashlib.sha256(snapshot.read_bytes()).hexdigest()
+
+
+def test_keys_with_separator_characters_are_simply_absent(snapshot: Path) -> None:
+    with DuckDBCorpus(snapshot) as corpus:
+        assert corpus.records(["pmid:99000002\x1e", "x\x1fy"]) == {}
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(CorpusError) as raised:
+        DuckDBCorpus(tmp_path / "nope.duckdb")
+    assert raised.value.message == f"snapshot {tmp_path / 'nope.duckdb'} does not exist"
+
+
+def test_not_a_duckdb_file(tmp_path: Path) -> None:
+    path = tmp_path / "answer.md"
+    path.write_text("# not a database\n", encoding="utf-8")
+    with pytest.raises(CorpusError) as raised:
+        DuckDBCorpus(path)
+    assert raised.value.message.startswith(f"cannot open snapshot {path}: ")
+    assert "\n" not in raised.value.message
+
+
+def test_duckdb_file_without_the_tables(tmp_path: Path) -> None:
+    path = tmp_path / "other.duckdb"
+    duckdb.connect(str(path)).close()
+    with pytest.raises(CorpusError) as raised:
+        DuckDBCorpus(path)
+    assert raised.value.message == f"{path} is not a citeseal snapshot (missing table 'meta')"
+
+
+def test_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "future.duckdb"
+    _write_snapshot(path, extra_sql="UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    with pytest.raises(CorpusError) as raised:
+        DuckDBCorpus(path)
+    assert raised.value.message == (
+        f"snapshot {path} has schema version 99; this citeseal reads up to 1"
+    )
