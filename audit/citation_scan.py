@@ -1,0 +1,355 @@
+"""Find citation markup in one block of answer text (used by :mod:`audit.citations`).
+
+Pure functions over a string; every span is an offset into that string. The steps:
+
+1. :func:`find_candidates` — every handle-looking token: a known scheme followed by ``:`` and
+   something (``pmid:30831578-abstract`` is a candidate too; it will be malformed), or any
+   ``word:id/path~check`` shape. Ordinary prose (``3:1``, ``10:30``, ``https://…``,
+   ``PMID: 123``, ``PMID:123``) is not a candidate.
+2. :func:`bracket_pairs` — matching ``[]`` and ``()`` pairs, tolerant of unbalanced text.
+3. :func:`find_units` — each candidate's container: a Markdown link ``[text](handle)``, a
+   group ``[…]``/``(…)`` with handles, optional quotes and separators, or nothing (a bare
+   handle, possibly wrapped in ``**``/``__``/backticks and followed by a quote). A unit is
+   the span that leaves the display text, with what replaces it and its citation elements.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from dataclasses import dataclass
+
+from audit.handles import SCHEMES
+
+# Characters that end a candidate: whitespace, brackets, quotes, separators, Markdown markers.
+_STOP = r"\s\[\](){}<>\"'“”‘’„«»,;*`|"
+_KNOWN = "|".join(SCHEMES)
+_CANDIDATE = re.compile(
+    rf"(?<![\w:/.@~\-])"
+    rf"(?:(?P<known>(?i:{_KNOWN})):(?P<rest>[^{_STOP}]+)"
+    rf"|(?P<other>[A-Za-z][A-Za-z0-9_\-]{{0,19}}:[^{_STOP}/~:]+(?:@[^{_STOP}/~]+)?/[^{_STOP}~]+"
+    rf"~[0-9A-Za-z]+))"
+)
+_TRAILING = ".:!?-"
+
+# Opening quote → the characters that may close it.
+QUOTE_CLOSERS = {'"': '"', "“": '”"', "„": '“”"', "«": "»", "”": "”"}
+
+_FILLER_WORDS = frozenset(
+    {"see", "also", "cf", "cf.", "e.g.", "e.g.,", "i.e.", "and", "or", "from", "in"}
+    | {"source", "sources", "ref", "ref.", "refs", "citation", "citations", "quote", "quoted"}
+)
+_STRIP = " \t\n*`:—–-[](),.;"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A handle-looking token at ``[start, end)``."""
+
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Element:
+    """One citation inside a unit: the handle's span and the optional quote."""
+
+    handle_start: int
+    handle_end: int
+    quote: str | None
+    raw_start: int
+    raw_end: int
+    quote_start: int = -1
+
+
+@dataclass(frozen=True)
+class Unit:
+    """Citation markup at ``[start, end)``, replaced by ``replacement`` in the display text."""
+
+    start: int
+    end: int
+    replacement: str
+    elements: tuple[Element, ...]
+
+
+def find_candidates(text: str) -> list[Candidate]:
+    """Every handle-looking token in ``text`` (see the module docstring)."""
+    found: list[Candidate] = []
+    for match in _CANDIDATE.finditer(text):
+        start, end = match.span()
+        known, rest = match.group("known"), match.group("rest")
+        if known is not None and known != known.lower() and not ({"/", "~"} & set(rest)):
+            continue  # "PMID:123" is an ordinary reference, not a handle
+        while end > start and text[end - 1] in _TRAILING:
+            end -= 1
+        if end - start > len(known or "") + 1 or match.group("other"):
+            found.append(Candidate(start, end))
+    return found
+
+
+def bracket_pairs(text: str) -> dict[int, int]:
+    """Matching ``[``/``(`` → ``]``/``)`` positions; unmatched brackets are ignored."""
+    pairs: dict[int, int] = {}
+    stack: list[tuple[str, int]] = []
+    closer_of = {"[": "]", "(": ")"}
+    for index, char in enumerate(text):
+        if char in closer_of:
+            stack.append((closer_of[char], index))
+        elif char in "])":
+            for depth in range(len(stack) - 1, -1, -1):
+                if stack[depth][0] == char:
+                    pairs[stack[depth][1]] = index
+                    del stack[depth:]
+                    break
+    return pairs
+
+
+def _innermost(candidates: list[Candidate], pairs: dict[int, int]) -> list[int | None]:
+    """For each candidate, the opening position of the innermost pair around it (or None)."""
+    events = sorted(pairs.items())
+    result: list[int | None] = []
+    open_stack: list[tuple[int, int]] = []
+    next_event = 0
+    for cand in candidates:
+        while next_event < len(events) and events[next_event][0] < cand.start:
+            open_stack.append(events[next_event])
+            next_event += 1
+        while open_stack and open_stack[-1][1] < cand.end:
+            open_stack.pop()
+        result.append(open_stack[-1][0] if open_stack else None)
+    return result
+
+
+def closed_quote(text: str, at: int, limit: int) -> int | None:
+    """If ``text[at]`` opens a quote that closes before ``limit``, the closer's position."""
+    closers = QUOTE_CLOSERS.get(text[at])
+    if closers is None:
+        return None
+    for index in range(at + 1, limit):
+        if text[index] in closers:
+            return index
+    return None
+
+
+@dataclass
+class _Token:
+    kind: str  # "handle" | "quote" | "sep" | "text"
+    start: int
+    end: int
+
+
+def _tokens(text: str, start: int, end: int, cands: list[Candidate]) -> list[_Token]:
+    """Tokenize a group's content: handles (atomic), closed quotes, separators, other text."""
+    tokens: list[_Token] = []
+    starts = {c.start: c for c in cands}
+    next_starts = sorted(starts)
+    index = start
+    while index < end:
+        if index in starts:
+            tokens.append(_Token("handle", index, starts[index].end))
+            index = starts[index].end
+            continue
+        limit = next_starts[bisect_left(next_starts, index)] if index < next_starts[-1] else end
+        close = closed_quote(text, index, min(limit, end))
+        if close is not None:
+            tokens.append(_Token("quote", index, close + 1))
+            index = close + 1
+        elif text[index] in ";,":
+            tokens.append(_Token("sep", index, index + 1))
+            index += 1
+        else:
+            if tokens and tokens[-1].kind == "text":
+                tokens[-1].end = index + 1
+            else:
+                tokens.append(_Token("text", index, index + 1))
+            index += 1
+    return tokens
+
+
+def _element(text: str, handle: _Token, quote: _Token | None) -> Element:
+    if quote is None:
+        return Element(handle.start, handle.end, None, handle.start, handle.end)
+    return Element(
+        handle.start,
+        handle.end,
+        text[quote.start + 1 : quote.end - 1],
+        min(handle.start, quote.start),
+        max(handle.end, quote.end),
+        quote_start=quote.start,
+    )
+
+
+def _pair_up(text: str, tokens: list[_Token]) -> list[Element]:
+    """Split tokens at separators; each quote goes to the handle of its element."""
+    groups: list[list[_Token]] = [[]]
+    for token in tokens:
+        if token.kind == "sep":
+            groups.append([])
+        elif token.kind != "text":
+            groups[-1].append(token)
+    elements: list[Element] = []
+    pending: list[_Token] = []  # quotes of an element without a handle: go to the next one
+    for group in groups:
+        handles = [t for t in group if t.kind == "handle"]
+        quotes = pending + [t for t in group if t.kind == "quote"]
+        if not handles:
+            pending = quotes
+            continue
+        pending = []
+        given: dict[int, list[_Token]] = {id(h): [] for h in handles}
+        for quote in quotes:
+            before = [h for h in handles if h.start < quote.start]
+            given[id(before[-1] if before else handles[0])].append(quote)
+        for handle in handles:
+            for quote in given[id(handle)] or [None]:
+                elements.append(_element(text, handle, quote))
+    if pending and elements:  # trailing quotes without a handle: the last handle takes them
+        last = elements.pop()
+        handle = _Token("handle", last.handle_start, last.handle_end)
+        if last.quote is not None:
+            elements.append(last)
+        elements.extend(_element(text, handle, quote) for quote in pending)
+    return elements
+
+
+def _leftover(text: str, tokens: list[_Token]) -> str:
+    """Prose inside a citation group that is not citation markup (kept in the display text).
+
+    Filler words ("see", "cf.", "and", …) and broken quotes are not kept.
+    """
+    parts: list[str] = []
+    for token in tokens:
+        if token.kind != "text":
+            continue
+        piece = text[token.start : token.end].strip(_STRIP)
+        if not piece or piece[0] in QUOTE_CLOSERS:
+            continue
+        if all(word.lower() in _FILLER_WORDS for word in piece.split()):
+            continue
+        if any(c.isalnum() for c in piece):
+            parts.append(piece)
+    return "; ".join(parts)
+
+
+def _group_unit(
+    text: str, start: int, end: int, cands: list[Candidate], pairs: dict[int, int]
+) -> Unit:
+    """A group ``[…]``/``(…)`` (or a link with handles in its text) spanning ``[start, end]``."""
+    tokens = _tokens(text, start + 1, end, cands)
+    elements = _pair_up(text, tokens)
+    text_close = pairs[start]
+    # "[handle](url)": only the bracketed part can hold prose worth keeping.
+    leftover = _leftover(text, [t for t in tokens if t.end <= text_close])
+    close_char = text[text_close]
+    replacement = f"{text[start]}{leftover}{close_char}" if leftover else ""
+    return Unit(start, end + 1, replacement, tuple(elements))
+
+
+def _link_unit(
+    text: str, start: int, end: int, cands: list[Candidate], pairs: dict[int, int]
+) -> Unit:
+    """``[link text](handle)``: the link text stays; a wholly quoted link text is the quote."""
+    text_close = pairs[start]
+    link_text = text[start + 1 : text_close]
+    elements = _pair_up(text, _tokens(text, text_close + 2, end, cands))
+    stripped = link_text.strip()
+    if stripped and closed_quote(stripped, 0, len(stripped)) == len(stripped) - 1:
+        quote_start = start + 1 + link_text.index(stripped[0])
+        elements = [
+            Element(e.handle_start, e.handle_end, stripped[1:-1], start, end + 1, quote_start)
+            if e.quote is None
+            else e
+            for e in elements
+        ]
+    return Unit(start, end + 1, link_text, tuple(elements))
+
+
+def _wrapped(text: str, cand: Candidate) -> tuple[int, int]:
+    """Widen a bare candidate over matching ``**``, ``__`` or backtick wrappers."""
+    start, end = cand.start, cand.end
+    for wrapper in ("**", "__", "`", "*", "_"):
+        width = len(wrapper)
+        if text[max(0, start - width) : start] == wrapper and text[end : end + width] == wrapper:
+            start, end = start - width, end + width
+    return start, end
+
+
+def _bare_unit(text: str, cand: Candidate, limit: int) -> Unit:
+    """A bare handle; a closed quote after a space or ':' (before ``limit``) is its quote."""
+    start, end = _wrapped(text, cand)
+    after = end
+    while after < limit and text[after] in " \t:":
+        after += 1
+    close = closed_quote(text, after, limit) if end < after < limit else None
+    handle = _Token("handle", cand.start, cand.end)
+    if close is not None:
+        quote = _Token("quote", after, close + 1)
+        return Unit(start, close + 1, "", (_element(text, handle, quote),))
+    return Unit(start, end, "", (_element(text, handle, None),))
+
+
+def _root(
+    text: str, open_at: int, pairs: dict[int, int], closes: dict[int, int]
+) -> tuple[int, int]:
+    """The span ``[start, end]`` of the markup around a pair: the pair, or the whole link."""
+    close_at = pairs[open_at]
+    if text[open_at] == "(" and open_at > 0:
+        text_open = closes.get(open_at - 1)
+        if text_open is not None and text[text_open] == "[":
+            return text_open, close_at
+    if text[open_at] == "[" and pairs.get(close_at + 1) is not None:
+        return open_at, pairs[close_at + 1]
+    return open_at, close_at
+
+
+def _roots(
+    text: str, cands: list[Candidate], pairs: dict[int, int]
+) -> tuple[list[Candidate], dict[tuple[int, int], list[Candidate]]]:
+    """Bare candidates, and the candidates of each outermost markup span that holds some."""
+    closes = {close: open_ for open_, close in pairs.items()}
+    bare: list[Candidate] = []
+    spans: dict[tuple[int, int], list[Candidate]] = {}
+    for cand, owner in zip(cands, _innermost(cands, pairs), strict=True):
+        if owner is None:
+            bare.append(cand)
+        else:
+            spans.setdefault(_root(text, owner, pairs, closes), []).append(cand)
+    merged: dict[tuple[int, int], list[Candidate]] = {}
+    outer: tuple[int, int] | None = None
+    for span in sorted(spans, key=lambda s: (s[0], -s[1])):
+        if outer is not None and span[1] <= outer[1]:  # nested in a span that holds handles
+            merged[outer].extend(spans[span])
+        else:
+            outer = span
+            merged[outer] = list(spans[span])
+    for members in merged.values():
+        members.sort(key=lambda c: c.start)
+    return bare, merged
+
+
+def find_units(text: str) -> list[Unit]:
+    """All citation units in ``text``, in order, non-overlapping."""
+    cands = find_candidates(text)
+    if not cands:
+        return []
+    pairs = bracket_pairs(text)
+    bare, spans = _roots(text, cands, pairs)
+    units: list[Unit] = []
+    for (start, end), members in spans.items():
+        is_link = text[start] == "[" and pairs[start] != end
+        link_text_has_handle = any(c.start < pairs[start] for c in members)
+        if is_link and not link_text_has_handle:
+            units.append(_link_unit(text, start, end, members, pairs))
+        else:
+            units.append(_group_unit(text, start, end, members, pairs))
+    span_starts = sorted(start for start, _ in spans)
+    cand_starts = [c.start for c in cands]
+    for cand in bare:
+        at = bisect_left(cand_starts, cand.end)
+        limit = cand_starts[at] if at < len(cand_starts) else len(text)
+        at = bisect_left(span_starts, cand.end)
+        if at < len(span_starts):
+            limit = min(limit, span_starts[at])
+        units.append(_bare_unit(text, cand, limit))
+    units.sort(key=lambda unit: unit.start)
+    return units

@@ -1,0 +1,479 @@
+"""Citations in answers: find them, split the answer into sentences, attach each citation.
+
+Supported styles (docs/contract.md has examples of each):
+
+- groups ``[h]``, ``[h "quote"]``, ``[h1; h2]``, ``[h1, h2 "quote"]``, ``(h)``, ``(HR 0.8; h)``
+  — quotes in straight or curly double quotes (``"…"``, ``“…”``, ``„…“``, ``«…»``);
+- bare handles, optionally in ``**bold**``, ``__bold__`` or a ```code span```, optionally
+  followed by a space or ``:`` and a quote;
+- Markdown links ``[text](h)`` (a wholly quoted link text is the quote);
+- numbered footnotes ``[1]``, ``[^1]``, ``[1, 2]``, ``[1-3]``, ``[^note]`` resolved through
+  a reference list: definition lines ``[1]: h "quote"`` / ``[^1]: h`` anywhere, or a
+  ``References``/``Sources``/``Citations``/``Bibliography``/``Notes`` heading followed by
+  entries ``1. h``, ``[1] h`` or ``- [1] h``. Used entries are not audited as sentences;
+  an entry that no marker cites is audited as a list item, so no handle is ever dropped; an
+  entry without a handle (an ordinary URL or reference) is not a citation;
+- structured claims JSON (:func:`parse_claims`).
+
+Anything handle-shaped that breaks the grammar is a :class:`Citation` with ``handle=None`` and
+``error`` set; a marker pointing to no entry of an existing reference list likewise.
+A citation group placed after a sentence's full stop belongs to that sentence.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from bisect import bisect_right
+from dataclasses import dataclass, field
+
+from audit.citation_scan import Element, find_units
+from audit.errors import CitationSyntaxError, InputError, LimitExceeded
+from audit.handles import Handle, parse_handle
+from audit.sentences import Block, clean, lead_in_end, sentence_spans, split_blocks
+
+MAX_ANSWER_CHARS = 200_000
+MAX_CITATIONS_PER_SENTENCE = 50
+MAX_QUOTE_CHARS = 2_000
+MAX_CLAIMS_BYTES = 1_000_000
+SENTENCE_KINDS = ("sentence", "heading", "list_item", "lead_in")
+
+
+@dataclass(frozen=True)
+class Citation:
+    """One cited handle (with its optional quote) as written in the answer.
+
+    ``start``/``end`` is the citation's span in the answer; for a footnote it is the marker's
+    span while ``raw`` is the reference entry. Claims JSON has no spans (0, 0).
+    """
+
+    raw: str
+    handle_text: str
+    handle: Handle | None
+    quote: str | None
+    error: str | None
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """A sentence of the answer (1-based ``index``) with its citations."""
+
+    index: int
+    text: str
+    kind: str  # "sentence" | "heading" | "list_item" | "lead_in"
+    citations: tuple[Citation, ...]
+
+
+@dataclass(frozen=True)
+class ParsedAnswer:
+    """The answer as sentences with citations attached."""
+
+    sentences: tuple[Sentence, ...]
+
+    @property
+    def citations(self) -> tuple[Citation, ...]:
+        """Every citation, in sentence order."""
+        return tuple(c for s in self.sentences for c in s.citations)
+
+
+def _check_quote(quote: str | None, at: int) -> None:
+    if quote is not None and len(quote) > MAX_QUOTE_CHARS:
+        raise LimitExceeded(
+            f"quote at character {at} is {len(quote):,} characters long (limit {MAX_QUOTE_CHARS:,})"
+        )
+
+
+def make_citation(raw: str, handle_text: str, quote: str | None, start: int, end: int) -> Citation:
+    """A citation, parsed: ``handle`` set when the handle parses, else ``error``."""
+    try:
+        handle: Handle | None = parse_handle(handle_text)
+        error = None
+    except CitationSyntaxError as failure:
+        handle, error = None, failure.message
+    return Citation(raw, handle_text, handle, quote, error, start, end)
+
+
+# ---------------------------------------------------------------------------------------------
+# Reference lists.
+
+_DEFINITION = re.compile(r"[ ]{0,3}\[\^?([A-Za-z0-9_-]{1,20})\]:[ \t]*")
+_REF_HEADING = re.compile(
+    r"[ ]{0,3}(?:#{1,6}[ \t]*)?(?:\*\*|__)?[ \t]*"
+    r"(?:references|sources|citations|bibliography|works cited|footnotes|notes)"
+    r"[ \t]*:?[ \t]*(?:\*\*|__)?[ \t]*:?[ \t]*$",
+    re.IGNORECASE,
+)
+_ENTRY = re.compile(
+    r"[ \t]*(?:[-*+][ \t]+)?(?:\[\^?(?P<a>[A-Za-z0-9_-]{1,20})\]:?|(?P<b>\d{1,4})[.)])[ \t]+"
+)
+_MARKER = re.compile(
+    r"\[\^?(?P<nums>\d{1,4}(?:[ \t]*[,–-][ \t]*\d{1,4})*)\](?![:(])"
+    r"|\[\^(?P<name>[A-Za-z0-9_-]{1,20})\](?![:(])"
+)
+
+
+def _label(text: str) -> str:
+    return str(int(text)) if text.isdigit() else text
+
+
+@dataclass
+class _Entry:
+    label: str
+    line_start: int
+    content_start: int
+    content_end: int
+    elements: list[tuple[Element, str]] = field(default_factory=list)  # element, entry text
+
+
+@dataclass
+class _References:
+    skip: set[int] = field(default_factory=set)  # line starts not audited as sentences
+    entries: dict[str, _Entry] = field(default_factory=dict)
+    unused: list[_Entry] = field(default_factory=list)  # entries no marker cites
+
+
+def _lines(answer: str) -> list[tuple[int, str]]:
+    out: list[tuple[int, str]] = []
+    at = 0
+    for raw in answer.splitlines(keepends=True):
+        out.append((at, raw.rstrip("\r\n")))
+        at += len(raw)
+    return out
+
+
+def _candidate_entries(lines: list[tuple[int, str]]) -> tuple[list[_Entry], set[int]]:
+    """Definition lines anywhere, and entries under a reference heading (with its line)."""
+    entries: list[_Entry] = []
+    headings: set[int] = set()
+    index = 0
+    while index < len(lines):
+        at, line = lines[index]
+        if match := _DEFINITION.match(line):
+            entries.append(_Entry(_label(match.group(1)), at, at + match.end(), at + len(line)))
+        elif _REF_HEADING.match(line):
+            found: list[_Entry] = []
+            follow = index + 1
+            while follow < len(lines):
+                f_at, f_line = lines[follow]
+                if match := _ENTRY.match(f_line):
+                    label = _label(match.group("a") or match.group("b"))
+                    found.append(_Entry(label, f_at, f_at + match.end(), f_at + len(f_line)))
+                elif f_line.strip():
+                    break
+                follow += 1
+            if found:
+                headings.add(at)
+                entries.extend(found)
+                index = follow - 1
+        index += 1
+    return entries, headings
+
+
+def _marker_labels(match: re.Match[str]) -> list[str]:
+    """The labels a footnote marker names: ``[1, 3-5]`` → 1, 3, 4, 5."""
+    if match.group("name"):
+        return [match.group("name")]
+    labels: list[str] = []
+    for part in re.split(r"[ \t]*,[ \t]*", match.group("nums")):
+        bounds = re.split(r"[ \t]*[–-][ \t]*", part)
+        low, high = int(bounds[0]), int(bounds[-1])
+        if high - low >= MAX_CITATIONS_PER_SENTENCE:
+            raise LimitExceeded(
+                f"footnote range {match.group()} names {high - low + 1} references "
+                f"(limit {MAX_CITATIONS_PER_SENTENCE})"
+            )
+        labels.extend(str(n) for n in range(low, max(low, high) + 1))
+    return labels
+
+
+def _find_references(answer: str) -> _References:
+    lines = _lines(answer)
+    entries, headings = _candidate_entries(lines)
+    if not entries:
+        return _References()
+    entry_lines = {e.line_start for e in entries} | headings
+    used: set[str] = set()
+    for at, line in lines:
+        if at not in entry_lines:
+            used.update(label for m in _MARKER.finditer(line) for label in _marker_labels(m))
+    refs = _References()
+    for entry in entries:
+        content = answer[entry.content_start : entry.content_end]
+        for unit in find_units(content):
+            for element in unit.elements:
+                _check_quote(element.quote, entry.content_start + element.raw_start)
+                entry.elements.append((element, content))
+        if entry.label in used and entry.label not in refs.entries:
+            refs.entries[entry.label] = entry
+            refs.skip.add(entry.line_start)
+        else:
+            refs.skip.add(entry.line_start)
+            if entry.elements:  # a plain reference nobody cites is not a claim
+                refs.unused.append(entry)
+    if refs.entries:
+        refs.skip |= headings
+    else:  # nothing cites the list: it is ordinary text after all
+        return _References()
+    return refs
+
+
+def _footnote_citations(refs: _References, match: re.Match[str], start: int) -> list[Citation]:
+    citations: list[Citation] = []
+    end = start + len(match.group())
+    for label in _marker_labels(match):
+        entry = refs.entries.get(label)
+        if entry is None:
+            citations.append(
+                Citation(
+                    match.group(),
+                    "",
+                    None,
+                    None,
+                    f"footnote [{label}] has no entry in the reference list",
+                    start,
+                    end,
+                )
+            )
+            continue
+        for element, content in entry.elements:
+            raw = content[element.raw_start : element.raw_end]
+            handle_text = content[element.handle_start : element.handle_end]
+            citations.append(make_citation(raw, handle_text, element.quote, start, end))
+    return citations
+
+
+# ---------------------------------------------------------------------------------------------
+# Blocks → sentences.
+
+
+@dataclass
+class _Piece:
+    """Citation markup in a block: its span, its display replacement and its citations."""
+
+    start: int
+    end: int
+    replacement: str
+    citations: list[Citation]
+
+
+def _pieces(block: Block, text: str, refs: _References) -> list[_Piece]:
+    pieces: list[_Piece] = []
+    for unit in find_units(text):
+        citations: list[Citation] = []
+        for element in unit.elements:
+            start = block.to_answer(element.raw_start)
+            _check_quote(element.quote, block.to_answer(max(element.quote_start, 0)))
+            citations.append(
+                make_citation(
+                    text[element.raw_start : element.raw_end],
+                    text[element.handle_start : element.handle_end],
+                    element.quote,
+                    start,
+                    block.to_answer(element.raw_end),
+                )
+            )
+        pieces.append(_Piece(unit.start, unit.end, unit.replacement, citations))
+    if refs.entries:
+        taken = [(p.start, p.end) for p in pieces]
+        for match in _MARKER.finditer(text):
+            if any(s < match.end() and match.start() < e for s, e in taken):
+                continue
+            cites = _footnote_citations(refs, match, block.to_answer(match.start()))
+            pieces.append(_Piece(match.start(), match.end(), "", cites))
+        pieces.sort(key=lambda p: p.start)
+    return pieces
+
+
+@dataclass
+class _Draft:
+    text: str
+    kind: str
+    citations: list[Citation]
+
+
+_KIND_OF_BLOCK = {"heading": "heading", "list_item": "list_item"}
+
+
+def _block_drafts(
+    block: Block, answer: str, refs: _References
+) -> tuple[list[_Draft], list[Citation]]:
+    """The block's sentences, and the citations that belong to the sentence before the block."""
+    text = block.text(answer)
+    display_parts: list[str] = []
+    anchors: list[tuple[int, list[Citation]]] = []
+    position = length = 0
+    for piece in _pieces(block, text, refs):
+        display_parts.append(text[position : piece.start])
+        length += piece.start - position
+        anchors.append((length, piece.citations))
+        display_parts.append(piece.replacement)
+        length += len(piece.replacement)
+        position = piece.end
+    display_parts.append(text[position:])
+    display = "".join(display_parts)
+
+    kind = _KIND_OF_BLOCK.get(block.kind, "sentence")
+    spans: list[tuple[int, int]]
+    kinds: list[str]
+    if block.kind in ("heading", "table_row"):
+        spans, kinds = [(0, len(display))], [kind]
+    else:
+        lead = lead_in_end(display)
+        spans = ([(0, lead)] if lead else []) + sentence_spans(display, lead or 0)
+        kinds = (["lead_in"] if lead else []) + [kind] * (len(spans) - (1 if lead else 0))
+    drafts = [_Draft(clean(display[s:e]), k, []) for (s, e), k in zip(spans, kinds, strict=True)]
+    before: list[Citation] = []
+    starts = [s for s, _ in spans]
+    for anchor, citations in anchors:
+        if not drafts:
+            before.extend(citations)
+            continue
+        index = max(0, bisect_right(starts, anchor) - 1)
+        if (
+            index > 0
+            and kinds[index - 1] != "lead_in"
+            and not display[starts[index] : anchor].strip()
+        ):
+            index -= 1  # a group after the full stop belongs to the sentence it follows
+        drafts[index].citations.extend(citations)
+    kept: list[_Draft] = []
+    for draft in drafts:  # a sentence that is only citations gives them to the one before
+        if draft.text:
+            kept.append(draft)
+        elif kept:
+            kept[-1].citations.extend(draft.citations)
+        else:
+            before.extend(draft.citations)
+    return kept, before
+
+
+def _finish(drafts: list[_Draft]) -> ParsedAnswer:
+    sentences: list[Sentence] = []
+    for index, draft in enumerate(drafts, start=1):
+        if len(draft.citations) > MAX_CITATIONS_PER_SENTENCE:
+            raise LimitExceeded(
+                f"sentence {index} has {len(draft.citations)} citations "
+                f"(limit {MAX_CITATIONS_PER_SENTENCE})"
+            )
+        sentences.append(Sentence(index, draft.text, draft.kind, tuple(draft.citations)))
+    return ParsedAnswer(tuple(sentences))
+
+
+def _unused_entry_draft(entry: _Entry, answer: str) -> _Draft:
+    """A reference entry that no marker cites, audited as a list item (text as written)."""
+    base = entry.content_start
+    citations = [
+        make_citation(
+            content[e.raw_start : e.raw_end],
+            content[e.handle_start : e.handle_end],
+            e.quote,
+            base + e.raw_start,
+            base + e.raw_end,
+        )
+        for e, content in entry.elements
+    ]
+    return _Draft(clean(answer[entry.content_start : entry.content_end]), "list_item", citations)
+
+
+def parse_answer(text: str) -> ParsedAnswer:
+    """Split a Markdown/plain-text answer into sentences with their citations.
+
+    Raises :class:`LimitExceeded` past the documented limits; never anything but an
+    :class:`InputError` on any text.
+    """
+    if len(text) > MAX_ANSWER_CHARS:
+        raise LimitExceeded(f"answer is {len(text):,} characters long (limit {MAX_ANSWER_CHARS:,})")
+    refs = _find_references(text)
+    items: list[tuple[int, Block | _Entry]] = [
+        (block.segments[0][0], block) for block in split_blocks(text, frozenset(refs.skip))
+    ]
+    items += [(entry.content_start, entry) for entry in refs.unused]
+    items.sort(key=lambda item: item[0])
+    drafts: list[_Draft] = []
+    pending: list[Citation] = []
+    for _, item in items:
+        if isinstance(item, _Entry):
+            block_drafts, before = [_unused_entry_draft(item, text)], []
+        else:
+            block_drafts, before = _block_drafts(item, text, refs)
+        if drafts:
+            drafts[-1].citations.extend(before)
+        else:
+            pending.extend(before)
+        if block_drafts and pending:
+            block_drafts[0].citations[:0] = pending
+            pending = []
+        drafts.extend(block_drafts)
+    if pending:
+        drafts.append(_Draft("", "sentence", pending))
+    return _finish(drafts)
+
+
+# ---------------------------------------------------------------------------------------------
+# Structured claims.
+
+
+def _claim_citation(raw: object, where: str) -> Citation:
+    if isinstance(raw, str):
+        handle_text, quote = raw.strip(), None
+    elif isinstance(raw, dict):
+        handle_text, quote = raw.get("handle"), raw.get("quote")
+        if not isinstance(handle_text, str):
+            raise InputError(f"claims JSON: {where}: 'handle' must be a string")
+        if quote is not None and not isinstance(quote, str):
+            raise InputError(f"claims JSON: {where}: 'quote' must be a string or null")
+        handle_text = handle_text.strip()
+    else:
+        raise InputError(f"claims JSON: {where} must be a handle string or an object")
+    _check_quote(quote, 0)
+    raw_text = handle_text if quote is None else f'{handle_text} "{quote}"'
+    return make_citation(raw_text, handle_text, quote, 0, 0)
+
+
+def _claim(raw: object, number: int) -> _Draft:
+    where = f"claim {number}"
+    if not isinstance(raw, dict):
+        raise InputError(f"claims JSON: {where} must be an object")
+    sentence = raw.get("sentence")
+    if not isinstance(sentence, str):
+        raise InputError(f"claims JSON: {where}: 'sentence' must be a string")
+    kind = raw.get("kind", "sentence")
+    if kind not in SENTENCE_KINDS:
+        raise InputError(
+            f"claims JSON: {where}: 'kind' must be one of {', '.join(SENTENCE_KINDS)}, got {kind!r}"
+        )
+    citations = raw.get("citations", [])
+    if not isinstance(citations, list):
+        raise InputError(f"claims JSON: {where}: 'citations' must be a list")
+    return _Draft(
+        sentence.strip(),
+        str(kind),
+        [_claim_citation(c, f"{where}, citation {i}") for i, c in enumerate(citations, 1)],
+    )
+
+
+def parse_claims(data: str | bytes) -> ParsedAnswer:
+    """Structured claims: ``{"claims": [{"sentence": …, "citations": [h | {handle, quote}]}]}``.
+
+    A bare list of claims is accepted too. Raises :class:`InputError` with the claim number.
+    """
+    if len(data) > MAX_CLAIMS_BYTES:
+        raise LimitExceeded(
+            f"claims JSON is {len(data):,} characters long (limit {MAX_CLAIMS_BYTES:,})"
+        )
+    try:
+        document = json.loads(data)
+    except (ValueError, UnicodeDecodeError) as error:
+        raise InputError(f"claims JSON is not valid JSON: {error}") from None
+    claims = document.get("claims") if isinstance(document, dict) else document
+    if not isinstance(claims, list):
+        raise InputError("claims JSON must be a list of claims or an object with 'claims'")
+    drafts = [_claim(raw, number) for number, raw in enumerate(claims, 1)]
+    total = sum(len(d.text) for d in drafts)
+    if total > MAX_ANSWER_CHARS:
+        raise LimitExceeded(
+            f"claims hold {total:,} characters of sentences (limit {MAX_ANSWER_CHARS:,})"
+        )
+    return _finish(drafts)
