@@ -29,6 +29,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from audit.errors import InputError
 from pipeline.errors import ParseError, TerminalHarvestError
@@ -307,7 +308,9 @@ def search_records(client: HttpClient, search: str, *, limit: int) -> list[Recor
         link = next_link(response)
         if len(records) >= limit or not result.records or link is None:
             return records[:limit]
-        response = _get(client, {}, url=link)
+        parts = urlsplit(link)  # httpx would drop a query left in the URL when params are given
+        params = dict(parse_qsl(parts.query, keep_blank_values=True))
+        response = _get(client, params, url=urlunsplit(parts._replace(query="")))
 
 
 def _quoted_or(ids: Sequence[str]) -> str:
