@@ -74,7 +74,9 @@ def report_error(error: CiteSealError) -> None:
 def main() -> None:
     """Console-script entry point with the single error boundary."""
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)  # returns the code of `raise typer.Exit(code)`
+        if isinstance(code, int) and code:
+            sys.exit(code)
     except CiteSealError as error:
         if _verbose():
             raise
