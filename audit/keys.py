@@ -158,33 +158,39 @@ _HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
 _KEY_ADVICE = "generate one with: python3 -c 'import secrets; print(secrets.token_hex(32))'"
 
 
-def parse_key_text(text: str) -> bytes:
-    """One key from text: only hex digits → hex, otherwise base64; at least 32 bytes."""
+def parse_key_text(text: str, source: str = "CITESEAL_KEY") -> bytes:
+    """One key from text: only hex digits → hex, otherwise base64; at least 32 bytes.
+
+    ``source`` names where the text came from in error messages (never the text itself).
+    """
     text = text.strip()
     if text and set(text) <= _HEX_DIGITS:
         if len(text) % 2:
-            raise KeyringError(f"hex key has an odd number of digits ({len(text)})")
+            raise KeyringError(
+                f"{source} has an odd number of hex digits ({len(text)})", advice=_KEY_ADVICE
+            )
         key = bytes.fromhex(text)
     else:
         try:
             key = base64.b64decode(text, validate=True)
         except (binascii.Error, ValueError):
             raise KeyringError(
-                "key is neither hex digits nor valid base64",
-                advice=_KEY_ADVICE,
+                f"{source} is neither hex digits nor valid base64", advice=_KEY_ADVICE
             ) from None
     if len(key) < MIN_KEY_BYTES:
         raise KeyringError(
-            f"key is {len(key)} bytes long; a key needs at least {MIN_KEY_BYTES} bytes",
+            f"{source} holds a {len(key)}-byte key; a key needs at least {MIN_KEY_BYTES} bytes",
             advice=_KEY_ADVICE,
         )
     return key
 
 
-def keyring_from_text(text: str) -> Keyring:
+def keyring_from_text(text: str, source: str = "CITESEAL_KEY") -> Keyring:
     """A keyring from ``CITESEAL_KEY``: keys separated by commas, the first one signs."""
-    keys = [parse_key_text(part) for part in text.split(",")]
-    return Keyring(keys)
+    parts = text.split(",")
+    if len(parts) == 1:
+        return Keyring([parse_key_text(text, source)])
+    return Keyring([parse_key_text(part, f"{source} key {n}") for n, part in enumerate(parts, 1)])
 
 
 class KeySettings(Protocol):
