@@ -12,6 +12,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from audit.errors import InputError
 from audit.folding import fold
@@ -458,3 +460,43 @@ def test_reference_responses_conform(path: Path) -> None:
         assert all(PATH_GRAMMAR.match(p.path) for p in record.passages)
         assert len({p.path for p in record.passages}) == len(record.passages)
         assert record.metadata.get("projection") == parse_qs(urlsplit(w["url"]).query)["fields"][0]
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "studies",
+                    "protocolSection",
+                    "identificationModule",
+                    "nctId",
+                    "statusModule",
+                    "resultsSection",
+                    "outcomeMeasuresModule",
+                    "outcomeMeasures",
+                    "classes",
+                    "categories",
+                    "measurements",
+                    "eligibilityModule",
+                    "eligibilityCriteria",
+                    "x",
+                ]
+            ),
+            children,
+            max_size=4,
+        )
+    ),
+    max_leaves=30,
+)
+
+
+@given(_JSON)
+def test_any_json_gives_records_or_a_parse_error(data: object) -> None:
+    try:
+        result = parse(json.dumps(data))
+    except ParseError:
+        return
+    assert all(r.record_id.startswith("nct:NCT") for r in result.records)

@@ -13,6 +13,8 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from audit.errors import InputError
 from audit.folding import fold
@@ -319,3 +321,41 @@ def test_cli_parse_of_the_no_match_404_exits_0() -> None:
         pytest.skip("citeseal parse is not built yet")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["records"] == []
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "results",
+                    "error",
+                    "code",
+                    "meta",
+                    "set_id",
+                    "version",
+                    "effective_time",
+                    "openfda",
+                    "brand_name",
+                    "boxed_warning",
+                    "x_table",
+                    "x",
+                ]
+            ),
+            children,
+            max_size=4,
+        )
+    ),
+    max_leaves=30,
+)
+
+
+@given(_JSON)
+def test_any_json_gives_records_or_a_parse_error(data: object) -> None:
+    try:
+        result = parse(json.dumps(data))
+    except ParseError:
+        return
+    assert all(r.record_id.startswith("setid:") for r in result.records)
