@@ -79,7 +79,7 @@ def parse_xml(body: str | bytes, *, what: str) -> Element:
     try:
         root = etree.fromstring(data, parser)
     except etree.XMLSyntaxError as error:
-        message = _WS.sub(" ", str(error.msg or error)).strip()
+        message = _WS.sub(" ", str(error.msg or error)).strip()  # msg: without the column
         raise ParseError(f"expected {what} but the XML is not well-formed: {message}") from None
     if root is None:
         raise ParseError(f"expected {what} but the body holds no XML element")
