@@ -175,6 +175,14 @@ class InMemoryCorpus:
                 )
         return record
 
+    def all_records(self) -> list[StoredRecord]:
+        """Every record, in the order added (for writing the corpus out, in tests)."""
+        return list(self._records.values())
+
+    def all_passages(self) -> list[StoredPassage]:
+        """Every passage, in the order added."""
+        return list(self._passages.values())
+
     def identity(self) -> SnapshotIdentity:
         return SnapshotIdentity(
             name=self.name,

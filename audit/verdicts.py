@@ -197,12 +197,9 @@ def closest_of(quote: str, texts: Texts) -> ClosestMatch | None:
 
 
 def _targets(record: StoredRecord, kinds: Iterable[str]) -> list[str]:
+    """The distinct targets of the record's relations of these kinds, sorted (stable text)."""
     wanted = set(kinds)
-    seen: list[str] = []
-    for relation in record.relations:
-        if relation.kind in wanted and relation.target not in seen:
-            seen.append(relation.target)
-    return seen
+    return sorted({r.target for r in record.relations if r.kind in wanted})
 
 
 def flag_retracted(record: StoredRecord, texts: Texts, handle: Handle) -> str | None:

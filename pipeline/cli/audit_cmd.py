@@ -1,10 +1,299 @@
-"""CLI: audit commands (not built yet)."""
+"""CLI: ``citeseal audit`` (answers against a snapshot) and ``citeseal schema report``.
+
+Inputs are read lazily and audited in chunks through one snapshot connection
+(:func:`audit.engine.audit_many`), so a directory of thousands of answers streams: each report
+is written (or printed) and dropped before the next chunk is read. Exit code: 0 when every
+input passes or warns, 1 when any fails, 2 when any input is bad (the others are still
+audited; each bad one gets its own ``error:`` line).
+"""
 
 from __future__ import annotations
 
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, get_args
+
 import typer
+
+from audit.citations import parse_answer, parse_claims
+from audit.duckdb_corpus import DuckDBCorpus
+from audit.engine import AuditInput, audit_many
+from audit.errors import CiteSealError, InputError
+from audit.keys import Keyring, load_keyring
+from audit.render_text import render_markdown, render_text, summary_line
+from audit.report import FAIL_ON_ITEMS, FailOnItem, Report, report_json_schema_text
+from pipeline.cli.options import DemoKeyOpt, SnapshotOpt
+from pipeline.settings import Settings
+
+ANSWER_SUFFIXES = (".md", ".markdown", ".txt")
+CLAIMS_SUFFIXES = (".json",)
+
+
+class Format(StrEnum):
+    text = "text"
+    json = "json"
+    md = "md"
+    html = "html"
+
+
+_EXTENSION = {Format.text: "txt", Format.json: "json", Format.md: "md", Format.html: "html"}
+
+
+@dataclass(frozen=True)
+class _Source:
+    """One input: a file or stdin (``path`` None), read when its turn comes."""
+
+    label: str
+    path: Path | None
+    claims: bool
+
+
+def expand_inputs(names: list[str], *, claims: bool) -> list[_Source]:
+    """Files as given, directories as their answer files (sorted), ``-`` as stdin.
+
+    ``.json`` files are structured claims; ``--claims`` makes every input claims JSON.
+    """
+    sources: list[_Source] = []
+    for name in names:
+        if name == "-":
+            if any(s.path is None for s in sources):
+                raise InputError("stdin ('-') can be given only once")
+            sources.append(_Source("-", None, claims))
+            continue
+        path = Path(name)
+        if path.is_dir():
+            wanted = CLAIMS_SUFFIXES if claims else ANSWER_SUFFIXES + CLAIMS_SUFFIXES
+            found = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in wanted)
+            if not found:
+                raise InputError(
+                    f"{path} holds no answers ({', '.join(wanted)} files)",
+                )
+            sources.extend(_Source(str(p), p, claims or p.suffix in CLAIMS_SUFFIXES) for p in found)
+        elif path.is_file():
+            sources.append(_Source(str(path), path, claims or path.suffix in CLAIMS_SUFFIXES))
+        else:
+            raise InputError(f"{path}: no such file or directory")
+    return sources
+
+
+def _read(source: _Source) -> AuditInput:
+    if source.path is None:
+        data = sys.stdin.buffer.read()
+    else:
+        try:
+            data = source.path.read_bytes()
+        except OSError as error:
+            raise InputError(f"cannot read: {error.strerror or error}") from None
+    if source.claims:
+        return AuditInput(source.label, parse_claims(data))
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise InputError(f"not UTF-8 text (byte {error.start})") from None
+    return AuditInput(source.label, parse_answer(text))
+
+
+class _Inputs:
+    """Yields parsed inputs; a bad input is reported on stderr, counted and skipped."""
+
+    def __init__(self, sources: list[_Source]) -> None:
+        self.sources = sources
+        self.bad = 0
+
+    def __iter__(self) -> Iterator[AuditInput]:
+        for source in self.sources:
+            try:
+                yield _read(source)
+            except CiteSealError as error:
+                self.bad += 1
+                typer.echo(f"error: {source.label}: {error.message}", err=True)
+
+
+def parse_fail_on(values: list[str]) -> list[FailOnItem]:
+    """``--fail-on`` values (repeatable, comma-separated) checked against the known items."""
+    items: list[FailOnItem] = []
+    for value in values:
+        for part in (p.strip() for p in value.split(",")):
+            if not part:
+                continue
+            if part not in FAIL_ON_ITEMS:
+                raise InputError(
+                    f"unknown --fail-on value {part!r} (expected one of {', '.join(FAIL_ON_ITEMS)})"
+                )
+            items.extend(item for item in get_args(FailOnItem) if item == part)
+    return items
+
+
+def locate_snapshot(path: Path) -> Path:
+    """A snapshot file as given, or the newest ``*.duckdb`` of a corpus folder."""
+    if path.is_dir():
+        found = sorted(path.glob("*.duckdb"))
+        if not found:
+            raise InputError(
+                f"{path} holds no snapshot (*.duckdb)",
+                advice="build one with: citeseal snapshot build snapshots/demo.toml",
+            )
+        return found[-1]
+    return path
+
+
+def fixed_now() -> datetime | None:
+    """``SOURCE_DATE_EPOCH`` as the report time, for reproducible reports."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if not epoch:
+        return None
+    if not epoch.isdigit():
+        raise InputError(f"SOURCE_DATE_EPOCH must be whole seconds, got {epoch!r}")
+    return datetime.fromtimestamp(int(epoch), UTC)
+
+
+def _keyring(demo: bool) -> Keyring:
+    settings = Settings.from_env()
+    return load_keyring(
+        settings,
+        key_text=os.environ.get("CITESEAL_KEY"),
+        demo=demo or settings.demo_key,
+        create=False,
+    )
+
+
+def render(report: Report, fmt: Format) -> str:
+    if fmt is Format.json:
+        return report.model_dump_json(indent=2) + "\n"
+    if fmt is Format.md:
+        return render_markdown(report)
+    if fmt is Format.html:
+        from audit.render_html import render_report_html  # jinja environment: only when asked
+
+        return render_report_html(report)
+    return render_text(report)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temp file in the same folder and a rename."""
+    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
+            stream.write(text)
+        Path(temp).replace(path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+class _OutNames:
+    """``<stem>.<ext>`` per input; a clash within the run falls back to ``<name>.<ext>``."""
+
+    def __init__(self, folder: Path, ext: str) -> None:
+        self.folder, self.ext, self.used = folder, ext, set[str]()
+
+    def __call__(self, label: str) -> Path:
+        base = Path(label).name if label != "-" else "stdin"
+        name = f"{Path(base).stem}.{self.ext}"
+        if name in self.used:
+            name = f"{base}.{self.ext}"
+        n = 2
+        while name in self.used:
+            name, n = f"{base}-{n}.{self.ext}", n + 1
+        self.used.add(name)
+        return self.folder / name
+
+
+def _emit(reports: Iterator[Report], fmt: Format, out: Path | None, many: bool) -> int:
+    """Write or print each report; the number of failed reports."""
+    failed = 0
+    names = _OutNames(out, _EXTENSION[fmt]) if out is not None else None
+    first = True
+    for report in reports:
+        failed += report.verdict == "fail"
+        if names is not None:
+            write_atomic(names(report.source), render(report, fmt))
+            typer.echo(summary_line(report))
+        elif fmt is Format.json and many:
+            typer.echo(report.model_dump_json())  # JSON Lines: one report per line
+        else:
+            if many:
+                typer.echo(("" if first else "\n") + f"== {summary_line(report)}")
+            typer.echo(render(report, fmt), nl=False)
+        first = False
+    return failed
+
+
+def audit_command(
+    files: Annotated[
+        list[str],
+        typer.Argument(
+            help="Answers: Markdown/text files, .json claims files, folders of them, or - for "
+            "stdin.",
+            show_default=False,
+            metavar="FILE",
+        ),
+    ],
+    snapshot: SnapshotOpt,
+    fmt: Annotated[
+        Format, typer.Option("--format", "-f", help="Report format.", case_sensitive=False)
+    ] = Format.text,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Write one report per input into this folder (<stem>.<ext>), print a summary.",
+            file_okay=False,
+        ),
+    ] = None,
+    fail_on: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--fail-on",
+            help="Also fail on: any verdict, uncited, invalid_only or a flag (retracted, …). "
+            "Repeatable or comma-separated; malformed and forged always fail.",
+            metavar="ITEM",
+        ),
+    ] = None,
+    claims: Annotated[
+        bool, typer.Option("--claims", help="Read every input as structured claims JSON.")
+    ] = False,
+    demo_key: DemoKeyOpt = False,
+) -> None:
+    """Audit answers' citations against a frozen snapshot (exit 1 on fail, 2 on bad input)."""
+    policy = parse_fail_on(fail_on or [])
+    sources = expand_inputs(files, claims=claims)
+    many = len(sources) > 1
+    if fmt is Format.html and many and out is None:
+        raise InputError("--format html with several inputs needs --out DIR")
+    now = fixed_now()
+    keyring = _keyring(demo_key)
+    if out is not None:
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise InputError(f"cannot create {out}: {error.strerror or error}") from None
+    inputs = _Inputs(sources)
+    with DuckDBCorpus(locate_snapshot(snapshot)) as corpus:
+        failed = _emit(audit_many(inputs, corpus, keyring, fail_on=policy, now=now), fmt, out, many)
+    if inputs.bad:
+        raise typer.Exit(2)
+    if failed:
+        raise typer.Exit(1)
+
+
+def schema_report() -> None:
+    """Print the JSON Schema of audit reports (the keys other tools may rely on)."""
+    typer.echo(report_json_schema_text(), nl=False)
 
 
 def register(app: typer.Typer) -> None:
-    """Attach this module's commands to the root app (nothing yet)."""
-    del app
+    """Attach ``audit`` and ``schema report`` to the root app."""
+    app.command("audit")(audit_command)
+    schema_app = typer.Typer(
+        help="Print the JSON Schemas of citeseal's outputs.", no_args_is_help=True
+    )
+    schema_app.command("report")(schema_report)
+    app.add_typer(schema_app, name="schema")

@@ -9,10 +9,12 @@ import duckdb
 import pytest
 
 from audit.corpus import InMemoryCorpus, PassageKey, PathRef, StoredRelation
-from audit.duckdb_corpus import DuckDBCorpus
+from audit.duckdb_corpus import READABLE_SCHEMA_VERSION, DuckDBCorpus
+from audit.engine import CitationInput, judge_citations
 from audit.errors import CorpusError
 from audit.folding import fold
 from pipeline.snapshot.schema import MIGRATIONS
+from tests.audit.planted import KEYRING, OTHER, SETID, h, make_corpus, write_snapshot
 
 VERSIONS = {
     "nct:NCT99000001": {
@@ -164,5 +166,50 @@ def test_newer_schema_is_refused(tmp_path: Path) -> None:
     with pytest.raises(CorpusError) as raised:
         DuckDBCorpus(path)
     assert raised.value.message == (
-        f"snapshot {path} has schema version 99; this citeseal reads up to 1"
+        f"snapshot {path} has schema version 99; this citeseal reads up to "
+        f"{READABLE_SCHEMA_VERSION}"
     )
+
+
+PARITY_CASES = [
+    ("pmid:99000001-abstract", None),
+    (h("pmid:99000001/abstract.3", OTHER), None),
+    (h("pmid:99000001/abstract.3"), "312 children were diagnosed"),
+    (h("pmid:99000001/abstract.4"), "strongly increases"),
+    (h("pmid:99000001/abstract.9"), None),
+    (h("pmid:99000999/abstract.1"), None),
+    (h("pmid:99000002/abstract.1"), None),
+    (h("pmid:99000004/abstract.1"), None),
+    (h("pmid:99000007/abstract.1"), None),
+    (h("pmid:99000010/abstract.1"), None),
+    (h("pmid:99000020/abstract.1"), "40 patients"),
+    (h("pmid:99000020/abstract.2"), None),
+    (h("ppr:PPR990001@1/abstract.1"), None),
+    (h("nct:NCT99000001@2025-01-15/trial.brief_summary.1"), "20 mg daily"),
+    (h("nct:NCT99000001@2025-01-15/trial.brief_summary.1"), "10 mg daily"),
+    (h("nct:NCT99000001@2025-01-15/trial.arms.2"), None),
+    (h("nct:NCT99000001@2025-06-02/trial.arms.2"), None),
+    (h(f"setid:{SETID}@3/label.boxed_warning.1"), None),
+    (h(f"setid:{SETID}@4/label.boxed_warning.1"), "severe liver injury"),
+]
+
+
+@pytest.mark.parametrize("sources", [{}, {"openfda": "failed", "pubmed": "partial"}])
+def test_every_rule_decides_the_same_on_a_snapshot_file(
+    tmp_path: Path, sources: dict[str, str]
+) -> None:
+    memory = make_corpus(**sources)
+    path = write_snapshot(memory, tmp_path / "planted.duckdb")
+    citations = [CitationInput.from_text(handle, quote) for handle, quote in PARITY_CASES]
+    with DuckDBCorpus(path) as corpus:
+        on_file = judge_citations(citations, corpus, KEYRING)
+    in_memory = judge_citations(citations, memory, KEYRING)
+    assert on_file == in_memory
+    assert {r.verdict for r in on_file} == {
+        "malformed",
+        "forged",
+        "unavailable",
+        "withdrawn",
+        "quote_mismatch",
+        "ok",
+    }

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from audit.corpus import InMemoryCorpus, StoredRelation
+from audit.corpus import InMemoryCorpus
 from audit.engine import (
     AnswerInput,
     CitationInput,
@@ -17,119 +17,22 @@ from audit.engine import (
     judge_citations,
 )
 from audit.errors import CitationSyntaxError
-from audit.handles import mint, parse_handle, parse_locator
+from audit.handles import parse_handle
 from audit.keys import Keyring
 from audit.report import CitationResult, FailOnItem, Report
-
-KEYRING = Keyring.demo_keyring()
-OTHER = Keyring.from_keys(b"another installation's key, 32+ bytes long")
-KEYRING_KEY = b"citeseal public demo key: NOT SECRET, demo only"  # audit.keys.DEMO_KEY
-SETID = "5eed0001-0000-4000-8000-000000000001"
-
-RESULTS = (
-    "During 48 210 person-years of follow-up, 312 children were diagnosed with Farrow syndrome."
+from tests.audit.planted import (
+    CONCLUSIONS,
+    KEYRING,
+    KEYRING_KEY,
+    NEW_SUMMARY,
+    OLD_SUMMARY,
+    OTHER,
+    RESULTS,
+    SETID,
+    WARNING,
+    h,
+    make_corpus,
 )
-CONCLUSIONS = "Zentravir exposure does not increase the risk of Farrow syndrome."
-OLD_SUMMARY = "Zentravir 20 mg daily was compared with placebo in children with Farrow syndrome."
-NEW_SUMMARY = "Zentravir 10 mg daily was compared with placebo in adults with Farrow syndrome."
-WARNING = "Zentravir can cause severe liver injury in patients with Farrow syndrome."
-
-
-def h(locator: str, keyring: Keyring = KEYRING) -> str:
-    """A genuine handle for ``locator``."""
-    return mint(keyring, parse_locator(locator))
-
-
-def make_corpus(**sources: str) -> InMemoryCorpus:
-    statuses: dict[str, str] = dict.fromkeys(
-        ("pubmed", "europepmc", "pubtator3", "crossref", "clinicaltrials", "openfda"), "ok"
-    )
-    statuses.update(sources)
-    corpus = InMemoryCorpus(sources={k: v for k, v in statuses.items() if v != "absent"})
-    corpus.add_record(
-        "pmid:99000001",
-        "pubmed",
-        {
-            "1": {
-                "title": "Zentravir exposure and Farrow syndrome: a cohort study.",
-                "abstract.3": RESULTS,
-                "abstract.4": CONCLUSIONS,
-            }
-        },
-        title="Zentravir exposure and Farrow syndrome: a cohort study.",
-        retracted=False,
-        expression_of_concern=False,
-        preprint=False,
-    )
-    corpus.add_record(
-        "pmid:99000002",
-        "pubmed",
-        {"1": {"abstract.1": "Four children developed Farrow syndrome after zentravir."}},
-        retracted=True,
-        relations=[
-            StoredRelation("retraction_in", "pmid:99000003", "pubmed"),
-            StoredRelation("retraction_in", "doi:10.5555/demo.0003", "crossref"),
-            StoredRelation("retraction_in", "pmid:99000003", "crossref"),
-        ],
-    )
-    corpus.add_record(
-        "pmid:99000004",
-        "pubmed",
-        {"1": {"abstract.1": "Zentravir shortened the course of Farrow syndrome."}},
-        expression_of_concern=True,
-        relations=[StoredRelation("expression_of_concern_in", "pmid:99000005", "pubmed")],
-    )
-    corpus.add_record(
-        "pmid:99000007",
-        "pubmed",
-        {"1": {"abstract.1": "A retracted paper the source marks without a notice."}},
-        retracted=True,
-    )
-    corpus.add_record(
-        "ppr:PPR990001",
-        "europepmc",
-        {"1": {"abstract.1": "Zentravir in Farrow syndrome: a preprint."}},
-        preprint=True,
-        relations=[StoredRelation("preprint_of", "pmid:99000006", "europepmc")],
-    )
-    corpus.add_record(
-        "nct:NCT99000001",
-        "clinicaltrials",
-        {
-            "2025-01-15": {
-                "trial.brief_summary.1": OLD_SUMMARY,
-                "trial.conditions.1": "Farrow syndrome",
-                "trial.arms.2": "Placebo tablets once daily.",
-            },
-            "2025-06-02": {
-                "trial.brief_summary.1": NEW_SUMMARY,
-                "trial.conditions.1": "Farrow syndrome",
-            },
-        },
-    )
-    corpus.add_record(
-        f"setid:{SETID}",
-        "openfda",
-        {"3": {"label.boxed_warning.1": WARNING}, "4": {"label.boxed_warning.1": WARNING}},
-        retained=["4"],
-    )
-    corpus.add_record(
-        "pmid:99000010",
-        "pubmed",
-        {"1": {"abstract.1": "A record that later disappeared upstream."}},
-        withdrawn=True,
-        withdrawn_since="demo-20250602T000000Z",
-    )
-    corpus.add_record(
-        "pmid:99000020",
-        "pubmed",
-        {
-            "1": {"abstract.1": "Version one says 40 patients.", "abstract.2": "Only in one."},
-            "2": {"abstract.1": "Version two says 41 patients."},
-        },
-    )
-    return corpus
-
 
 CORPUS = make_corpus()
 
@@ -356,7 +259,7 @@ def test_unpinned_handle_accepts_any_retained_version_without_version_changed() 
     [
         (
             "pmid:99000002/abstract.1",
-            [("retracted", "retraction notices pmid:99000003, doi:10.5555/demo.0003")],
+            [("retracted", "retraction notices doi:10.5555/demo.0003, pmid:99000003")],
         ),
         ("pmid:99000007/abstract.1", [("retracted", "marked retracted by the source")]),
         (

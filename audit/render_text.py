@@ -1,0 +1,183 @@
+"""Plain-text and Markdown renderings of a :class:`~audit.report.Report`.
+
+The text format is compact, one line per sentence and per citation::
+
+    verdict: FAIL  (5 citations: 1 malformed, 1 forged, 1 quote_mismatch, 2 ok)
+    fabricated: 2  retracted cited: 1  cited sentences: 2/6  verbatim quotes: 1/2
+    snapshot: demo (sha256 5d41402abc4b)  key: 0c8f27aa13d2 (DEMO KEY: public, not a seal)
+    [1] cited: Zentravir exposure does not increase the risk of Farrow syndrome.
+        ok             pmid:99000001/abstract.4~x3k9q "does not increase the risk"
+    [2] invalid_only: …
+        quote_mismatch pmid:…~… "…"
+                       closest: "…" (0.8491)
+
+Answer and record text is untrusted: control characters (terminal escapes, bidi overrides) are
+shown as ``\\x1b``-style escapes in text, and Markdown metacharacters are escaped (handles go
+in code spans), so neither a terminal nor a Markdown renderer can be steered by an answer.
+"""
+
+from __future__ import annotations
+
+import re
+
+from audit.report import CitationResult, Report, SentenceResult
+from audit.verdicts import is_claim
+
+VERDICT_WIDTH = 15  # "quote_mismatch" and one space
+_INDENT = "    "
+_UNDER = _INDENT + " " * VERDICT_WIDTH
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_BREAKS = re.compile(r"[\t\n\r\u2028\u2029]+")
+
+
+def clean_text(text: str) -> str:
+    """One line of untrusted text, safe to print: line breaks → space, controls escaped."""
+    text = _BREAKS.sub(" ", text)
+
+    def escape(match: re.Match[str]) -> str:
+        code = ord(match.group())
+        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+    return _CONTROL.sub(escape, text)
+
+
+def counts_line(report: Report) -> str:
+    """``5 citations: 1 malformed, 1 forged, 1 quote_mismatch, 2 ok`` (ladder order)."""
+    total = report.metrics.citations
+    parts = [f"{n} {verdict}" for verdict, n in report.metrics.by_verdict.model_dump().items() if n]
+    noun = "citation" if total == 1 else "citations"
+    return f"{total} {noun}" + (f": {', '.join(parts)}" if parts else "")
+
+
+def verdict_line(report: Report) -> str:
+    return f"verdict: {report.verdict.upper()}  ({counts_line(report)})"
+
+
+def metrics_line(report: Report) -> str:
+    m = report.metrics
+    return (
+        f"fabricated: {m.fabricated}  retracted cited: {m.retracted_cited}  "
+        f"cited sentences: {m.cited_sentences}/{m.sentences}  "
+        f"verbatim quotes: {m.verbatim_quotes}/{m.quotes}"
+    )
+
+
+def identity_line(report: Report) -> str:
+    key = report.key
+    demo = " (DEMO KEY: public, anyone can mint these handles)" if key.demo else ""
+    return (
+        f"snapshot: {clean_text(report.snapshot.name)} (sha256 {report.snapshot.sha256[:12]})  "
+        f"key: {key.fingerprint}{demo}"
+    )
+
+
+def summary_line(report: Report) -> str:
+    """One line per audited input: ``answer.md: FAIL (5 citations: …)``."""
+    return f"{clean_text(report.source)}: {report.verdict.upper()}  ({counts_line(report)})"
+
+
+def _citation_lines(citation: CitationResult) -> list[str]:
+    line = f"{_INDENT}{citation.verdict:<{VERDICT_WIDTH - 1}} {clean_text(citation.handle)}"
+    if citation.quote is not None:
+        line += f' "{clean_text(citation.quote)}"'
+    if citation.flags:
+        line += f" [{', '.join(flag.name for flag in citation.flags)}]"
+    lines = [line]
+    if citation.verdict == "quote_mismatch" and citation.closest_match is not None:
+        lines.append(
+            f'{_UNDER}closest: "{clean_text(citation.closest_match)}" ({citation.similarity:.4f})'
+        )
+    elif citation.verdict in ("unavailable", "withdrawn") and citation.detail:
+        lines.append(_UNDER + clean_text(citation.detail))
+    elif citation.checked_against == "current":
+        lines.append(_UNDER + "quote found in the current version only, not as issued")
+    return lines
+
+
+def sentence_label(sentence: SentenceResult) -> str:
+    """The status, or the kind for a heading or lead-in that is not a claim (not counted)."""
+    return sentence.status if is_claim(sentence.kind, len(sentence.citations)) else sentence.kind
+
+
+def render_text(report: Report) -> str:
+    """The compact text report (ends with a newline)."""
+    lines = [verdict_line(report), metrics_line(report), identity_line(report)]
+    for sentence in report.sentences:
+        lines.append(f"[{sentence.index}] {sentence_label(sentence)}: {clean_text(sentence.text)}")
+        for citation in sentence.citations:
+            lines.extend(_citation_lines(citation))
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# Markdown
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~&$])")
+
+
+def md_text(text: str) -> str:
+    """Untrusted text as inert Markdown: metacharacters backslash-escaped, one line."""
+    return _MD_SPECIAL.sub(r"\\\1", clean_text(text))
+
+
+def md_code(text: str) -> str:
+    """Untrusted text in a code span whose fence is longer than any backtick run inside."""
+    text = clean_text(text)
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _md_citation(citation: CitationResult) -> list[str]:
+    line = f"   - **{citation.verdict}** {md_code(citation.handle)}"
+    if citation.quote is not None:
+        line += f" “{md_text(citation.quote)}”"
+    lines = [line]
+    for flag in citation.flags:
+        detail = f": {md_text(flag.detail)}" if flag.detail else ""
+        lines.append(f"     - flag **{flag.name}**{detail}")
+    if citation.detail and citation.verdict != "ok":
+        lines.append(f"     - {md_text(citation.detail)}")
+    if citation.checked_against is not None:
+        lines.append(f"     - quote checked against the text {_AGAINST[citation.checked_against]}")
+    if citation.closest_match is not None:
+        lines.append(
+            f"     - closest: “{md_text(citation.closest_match)}” ({citation.similarity:.4f})"
+        )
+    return lines
+
+
+_AGAINST = {"issued": "as issued", "current": "as it is now (not as issued)"}
+
+
+def render_markdown(report: Report) -> str:
+    """The report as a Markdown document (ends with a newline)."""
+    m = report.metrics
+    key = report.key
+    demo = " — **demo key**: public, anyone can mint these handles" if key.demo else ""
+    lines = [
+        f"# Audit of {md_text(report.source)}: {report.verdict.upper()}",
+        "",
+        f"{md_text(counts_line(report))}.",
+        "",
+        "| fabricated | retracted cited | cited sentences | verbatim quotes |",
+        "| --- | --- | --- | --- |",
+        f"| {m.fabricated} | {m.retracted_cited} | {m.cited_sentences}/{m.sentences} "
+        f"| {m.verbatim_quotes}/{m.quotes} |",
+        "",
+        f"Snapshot {md_code(report.snapshot.name)} (sha256 {md_code(report.snapshot.sha256)}), "
+        f"key {md_code(key.fingerprint)}{demo}. "
+        f"citeseal {md_text(report.tool_version)}, contract {md_text(report.contract_version)}, "
+        f"{md_text(report.created_at)}.",
+    ]
+    if report.verdict_reasons:
+        lines += ["", "Why:", ""]
+        lines += [f"- {md_text(reason)}" for reason in report.verdict_reasons]
+    lines += ["", "## Sentences", ""]
+    for sentence in report.sentences:
+        label = sentence_label(sentence)
+        lines.append(f"{sentence.index}. **{label}**: {md_text(sentence.text)}")
+        for citation in sentence.citations:
+            lines.extend(_md_citation(citation))
+    return "\n".join(lines) + "\n"
