@@ -18,6 +18,7 @@ passages          (record_id, version, path): section label, text, folded text
 annotations       PubTator3 entities with spans relative to the passage text
 relations         retraction/EoC/erratum/correction/preprint links, per record
 responses         raw response bodies (zlib), so ``snapshot rebuild`` can re-parse
+                  (migration 2 adds the credential-free form body of POST requests)
 harvest_log       one row per request/step, for the manifest and for debugging
 """
 
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 class Migration(NamedTuple):
@@ -137,6 +138,14 @@ MIGRATIONS: tuple[Migration, ...] = (
             records INTEGER,
             detail VARCHAR
         );
+        """,
+    ),
+    Migration(
+        2,
+        "responses_request_body",
+        """
+        -- the form of a POST request, credentials removed
+        ALTER TABLE responses ADD COLUMN request_body VARCHAR;
         """,
     ),
 )

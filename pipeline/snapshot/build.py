@@ -1,0 +1,530 @@
+"""Build one immutable snapshot file from a corpus spec.
+
+``build_snapshot`` harvests (live, or from replay folders), applies the lineage of the
+parent, and writes ``snapshots/<name>/<name>-<UTC stamp>.duckdb`` with its manifest.
+
+Atomicity: everything is written into ``snapshots/<name>/.build-<stamp>.duckdb`` (hidden), then
+checkpointed, closed, verified and fsynced. The manifest is written (atomically) before the
+file is renamed into place: the rename is the commit point, so an interrupted build (Ctrl-C,
+``kill -9``, a crash) never leaves a visible snapshot, partial or without its manifest, and
+never touches the parent. The next build of the corpus deletes leftovers. Responses fetched so
+far stay in the resume cache (:mod:`pipeline.snapshot.resume`), so the rerun does not fetch
+them again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import shutil
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Literal
+
+import duckdb
+import httpx
+
+from pipeline import __version__
+from pipeline.errors import HarvestError, ParseError, SnapshotError, TamperedSnapshotError
+from pipeline.harvest import Harvester, HarvestOutcome, Progress
+from pipeline.http import Exchange, HttpClient
+from pipeline.records import SOURCES, Record
+from pipeline.replay import RecordingTransport, ReplayTransport
+from pipeline.settings import Settings
+from pipeline.snapshot.ingest import Ingest
+from pipeline.snapshot.lineage import (
+    carry_parent,
+    create_staging,
+    finalize_state,
+    unseen_records,
+)
+from pipeline.snapshot.locate import latest_snapshot
+from pipeline.snapshot.manifest import (
+    FailedRequest,
+    Manifest,
+    ParentRef,
+    SourceSummary,
+    fsync_path,
+    manifest_path,
+    read_manifest,
+    relative_to,
+    sha256_file,
+    write_manifest,
+)
+from pipeline.snapshot.progress import NullProgress
+from pipeline.snapshot.resume import ResumeTransport, clear_resume, resume_folder
+from pipeline.snapshot.schema import SCHEMA_VERSION
+from pipeline.snapshot.spec import CorpusSpec, load_spec
+from pipeline.snapshot.store import (
+    BatchWriter,
+    ResponseRow,
+    apply_migrations,
+    check_schema,
+    connect,
+    load_fts,
+    now_text,
+    write_meta,
+)
+
+ParentArg = Path | Literal["latest"] | None
+RESPONSE_FLUSH_BYTES = 16 << 20
+RESPONSE_FLUSH_COUNT = 64
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    path: Path
+    manifest_path: Path
+    manifest: Manifest
+    resumed_requests: int = 0  # answers served from the resume cache
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """Everything about a build that is not the spec."""
+
+    parent: Path | None
+    replay: tuple[Path, ...] = ()
+    record: Path | None = None
+    strict: bool = False
+    refresh: bool = True  # re-check lineage records the harvest did not meet
+    resume: bool = True
+    mode: str = "live"
+    transport: httpx.BaseTransport | None = None  # replaces network/replay (rebuild, tests)
+    rebuilt_from: ParentRef | None = None
+
+
+def build_snapshot(
+    spec_path: Path,
+    *,
+    parent: ParentArg = None,
+    replay: Sequence[Path] = (),
+    record: Path | None = None,
+    strict: bool = False,
+    live: bool = False,
+    resume: bool = True,
+    settings: Settings | None = None,
+    progress: Progress | None = None,
+    transport: httpx.BaseTransport | None = None,
+) -> BuildResult:
+    """Harvest ``spec_path`` into a new snapshot of its corpus (see the module docstring).
+
+    ``replay`` folders serve recorded exchanges instead of the network (first match wins);
+    without them the spec's own ``replay`` list is used unless ``live``. ``parent`` is a
+    snapshot file, ``"latest"`` (the newest in the corpus folder, none → no parent) or None.
+    """
+    spec = load_spec(spec_path)
+    corpus_dir = spec_path.parent / spec.name
+    folders = tuple(Path(p) for p in replay)
+    if not folders and not live and transport is None:
+        folders = tuple(spec_path.parent / p for p in spec.replay)
+    corpus_dir.mkdir(parents=True, exist_ok=True)
+    with corpus_lock(corpus_dir):
+        options = BuildOptions(
+            parent=resolve_parent(parent, corpus_dir),
+            replay=folders,
+            record=record,
+            strict=strict,
+            resume=resume,
+            mode="replay" if folders else "live",
+            transport=transport,
+        )
+        return build_locked(spec, corpus_dir, options, settings, progress)
+
+
+def build_locked(
+    spec: CorpusSpec,
+    corpus_dir: Path,
+    options: BuildOptions,
+    settings: Settings | None,
+    progress: Progress | None,
+) -> BuildResult:
+    """The build proper; the caller holds :func:`corpus_lock`."""
+    settings = settings or Settings.from_env()
+    progress = progress or NullProgress()
+    clean_leftovers(corpus_dir)
+    stamp = free_stamp(corpus_dir, spec.name)
+    snapshot_id = f"{spec.name}-{stamp}"
+    final = corpus_dir / f"{snapshot_id}.duckdb"
+    temp = corpus_dir / f".build-{stamp}.duckdb"
+    work = corpus_dir / f".build-{stamp}.tmp"
+    cache = resume_folder(corpus_dir, spec.spec_hash(), options.replay)
+    run = _Run(spec, snapshot_id, options, settings, progress)
+    try:
+        run.write(temp, work, cache if options.resume else None)
+        manifest = seal(temp, final, run.manifest(corpus_dir))
+    except BaseException:
+        for leftover in (temp, temp.with_name(temp.name + ".wal")):
+            leftover.unlink(missing_ok=True)
+        raise
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    if options.resume:
+        clear_resume(cache)
+    return BuildResult(
+        path=final,
+        manifest_path=manifest_path(final),
+        manifest=manifest,
+        resumed_requests=run.resumed,
+        warnings=tuple(run.warnings),
+    )
+
+
+# -- the corpus folder --------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def corpus_lock(corpus_dir: Path) -> Iterator[None]:
+    """Exclusive lock on a corpus folder: one build at a time."""
+    path = corpus_dir / ".lock"
+    with path.open("a") as handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise SnapshotError(
+                f"another build of {corpus_dir} is running (lock {path})",
+                advice="wait for it to finish",
+            ) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def clean_leftovers(corpus_dir: Path) -> list[Path]:
+    """Remove what interrupted builds left (hidden build files, manifests without a file)."""
+    removed: list[Path] = []
+    for path in corpus_dir.glob(".build-*"):
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+        removed.append(path)
+    for path in corpus_dir.glob(".manifest-*.tmp"):
+        path.unlink(missing_ok=True)
+        removed.append(path)
+    for path in corpus_dir.glob("*.manifest.json"):
+        snapshot = path.with_name(path.name.removesuffix(".manifest.json") + ".duckdb")
+        if not snapshot.exists():
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
+
+
+def free_stamp(
+    corpus_dir: Path, name: str, now: Callable[[], datetime] = lambda: datetime.now(UTC)
+) -> str:
+    """A UTC stamp ``YYYYmmddTHHMMSSZ`` no snapshot of this corpus uses yet."""
+    moment = now().replace(microsecond=0)
+    while True:
+        stamp = moment.strftime("%Y%m%dT%H%M%SZ")
+        if not (corpus_dir / f"{name}-{stamp}.duckdb").exists():
+            return stamp
+        moment += timedelta(seconds=1)
+
+
+def resolve_parent(parent: ParentArg, corpus_dir: Path) -> Path | None:
+    """The parent snapshot file, verified against its manifest; None for no parent."""
+    if parent is None:
+        return None
+    path = latest_snapshot(corpus_dir) if parent == "latest" else Path(parent)
+    if path is None:
+        return None
+    if not path.is_file():
+        raise SnapshotError(f"parent snapshot {path} does not exist")
+    manifest = read_manifest(path)
+    if sha256_file(path) != manifest.sha256:
+        raise TamperedSnapshotError(
+            f"parent snapshot {path} does not match its manifest (sha256 differs)",
+            advice="build from another parent, or without --parent",
+        )
+    return path
+
+
+# -- one run ------------------------------------------------------------------------------------
+
+
+@dataclass
+class _SourceState:
+    failures: int = 0
+    answered: int = 0  # requests that got a final answer below 500
+
+
+@dataclass
+class _Run:
+    """State of one build between opening the temp file and sealing it."""
+
+    spec: CorpusSpec
+    snapshot_id: str
+    options: BuildOptions
+    settings: Settings
+    progress: Progress
+    created_at: str = field(default_factory=now_text)
+    resumed: int = 0
+    warnings: list[str] = field(default_factory=list)
+    failed: list[FailedRequest] = field(default_factory=list)
+    state: dict[str, _SourceState] = field(default_factory=dict)
+    withdrawn: int = 0
+    totals: tuple[int, int, int] = (0, 0, 0)
+    parent_ref: ParentRef | None = None
+    _ingest: Ingest | None = None
+    _writer: BatchWriter | None = None
+    _responses: list[ResponseRow] = field(default_factory=list)
+    _response_bytes: int = 0
+    _response_id: int = 0
+    _log: list[tuple[object, ...]] = field(default_factory=list)
+
+    # -- writing ------------------------------------------------------------------------------
+    def write(self, temp: Path, work: Path, cache: Path | None) -> None:
+        con = connect(temp)
+        try:
+            apply_migrations(con, now=self.created_at)
+            write_meta(con, self._meta())
+            create_staging(con)
+            if self.options.parent is not None:
+                carry_parent(con, self.options.parent)
+            self._writer = BatchWriter(con, work)
+            self._ingest = Ingest(con, self._writer, self.snapshot_id, _fold())
+            outcome = self._harvest(cache)
+            self._flush()
+            self.withdrawn = finalize_state(con, outcome.missing, self.snapshot_id)
+            self._write_sources(con)
+            self.totals = _totals(con)
+            load_fts(con)
+            con.execute("PRAGMA create_fts_index('passages', 'rowid', 'text', overwrite = 1)")
+            con.execute("CHECKPOINT")
+        finally:
+            con.close()
+        self.warnings.extend(self._ingest.stats.warnings if self._ingest else [])
+
+    def _meta(self) -> dict[str, str | None]:
+        parent = self.options.parent
+        if parent is not None:
+            manifest = read_manifest(parent)
+            self.parent_ref = ParentRef(
+                path=str(parent), sha256=manifest.sha256, snapshot_id=manifest.snapshot_id
+            )
+        spec = self.spec
+        return {
+            "name": spec.name,
+            "description": spec.description,
+            "snapshot_id": self.snapshot_id,
+            "created_at": self.created_at,
+            "parent_sha256": self.parent_ref.sha256 if self.parent_ref else None,
+            "parent_snapshot_id": self.parent_ref.snapshot_id if self.parent_ref else None,
+            "spec_hash": spec.spec_hash(),
+            "spec": spec.model_dump_json(exclude={"replay"}, exclude_none=True),
+            "tool_version": __version__,
+            "schema_version": str(SCHEMA_VERSION),
+            "segmentation_version": _segmentation_version(),
+            "mode": self.options.mode,
+        }
+
+    def _transport(self, cache: Path | None) -> httpx.BaseTransport:
+        options = self.options
+        inner: httpx.BaseTransport
+        if options.transport is not None:
+            inner = options.transport
+        elif options.replay:
+            inner = ReplayTransport(list(options.replay))
+        else:
+            inner = httpx.HTTPTransport(retries=0)
+        if options.record is not None:
+            inner = RecordingTransport(inner, options.record)
+        if cache is not None:
+            inner = ResumeTransport(inner, cache)
+        return inner
+
+    def _harvest(self, cache: Path | None) -> HarvestOutcome:
+        transport = self._transport(cache)
+        with HttpClient(self.settings, transport=transport, on_exchange=self._exchange) as client:
+            harvester = Harvester(
+                self.spec, client, self, self.progress, strict=self.options.strict
+            )
+            outcome = harvester.run()
+            if self.options.refresh and self._ingest is not None:
+                unseen = unseen_records(self._ingest.con, self.spec.sources())
+                for source in list(unseen):
+                    unseen[source] = [r for r in unseen[source] if r not in outcome.missing]
+                outcome = harvester.refresh({s: ids for s, ids in unseen.items() if ids})
+        if isinstance(transport, ResumeTransport):
+            self.resumed = transport.served
+        for source in self.spec.sources():
+            self.progress.finish(source, self._status(source))
+        return outcome
+
+    # -- the Sink protocol (pipeline.harvest) ---------------------------------------------------
+    def records(self, source: str, records: Sequence[Record]) -> None:
+        assert self._ingest is not None
+        self._ingest.add(source, records)
+
+    def failure(self, source: str, step: str, error: HarvestError | ParseError) -> None:
+        self.state.setdefault(source, _SourceState()).failures += 1
+        self.failed.append(FailedRequest(source=source, step=step, error=error.message))
+        self._log.append((now_text(), source, step, None, None, False, None, error.message))
+        self.progress.note(f"{source}: {step} failed: {error.message}")
+
+    def step(self, source: str, step: str, count: int, detail: str | None = None) -> None:
+        self._log.append((now_text(), source, step, None, None, True, count, detail))
+
+    def _exchange(self, exchange: Exchange) -> None:
+        source = exchange.source or "unknown"
+        if exchange.status < 500:
+            self.state.setdefault(source, _SourceState()).answered += 1
+        self._response_id += 1
+        row = ResponseRow(
+            source=exchange.source,
+            method=exchange.method,
+            url=exchange.url,
+            status=exchange.status,
+            content_type=exchange.content_type,
+            body=exchange.body,
+            fetched_at=now_text(),
+            request_body=exchange.request_body,
+        )
+        self._responses.append(row)
+        self._response_bytes += len(exchange.body)
+        ok = exchange.status < 400
+        self._log.append(
+            (row.fetched_at, source, "request", exchange.url, exchange.status, ok, None, None)
+        )
+        if (
+            len(self._responses) >= RESPONSE_FLUSH_COUNT
+            or self._response_bytes >= RESPONSE_FLUSH_BYTES
+        ):
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._writer is None:
+            return
+        first = self._response_id - len(self._responses) + 1
+        self._writer.insert("responses", (r.row(first + i) for i, r in enumerate(self._responses)))
+        self._writer.insert("harvest_log", self._log)
+        self._responses.clear()
+        self._log.clear()
+        self._response_bytes = 0
+
+    # -- summary ------------------------------------------------------------------------------
+    def _status(self, source: str) -> str:
+        if source not in self.spec.sources():
+            return "not_harvested"
+        state = self.state.get(source, _SourceState())
+        if not state.failures:
+            return "ok"
+        return "partial" if state.answered else "failed"
+
+    def _summaries(self) -> dict[str, SourceSummary]:
+        counts = self._ingest.stats.by_source if self._ingest else {}
+        out: dict[str, SourceSummary] = {}
+        for source in SOURCES:
+            c = counts.get(source)
+            out[source] = SourceSummary(
+                status=self._status(source),
+                records=c.records if c else 0,
+                passages=c.passages if c else 0,
+                new_versions=c.new_versions if c else 0,
+                failed_requests=self.state.get(source, _SourceState()).failures,
+            )
+        return out
+
+    def _write_sources(self, con: duckdb.DuckDBPyConnection) -> None:
+        for source, summary in self._summaries().items():
+            detail = "; ".join(f.step + ": " + f.error for f in self.failed if f.source == source)
+            con.execute(
+                "INSERT INTO sources VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    source,
+                    summary.status,
+                    summary.records,
+                    summary.passages,
+                    summary.failed_requests,
+                    detail[:2000] or None,
+                ],
+            )
+
+    def manifest(self, corpus_dir: Path) -> Manifest:
+        records, versions, passages = self.totals
+        parent = self.parent_ref
+        if parent is not None:
+            parent = parent.model_copy(update={"path": relative_to(Path(parent.path), corpus_dir)})
+        return Manifest(
+            name=self.spec.name,
+            snapshot_id=self.snapshot_id,
+            file=f"{self.snapshot_id}.duckdb",
+            sha256="",
+            size=0,
+            created_at=self.created_at,
+            parent=parent,
+            rebuilt_from=self.options.rebuilt_from,
+            spec_hash=self.spec.spec_hash(),
+            tool_version=__version__,
+            schema_version=SCHEMA_VERSION,
+            segmentation_version=_segmentation_version(),
+            mode=self.options.mode,
+            records=records,
+            versions=versions,
+            passages=passages,
+            withdrawn=self.withdrawn,
+            sources=self._summaries(),
+            failed_requests=self.failed,
+        )
+
+
+def _totals(con: duckdb.DuckDBPyConnection) -> tuple[int, int, int]:
+    row = con.execute(
+        "SELECT (SELECT count(*) FROM record_state), (SELECT count(*) FROM record_versions), "
+        "(SELECT count(*) FROM passages)"
+    ).fetchone()
+    assert row is not None
+    return int(row[0]), int(row[1]), int(row[2])
+
+
+def _fold() -> Callable[[str], str]:
+    from audit.folding import fold
+
+    return fold
+
+
+def _segmentation_version() -> str | None:
+    try:
+        from pipeline.segment import SEGMENTATION_VERSION
+    except ImportError:
+        return None
+    return SEGMENTATION_VERSION
+
+
+# -- sealing ------------------------------------------------------------------------------------
+
+
+def check_built(path: Path, manifest: Manifest) -> None:
+    """Re-open a freshly written file read-only and check it holds what the build wrote."""
+    con = connect(path, read_only=True)
+    try:
+        check_schema(con, str(path))
+        row = con.execute("SELECT value FROM meta WHERE key = 'snapshot_id'").fetchone()
+        if row is None or row[0] != manifest.snapshot_id:
+            raise SnapshotError(f"{path}: meta.snapshot_id is not {manifest.snapshot_id}")
+        if _totals(con) != (manifest.records, manifest.versions, manifest.passages):
+            raise SnapshotError(f"{path}: row counts differ from what the build wrote")
+        present = con.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = ?",
+            ["fts_main_passages"],
+        ).fetchone()
+        if not present or not present[0]:
+            raise SnapshotError(f"{path}: the passage search index is missing")
+    finally:
+        con.close()
+
+
+def seal(temp: Path, final: Path, manifest: Manifest) -> Manifest:
+    """Verify, fsync, write the manifest, rename into place (the commit point)."""
+    check_built(temp, manifest)
+    fsync_path(temp)
+    sealed = manifest.model_copy(update={"sha256": sha256_file(temp), "size": temp.stat().st_size})
+    write_manifest(final, sealed)
+    temp.replace(final)
+    fsync_path(final.parent)
+    return sealed

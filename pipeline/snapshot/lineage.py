@@ -1,0 +1,199 @@
+"""Lineage: which version a harvested record is, and what a child snapshot carries over.
+
+Rules (DESIGN.md §6):
+
+* a child starts with every version of every record of its parent (``origin = 'carried'``);
+* a harvested record whose content hash equals one of the versions the lineage knows *is*
+  that version: nothing new is written, its ``last_seen`` becomes this snapshot;
+* a changed record gets a new version and the old ones stay: the upstream version label when
+  the source has one (trial last-update date, label version, preprint version), else the
+  next integer (``1``, ``2``, …). Should an upstream label already name different content, the
+  new version is ``<label>-r2`` (``-r3``, …), so no issued handle ever changes meaning;
+* a record of the lineage that a harvest looked for and upstream no longer returns is marked
+  withdrawn (``record_state.withdrawn``, ``withdrawn_since`` = this snapshot); its versions
+  remain, so handles minted from them still verify.
+
+:func:`decide` is pure; the functions below it run the SQL that applies these rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from pipeline.errors import SnapshotError
+from pipeline.snapshot.store import CARRIED_TABLES, BatchWriter, first_line
+
+
+@dataclass(frozen=True)
+class KnownVersion:
+    """A version of a record that the lineage already holds."""
+
+    version: str
+    seq: int
+    content_hash: str
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What to do with one harvested record: reuse ``version`` or write it as new."""
+
+    record_id: str
+    version: str
+    seq: int
+    new: bool
+
+
+def decide(
+    record_id: str,
+    upstream_version: str | None,
+    content_hash: str,
+    known: Sequence[KnownVersion],
+) -> Decision:
+    """The version of a harvested record, given the versions its lineage knows."""
+    for old in known:
+        if old.content_hash == content_hash:
+            return Decision(record_id, old.version, old.seq, new=False)
+    used = {old.version for old in known}
+    seq = max((old.seq for old in known), default=0) + 1
+    if upstream_version:
+        version = upstream_version
+        revision = 2
+        while version in used:
+            version = f"{upstream_version}-r{revision}"
+            revision += 1
+    else:
+        number = seq
+        while str(number) in used:
+            number += 1
+        version = str(number)
+    return Decision(record_id, version, seq, new=True)
+
+
+# -- SQL --------------------------------------------------------------------------------------
+
+
+def carry_parent(con: duckdb.DuckDBPyConnection, parent: Path) -> None:
+    """Copy every version, passage, annotation, relation and state of ``parent``."""
+    try:
+        con.execute(f"ATTACH '{str(parent).replace(chr(39), chr(39) * 2)}' AS parent (READ_ONLY)")
+    except duckdb.Error as error:
+        raise SnapshotError(f"cannot open parent snapshot {parent}: {first_line(error)}") from None
+    try:
+        for table in CARRIED_TABLES:
+            mine = _columns(con, table)
+            theirs = set(_columns(con, f"parent.{table}"))
+            shared = [c for c in mine if c in theirs]
+            if not shared:
+                raise SnapshotError(f"parent snapshot {parent} has no table {table!r}")
+            names = ", ".join(f'"{c}"' for c in shared)
+            select = names
+            if table == "record_versions":
+                select = ", ".join("'carried'" if c == "origin" else f'"{c}"' for c in shared)
+            sql = f"INSERT INTO {table} ({names}) SELECT {select} FROM parent.{table}"  # noqa: S608
+            con.execute(sql)
+    finally:
+        con.execute("DETACH parent")
+
+
+def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[str]:
+    try:
+        described = con.execute(f"SELECT * FROM {table} LIMIT 0").description  # noqa: S608
+    except duckdb.CatalogException:
+        return []
+    return [str(d[0]) for d in described or ()]
+
+
+def create_staging(con: duckdb.DuckDBPyConnection) -> None:
+    """The build's scratch table of records seen in this harvest (not part of the file)."""
+    con.execute(
+        "CREATE TEMP TABLE seen (record_id VARCHAR PRIMARY KEY, source VARCHAR NOT NULL, "
+        "version VARCHAR NOT NULL)"
+    )
+
+
+def known_versions(
+    con: duckdb.DuckDBPyConnection, record_ids: Collection[str]
+) -> tuple[dict[str, list[KnownVersion]], set[str]]:
+    """Versions the lineage holds for ``record_ids``, and which ids this harvest already saw."""
+    ids = sorted(set(record_ids))
+    known: dict[str, list[KnownVersion]] = {}
+    if not ids:
+        return known, set()
+    for rid, version, seq, content_hash in con.execute(
+        "SELECT record_id, version, seq, content_hash FROM record_versions "
+        "WHERE record_id IN (SELECT unnest($1::VARCHAR[])) ORDER BY record_id, seq",
+        [ids],
+    ).fetchall():
+        known.setdefault(rid, []).append(KnownVersion(version, int(seq), content_hash))
+    seen = {
+        row[0]
+        for row in con.execute(
+            "SELECT record_id FROM seen WHERE record_id IN (SELECT unnest($1::VARCHAR[]))", [ids]
+        ).fetchall()
+    }
+    return known, seen
+
+
+def touch_versions(
+    con: duckdb.DuckDBPyConnection,
+    writer: BatchWriter,
+    reused: Sequence[tuple[str, str]],
+    snapshot_id: str,
+) -> None:
+    """Mark existing versions ``(record_id, version)`` as seen in this snapshot."""
+    source = writer.stage("keys", reused)
+    if source is None:
+        return
+    con.execute(
+        f"UPDATE record_versions SET last_seen = $1, origin = 'harvest' FROM {source} AS k "  # noqa: S608
+        "WHERE record_versions.record_id = k.record_id AND record_versions.version = k.version",
+        [snapshot_id],
+    )
+    writer.discard()
+
+
+def unseen_records(
+    con: duckdb.DuckDBPyConnection, sources: Collection[str]
+) -> dict[str, list[str]]:
+    """Per source, the record ids of the lineage (not withdrawn) this harvest has not seen."""
+    rows = con.execute(
+        "SELECT s.source, s.record_id FROM record_state s "
+        "WHERE NOT s.withdrawn AND s.source IN (SELECT unnest($1::VARCHAR[])) "
+        "AND s.record_id NOT IN (SELECT record_id FROM seen) ORDER BY s.source, s.record_id",
+        [sorted(sources)],
+    ).fetchall()
+    out: dict[str, list[str]] = {}
+    for source, rid in rows:
+        out.setdefault(source, []).append(rid)
+    return out
+
+
+def finalize_state(
+    con: duckdb.DuckDBPyConnection, withdrawn: Collection[str], snapshot_id: str
+) -> int:
+    """Point ``record_state`` at the versions seen now and mark ``withdrawn`` ids.
+
+    Returns the number of records newly marked withdrawn.
+    """
+    con.execute(
+        "UPDATE record_state SET current_version = seen.version, withdrawn = FALSE, "
+        "withdrawn_since = NULL FROM seen WHERE record_state.record_id = seen.record_id"
+    )
+    con.execute(
+        "INSERT INTO record_state (record_id, source, current_version, withdrawn) "
+        "SELECT record_id, source, version, FALSE FROM seen "
+        "WHERE record_id NOT IN (SELECT record_id FROM record_state)"
+    )
+    if not withdrawn:
+        return 0
+    result = con.execute(
+        "UPDATE record_state SET withdrawn = TRUE, withdrawn_since = $2 "
+        "WHERE NOT withdrawn AND record_id IN (SELECT unnest($1::VARCHAR[])) "
+        "AND record_id NOT IN (SELECT record_id FROM seen)",
+        [sorted(set(withdrawn)), snapshot_id],
+    ).fetchone()
+    return int(result[0]) if result else 0

@@ -1,0 +1,141 @@
+"""The manifest beside each snapshot: ``<name>-<stamp>.manifest.json``.
+
+It holds the sha256 of the snapshot file, the parent (path relative to the manifest and its
+sha256), the spec hash, tool/schema/segmentation versions, per-source counts and statuses,
+and the requests that failed. ``snapshot verify`` compares the file with it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from pipeline.errors import SnapshotError
+
+MANIFEST_FORMAT = "citeseal-snapshot-manifest"
+MANIFEST_VERSION = 1
+
+
+class ParentRef(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str  # relative to the manifest's folder when possible
+    sha256: str
+    snapshot_id: str | None = None
+
+
+class SourceSummary(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    status: str  # ok | partial | failed | not_harvested
+    records: int = 0
+    passages: int = 0
+    new_versions: int = 0
+    failed_requests: int = 0
+
+
+class FailedRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    source: str
+    step: str
+    error: str
+
+
+class Manifest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    format: str = MANIFEST_FORMAT
+    format_version: int = MANIFEST_VERSION
+    name: str
+    snapshot_id: str
+    file: str
+    sha256: str
+    size: int
+    created_at: str
+    parent: ParentRef | None = None
+    rebuilt_from: ParentRef | None = None
+    spec_hash: str
+    tool_version: str
+    schema_version: int
+    segmentation_version: str | None = None
+    mode: str  # live | replay | rebuild
+    records: int = 0  # distinct records in the lineage
+    versions: int = 0  # record versions held
+    passages: int = 0  # passages held (all versions)
+    withdrawn: int = 0  # records newly marked withdrawn in this snapshot
+    sources: dict[str, SourceSummary] = Field(default_factory=dict)
+    failed_requests: list[FailedRequest] = Field(default_factory=list)
+
+
+def manifest_path(snapshot: Path) -> Path:
+    """``demo-20250602T100000Z.duckdb`` → ``demo-20250602T100000Z.manifest.json``."""
+    return snapshot.with_name(snapshot.name.removesuffix(".duckdb") + ".manifest.json")
+
+
+def sha256_file(path: Path, *, chunk: int = 1 << 20) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def read_manifest(snapshot: Path) -> Manifest:
+    """The manifest of ``snapshot``; :class:`SnapshotError` when missing or unreadable."""
+    path = manifest_path(snapshot)
+    try:
+        data: Any = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SnapshotError(
+            f"snapshot {snapshot} has no manifest ({path.name} is missing)"
+        ) from None
+    except (OSError, ValueError) as error:
+        raise SnapshotError(f"cannot read manifest {path}: {error}") from None
+    try:
+        return Manifest.model_validate(data)
+    except ValidationError as error:
+        first = error.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        raise SnapshotError(f"manifest {path} is invalid: {loc}: {first['msg']}") from None
+
+
+def fsync_path(path: Path) -> None:
+    """fsync a file or a folder (so a rename inside it is durable)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_manifest(snapshot: Path, manifest: Manifest) -> Path:
+    """Write the manifest atomically (temp file, fsync, rename, fsync the folder)."""
+    path = manifest_path(snapshot)
+    text = json.dumps(manifest.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".manifest-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        Path(tmp).replace(path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    fsync_path(path.parent)
+    return path
+
+
+def relative_to(path: Path, folder: Path) -> str:
+    """``path`` relative to ``folder`` when possible, else absolute."""
+    try:
+        return os.path.relpath(path.resolve(), folder.resolve())
+    except ValueError:
+        return str(path.resolve())

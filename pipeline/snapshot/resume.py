@@ -1,0 +1,68 @@
+"""The resume cache: raw responses of an unfinished build, served again on the rerun.
+
+``snapshots/<name>/.resume/<key>/`` holds one wrapper file per answered request (the replay
+format of :mod:`pipeline.replay`), written as the answers arrive. A rerun of the same spec in
+the same mode serves these instead of asking upstream again; a successful build deletes the
+folder. The key covers the spec hash and the mode (live, or which replay folders), so a
+cache never leaks into a build that would have asked something else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+import httpx
+
+from pipeline.errors import ReplayMissError
+from pipeline.replay import RecordingTransport, ReplayTransport
+
+RESUME_DIR = ".resume"
+
+
+def resume_folder(corpus_dir: Path, spec_hash: str, replay: Sequence[Path]) -> Path:
+    """The cache folder of one (spec, mode) pair."""
+    mode = ["replay", *[str(p.resolve()) for p in replay]] if replay else ["live"]
+    key = hashlib.sha256(json.dumps([spec_hash, mode]).encode("utf-8")).hexdigest()[:16]
+    return corpus_dir / RESUME_DIR / key
+
+
+def clear_resume(folder: Path) -> None:
+    """Delete one cache folder (and the ``.resume`` parent when it is left empty)."""
+    shutil.rmtree(folder, ignore_errors=True)
+    parent = folder.parent
+    if parent.name == RESUME_DIR and parent.is_dir() and not any(parent.iterdir()):
+        parent.rmdir()
+
+
+class ResumeTransport(httpx.BaseTransport):
+    """Serves cached answers; asks ``inner`` for the rest and caches what it answers.
+
+    Answers the retry policy would retry (429/5xx) are never cached (see
+    :class:`~pipeline.replay.RecordingTransport`).
+    """
+
+    def __init__(self, inner: httpx.BaseTransport, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        self.offline = bool(getattr(inner, "offline", False))
+        self._cache = ReplayTransport([folder])
+        self._recorder = RecordingTransport(inner, folder)
+        self.cached = len(self._cache)
+        self.served = 0
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if self.cached:
+            try:
+                response = self._cache.handle_request(request)
+            except ReplayMissError:
+                pass
+            else:
+                self.served += 1
+                return response
+        return self._recorder.handle_request(request)
+
+    def close(self) -> None:
+        self._recorder.close()
