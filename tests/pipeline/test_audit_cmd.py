@@ -1,0 +1,366 @@
+"""``citeseal audit`` and ``citeseal schema report`` through the CLI's error boundary."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import audit
+from audit.report import Report
+from pipeline.cli import main
+from tests.audit.planted import h, make_corpus, write_snapshot
+
+GOOD = h("pmid:99000001/abstract.3")
+FORGED = GOOD[:-1] + ("0" if GOOD[-1] != "0" else "1")
+PASSING = f"A cohort found no increased risk [{GOOD}].\n"
+WARNING = f"A cohort found no increased risk [{GOOD}]. Nobody cited this.\n"
+FAILING = f"A cohort found no increased risk [{FORGED}].\n"
+
+
+@pytest.fixture(scope="module")
+def snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_snapshot(make_corpus(), tmp_path_factory.mktemp("snap") / "planted.duckdb")
+
+
+def run(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    *args: str,
+    stdin: bytes | None = None,
+) -> tuple[int, str, str]:
+    """Run ``citeseal ARGS`` in-process through ``main()``; (exit code, stdout, stderr)."""
+    monkeypatch.setattr(sys, "argv", ["citeseal", *args])
+    if stdin is not None:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
+    code = 0
+    try:
+        main()
+    except SystemExit as done:
+        code = done.code if isinstance(done.code, int) else 1
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def write(folder: Path, name: str, text: str) -> Path:
+    path = folder / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("answer", "code", "verdict"),
+    [(PASSING, 0, "PASS"), (WARNING, 0, "WARN"), (FAILING, 1, "FAIL")],
+    ids=["pass", "warn", "fail"],
+)
+def test_exit_code_follows_the_verdict(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    snapshot: Path,
+    answer: str,
+    code: int,
+    verdict: str,
+) -> None:
+    path = write(tmp_path, "answer.md", answer)
+    done, out, err = run(monkeypatch, capsys, "audit", str(path), "-s", str(snapshot), "--demo-key")
+    assert (done, err) == (code, "")
+    assert out.splitlines()[0].startswith(f"verdict: {verdict}  (1 citation: ")
+
+
+def test_text_report_lines(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    snapshot: Path,
+) -> None:
+    answer = (
+        f'One [{GOOD} "312 children were diagnosed"]. Two [{FORGED}]. '
+        "Three [pmid:99000001-abstract]. Four.\n"
+    )
+    path = write(tmp_path, "answer.md", answer)
+    done, out, _ = run(monkeypatch, capsys, "audit", str(path), "-s", str(snapshot), "--demo-key")
+    lines = out.splitlines()
+    assert done == 1
+    assert lines[0] == "verdict: FAIL  (3 citations: 1 malformed, 1 forged, 1 ok)"
+    assert lines[1] == (
+        "fabricated: 2  retracted cited: 0  cited sentences: 1/4  verbatim quotes: 1/1"
+    )
+    assert lines[2].startswith("snapshot: planted (sha256 ")
+    assert lines[2].endswith("(DEMO KEY: public, anyone can mint these handles)")
+    assert lines[3:] == [
+        "[1] cited: One.",
+        f'    ok             {GOOD} "312 children were diagnosed"',
+        "[2] invalid_only: Two.",
+        f"    forged         {FORGED}",
+        "[3] invalid_only: Three.",
+        "    malformed      pmid:99000001-abstract",
+        "[4] uncited: Four.",
+    ]
+
+
+def test_stdin(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], snapshot: Path
+) -> None:
+    done, out, _ = run(
+        monkeypatch,
+        capsys,
+        "audit",
+        "-",
+        "-s",
+        str(snapshot),
+        "--demo-key",
+        "-f",
+        "json",
+        stdin=PASSING.encode(),
+    )
+    report = Report.model_validate_json(out)
+    assert (done, report.source, report.verdict) == (0, "-", "pass")
+
+
+def test_claims_json(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    snapshot: Path,
+) -> None:
+    claims = [{"sentence": "A cohort.", "citations": [{"handle": GOOD, "quote": "312 children"}]}]
+    path = write(tmp_path, "claims.json", json.dumps(claims))
+    done, out, err = run(
+        monkeypatch, capsys, "audit", str(path), "-s", str(snapshot), "--demo-key", "-f", "json"
+    )
+    report = Report.model_validate_json(out)
+    assert (done, err, report.verdict) == (0, "", "pass")
+    assert report.sentences[0].citations[0].checked_against == "issued"
+
+
+def test_directory_with_out_writes_one_report_each_and_prints_summaries(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    snapshot: Path,
+) -> None:
+    answers = tmp_path / "answers"
+    answers.mkdir()
+    write(answers, "a.md", PASSING)
+    write(answers, "b.txt", FAILING)
+    write(answers, "b.md", WARNING)
+    write(answers, "notes.csv", "ignored")
+    out = tmp_path / "reports"
+    done, stdout, err = run(
+        monkeypatch,
+        capsys,
+        "audit",
+        str(answers),
+        "-s",
+        str(snapshot),
+        "--demo-key",
+        "-f",
+        "json",
+        "--out",
+        str(out),
+    )
+    assert (done, err) == (1, "")
+    assert stdout.splitlines() == [
+        f"{answers / 'a.md'}: PASS  (1 citation: 1 ok)",
+        f"{answers / 'b.md'}: WARN  (1 citation: 1 ok)",
+        f"{answers / 'b.txt'}: FAIL  (1 citation: 1 forged)",
+    ]
+    assert sorted(p.name for p in out.iterdir()) == ["a.json", "b.json", "b.txt.json"]
+    verdicts = {
+        p.name: Report.model_validate_json(p.read_text(encoding="utf-8")).verdict
+        for p in out.iterdir()
+    }
+    assert verdicts == {"a.json": "pass", "b.json": "warn", "b.txt.json": "fail"}
+
+
+def test_bad_input_among_good_ones_exits_2_and_audits_the_rest(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    snapshot: Path,
+) -> None:
+    good = write(tmp_path, "good.md", PASSING)
+    bad = tmp_path / "bad.md"
+    bad.write_bytes(b"\xff\xfe not utf-8")
+    done, out, err = run(
+        monkeypatch, capsys, "audit", str(bad), str(good), "-s", str(snapshot), "--demo-key"
+    )
+    assert done == 2
+    assert err == f"error: {bad}: not UTF-8 text (byte 0)\n"
+    assert f"== {good}: PASS  (1 citation: 1 ok)" in out
+
+
+def test_several_json_reports_without_out_are_json_lines(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    snapshot: Path,
+) -> None:
+    paths = [str(write(tmp_path, f"{n}.md", PASSING)) for n in ("x", "y")]
+    done, out, _ = run(
+        monkeypatch, capsys, "audit", *paths, "-s", str(snapshot), "--demo-key", "-f", "json"
+    )
+    reports = [Report.model_validate_json(line) for line in out.splitlines()]
+    assert (done, [r.source for r in reports]) == (0, paths)
+
+
+def test_fail_on_uncited(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    snapshot: Path,
+) -> None:
+    path = write(tmp_path, "answer.md", WARNING)
+    args = ("audit", str(path), "-s", str(snapshot), "--demo-key", "-f", "json")
+    done, out, _ = run(monkeypatch, capsys, *args, "--fail-on", "uncited,retracted")
+    report = Report.model_validate_json(out)
+    assert (done, report.verdict) == (1, "fail")
+    assert report.fail_on == ["malformed", "forged", "uncited", "retracted"]
+    assert report.verdict_reasons == ["fail: 1 uncited sentence"]
+
+
+def test_markdown_and_reproducible_time(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    snapshot: Path,
+) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1748822400")
+    path = write(tmp_path, "answer.md", "A *claim* <b>x</b> [" + GOOD + "].\n")
+    done, out, _ = run(
+        monkeypatch, capsys, "audit", str(path), "-s", str(snapshot), "--demo-key", "-f", "md"
+    )
+    assert done == 0
+    assert "2025-06-02T00:00:00Z" in out
+    assert "1. **cited**: A \\*claim\\* \\<b\\>x\\</b\\>." in out
+    assert f"   - **ok** `{GOOD}`" in out
+
+
+def test_html_format(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    snapshot: Path,
+) -> None:
+    path = write(tmp_path, "answer.md", "A claim <script>x</script> [" + GOOD + "].\n")
+    done, out, _ = run(
+        monkeypatch, capsys, "audit", str(path), "-s", str(snapshot), "--demo-key", "-f", "html"
+    )
+    assert done == 0
+    assert out.lstrip().lower().startswith("<!doctype html>")
+    assert "<script>x</script>" not in out
+
+
+def test_snapshot_folder_uses_the_newest_file(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "demo"
+    folder.mkdir()
+    write_snapshot(make_corpus(), folder / "demo-20250101T000000Z.duckdb", name="old")
+    write_snapshot(make_corpus(), folder / "demo-20250602T000000Z.duckdb", name="new")
+    path = write(tmp_path, "answer.md", PASSING)
+    done, out, _ = run(
+        monkeypatch, capsys, "audit", str(path), "-s", str(folder), "--demo-key", "-f", "json"
+    )
+    assert (done, Report.model_validate_json(out).snapshot.name) == (0, "new")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("nope.md",), "error: nope.md: no such file or directory"),
+        (("-", "-"), "error: stdin ('-') can be given only once"),
+        (
+            ("{answer}", "--fail-on", "typo"),
+            "error: unknown --fail-on value 'typo' (expected one of malformed, forged, "
+            "unavailable, withdrawn, quote_mismatch, uncited, invalid_only, retracted, "
+            "expression_of_concern, preprint, version_changed)",
+        ),
+        (
+            ("{answer}", "{answer}", "-f", "html"),
+            "error: --format html with several inputs needs --out DIR",
+        ),
+        (("{empty}",), "error: {empty} holds no answers (.md, .markdown, .txt, .json files)"),
+    ],
+    ids=["missing-file", "stdin-twice", "bad-fail-on", "html-many", "empty-folder"],
+)
+def test_bad_usage_is_one_line(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    snapshot: Path,
+    args: tuple[str, ...],
+    message: str,
+) -> None:
+    answer = write(tmp_path, "answer.md", PASSING)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    names = {"answer": str(answer), "empty": str(empty)}
+    argv = [a.format(**names) for a in args]
+    done, out, err = run(monkeypatch, capsys, "audit", *argv, "-s", str(snapshot), "--demo-key")
+    assert (done, out) == (2, "")
+    assert err.splitlines()[0] == message.format(**names)
+
+
+def test_missing_snapshot(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = write(tmp_path, "answer.md", PASSING)
+    missing = tmp_path / "none.duckdb"
+    done, _, err = run(monkeypatch, capsys, "audit", str(path), "-s", str(missing), "--demo-key")
+    assert done == 2
+    assert err == (
+        f"error: snapshot {missing} does not exist\n"
+        "hint: build one with: citeseal snapshot build snapshots/demo.toml\n"
+    )
+
+
+def test_without_a_key_the_audit_says_how_to_make_one(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    snapshot: Path,
+) -> None:
+    path = write(tmp_path, "answer.md", PASSING)
+    done, _, err = run(monkeypatch, capsys, "audit", str(path), "-s", str(snapshot))
+    assert done == 2
+    assert err.startswith("error: no key file at ")
+    assert err.endswith("hint: create one with: citeseal key init\n")
+
+
+def test_schema_report_prints_the_committed_schema(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    done, out, _ = run(monkeypatch, capsys, "schema", "report")
+    golden = Path(audit.__file__).parent / "schemas" / "report.schema.json"
+    assert (done, out) == (0, golden.read_text(encoding="utf-8"))
+
+
+def test_real_process_reads_stdin_and_shows_no_traceback(tmp_path: Path, snapshot: Path) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from pipeline.cli import main; main()",
+            "audit",
+            "-",
+            "-s",
+            str(snapshot),
+            "--demo-key",
+            "--claims",
+        ],
+        input="not json",
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: -: claims JSON is not valid JSON: ")
+    assert "Traceback" not in done.stderr
