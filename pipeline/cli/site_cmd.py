@@ -48,9 +48,14 @@ def build(
     gives identical bytes.
     """
     keyring = _installation_keyring(Settings.from_env())
-    result = build_site(reports, snapshots, out, strict=strict, keyring=keyring)
-    for warning in result.warnings:
-        typer.echo(f"warning: {warning.line()}", err=True)
+    result = build_site(
+        reports,
+        snapshots,
+        out,
+        strict=strict,
+        keyring=keyring,
+        on_warning=lambda warning: typer.echo(f"warning: {warning.line()}", err=True),
+    )
     typer.echo(
         f"site: {result.pages} pages ({result.reports} reports, {result.snapshots} snapshots) "
         f"in {out}/index.html"

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -126,10 +126,17 @@ def build_site(
     env: Mapping[str, str] | None = None,
     templates: Path | None = None,
     static: Path | None = None,
+    on_warning: Callable[[BuildWarning], None] | None = None,
 ) -> BuildResult:
-    """Build the whole site into ``out`` (replaced atomically); see the module docstring."""
+    """Build the whole site into ``out`` (replaced atomically); see the module docstring.
+
+    ``on_warning`` sees each warning as soon as phase one ends (before ``strict`` decides).
+    """
     _check_out(out, reports_dir, snapshots_dir)
     data = load_site(reports_dir, snapshots_dir, keyring=keyring, env=env)
+    if on_warning is not None:
+        for warning in data.warnings:
+            on_warning(warning)
     if strict and data.warnings:
         count = len(data.warnings)
         raise InputError(

@@ -167,6 +167,7 @@ class ReauditEntry:
     anchor: str
     report: Link
     published_against: str
+    published_href: str | None
     checked_against: Link | None
     method: str  # how check codes were treated
     outcome: str  # one sentence

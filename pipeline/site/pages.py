@@ -393,10 +393,20 @@ def reaudit_page(data: SiteData) -> ReauditPage:
         link = Link(report_path(loaded.slug), report.source)
         own = data.report_snapshots.get(loaded.slug)
         published = own.label if own else f"{report.snapshot.name} (file not present)"
+        published_href = snapshot_path(own.slug) if own else None
         if outcome is None or outcome.rechecked is None:
             reason = outcome.reason if outcome and outcome.reason else "not re-checked"
             entry = ReauditEntry(
-                f"r-{loaded.slug}", link, published, None, "", reason, report.verdict, None, ()
+                f"r-{loaded.slug}",
+                link,
+                published,
+                published_href,
+                None,
+                "",
+                reason,
+                report.verdict,
+                None,
+                (),
             )
             not_checked.append(entry)
             continue
@@ -423,6 +433,7 @@ def reaudit_page(data: SiteData) -> ReauditPage:
             anchor=f"r-{loaded.slug}",
             report=link,
             published_against=published,
+            published_href=published_href,
             checked_against=_snapshot_link(against) if against else None,
             method=outcome.method,
             outcome=outcome_text,

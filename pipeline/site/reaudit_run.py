@@ -7,16 +7,23 @@ the answer from the report, audit it again with :func:`audit.engine.audit_answer
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
+from audit.duckdb_corpus import DuckDBCorpus
+from audit.engine import AuditInput, answer_of_report, audit_many
+from audit.errors import CitationSyntaxError
+from audit.handles import parse_handle
 from audit.keys import Keyring
 from audit.report import Report
 from pipeline.site.lineage import Lineage
 from pipeline.site.loaders import BuildWarning, LoadedReport
-from pipeline.site.reaudit import CitationChange
+from pipeline.site.reaudit import CitationChange, compare_reports
 from pipeline.site.snapshots import LoadedSnapshot
 
+FIXED_NOW = datetime(1970, 1, 1, tzinfo=UTC)  # re-audit reports are compared, never shown
 METHOD_KEY = "check codes verified again with the key {fingerprint}"
 METHOD_DEMO = "check codes verified again with the public demo key"
 METHOD_PUBLISHED = (
@@ -33,6 +40,49 @@ class ReauditOutcome:
     reason: str | None  # why it was not re-checked
 
 
+class PublishedChecks(Keyring):
+    """A keyring that accepts exactly the handles the published reports found genuine.
+
+    Used when the build does not hold the key the reports were made with: the engine then
+    re-checks only the corpus side. Its fingerprint is the reports' so the re-audit report
+    names the same key. It cannot mint: its own key is random and never used.
+    """
+
+    def __init__(self, reports: Sequence[Report]) -> None:
+        super().__init__((secrets.token_bytes(32),), demo=bool(reports and reports[0].key.demo))
+        if reports:
+            self.fingerprint = reports[0].key.fingerprint
+        accepted: set[tuple[str, str]] = set()
+        for report in reports:
+            for citation in report.citations():
+                if citation.verdict in ("malformed", "forged"):
+                    continue
+                try:
+                    handle = parse_handle(citation.handle)
+                except CitationSyntaxError:
+                    continue
+                accepted.add((handle.locator.text, handle.check))
+        self._accepted = frozenset(accepted)
+
+    def verifies(self, message: str, check: str) -> bool:
+        return (message, check) in self._accepted
+
+
+def keyring_for(reports: Sequence[Report], keyring: Keyring | None) -> tuple[Keyring, str]:
+    """The keyring to re-check ``reports`` (one key fingerprint) with, and how it was chosen."""
+    first = reports[0].key
+    if first.demo:
+        demo = Keyring.demo_keyring()
+        if demo.fingerprint == first.fingerprint:
+            return demo, METHOD_DEMO
+    if keyring is not None and first.fingerprint in (
+        keyring.fingerprint,
+        *keyring.retired_fingerprints,
+    ):
+        return keyring, METHOD_KEY.format(fingerprint=first.fingerprint)
+    return PublishedChecks(reports), METHOD_PUBLISHED.format(fingerprint=first.fingerprint)
+
+
 def reaudit_all(
     reports: Sequence[LoadedReport],
     lineage: Lineage,
@@ -40,31 +90,41 @@ def reaudit_all(
     *,
     keyring: Keyring | None = None,
 ) -> tuple[dict[str, ReauditOutcome], list[BuildWarning]]:
-    """Re-audit every report; problems become warnings and "not re-checked" outcomes."""
+    """Re-audit every report; problems become warnings and "not re-checked" outcomes.
+
+    Reports are grouped by (target snapshot, key, fail-on policy) and each group is audited
+    in one streaming run of the engine over one connection to the snapshot.
+    """
     outcomes: dict[str, ReauditOutcome] = {}
     warnings: list[BuildWarning] = []
+    groups: dict[tuple[str, str, bool, tuple[str, ...]], list[LoadedReport]] = {}
+    targets: dict[str, LoadedSnapshot] = {}
     for loaded in reports:
         own = report_snapshots.get(loaded.slug)
-        target = (
-            lineage.newest_from(own)
-            if own is not None
-            else lineage.newest_named(loaded.report.snapshot.name)
-        )
+        info = loaded.report.snapshot
+        target = lineage.newest_from(own) if own is not None else lineage.newest_named(info.name)
         if target is None:
-            reason = f"no snapshot of {loaded.report.snapshot.name!r} to re-check it against"
+            reason = f"no snapshot of {info.name!r} to re-check it against"
             outcomes[loaded.slug] = ReauditOutcome(None, "", None, (), reason)
             warnings.append(BuildWarning(loaded.name, f"not re-audited: {reason}"))
             continue
-        outcomes[loaded.slug] = _reaudit_one(loaded, target, keyring)
-        if outcomes[loaded.slug].reason:
-            warnings.append(
-                BuildWarning(loaded.name, f"not re-audited: {outcomes[loaded.slug].reason}")
+        targets[target.slug] = target
+        key = loaded.report.key
+        group = (target.slug, key.fingerprint, key.demo, tuple(loaded.report.fail_on))
+        groups.setdefault(group, []).append(loaded)
+    for (slug, *_rest, fail_on), members in sorted(groups.items()):
+        target = targets[slug]
+        published = [m.report for m in members]
+        chosen, method = keyring_for(published, keyring)
+        with DuckDBCorpus(target.path) as corpus:
+            rechecked = audit_many(
+                (AuditInput(r.source, answer_of_report(r)) for r in published),
+                corpus,
+                chosen,
+                fail_on=fail_on,  # type: ignore[arg-type]  # the reports' own policy
+                now=FIXED_NOW,
             )
+            for loaded, report in zip(members, rechecked, strict=True):
+                changes = compare_reports(loaded.report, report)
+                outcomes[loaded.slug] = ReauditOutcome(target, method, report, changes, None)
     return outcomes, warnings
-
-
-def _reaudit_one(
-    loaded: LoadedReport, target: LoadedSnapshot, keyring: Keyring | None
-) -> ReauditOutcome:
-    del keyring
-    return ReauditOutcome(target, "", None, (), "the audit engine is not available yet")

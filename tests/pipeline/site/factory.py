@@ -10,6 +10,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from xml.etree import ElementTree
 
 import duckdb
 
@@ -107,3 +108,97 @@ def write_snapshot(
             json.dumps(document, indent=2), encoding="utf-8"
         )
     return sha
+
+
+HOSTILE = (
+    '<script>alert("x")</script><img src=x onerror="alert(1)"><a href="javascript:alert(2)">j</a>'
+)
+
+
+def demo_records(*, second: bool) -> list[FakeRecord]:
+    """Three records; the second snapshot retracts one, versions one and withdraws one."""
+    trial_versions = {"2025-01-15": {"trial.brief_summary.1": "Zentravir once daily."}}
+    if second:
+        trial_versions["2025-06-02"] = {"trial.brief_summary.1": "Zentravir twice daily."}
+    return [
+        FakeRecord(
+            "pmid:99000001",
+            "pubmed",
+            {"1": {"title": "Zentravir cohort " + HOSTILE, "abstract.1": "No risk. " + HOSTILE}},
+            title="Zentravir cohort " + HOSTILE,
+            retracted=second,
+            relations=[("retraction_in", "pmid:99000003")] if second else [],
+        ),
+        FakeRecord("nct:NCT99000001", "clinicaltrials", trial_versions),
+        FakeRecord(
+            "nct:NCT99000002",
+            "clinicaltrials",
+            {"2025-01-15": {"trial.brief_summary.1": "A withdrawn trial."}},
+            withdrawn=second,
+        ),
+    ]
+
+
+def make_inputs(root: Path, *, reports: int = 3, hostile: bool = True) -> tuple[Path, Path]:
+    """A reports folder and a snapshots folder (two snapshots of one lineage)."""
+    from pipeline.bench.bench_site import make_report
+
+    snapshots = root / "snapshots"
+    first = write_snapshot(snapshots / "demo" / "demo-20250115.duckdb", demo_records(second=False))
+    write_snapshot(
+        snapshots / "demo" / "demo-20250602.duckdb",
+        demo_records(second=True),
+        created_at="2025-06-02T00:00:00Z",
+        parent_sha256=first,
+    )
+    folder = root / "reports"
+    folder.mkdir(parents=True)
+    for i in range(reports):
+        document = make_report(i, snapshot_sha256=first).model_dump(mode="json")
+        document["snapshot"]["name"] = "demo"
+        if hostile and i == 0:
+            poison(document)
+        (folder / f"answer-{i}.json").write_text(json.dumps(document, indent=2), encoding="utf-8")
+    return folder, snapshots
+
+
+def poison(document: dict) -> None:
+    """Put hostile HTML into every text field of a report document."""
+    document["source"] = HOSTILE
+    document["verdict_reasons"] = [HOSTILE]
+    for sentence in document["sentences"]:
+        sentence["text"] = HOSTILE
+        for citation in sentence["citations"]:
+            citation["raw"] = HOSTILE
+            citation["handle"] = HOSTILE
+            if citation.get("detail") is not None:
+                citation["detail"] = HOSTILE
+            if citation.get("quote") is not None:
+                citation["quote"] = HOSTILE
+            for flag in citation["flags"]:
+                flag["detail"] = HOSTILE
+            for key in ("passage", "current_passage"):
+                if citation.get(key):
+                    citation[key]["text"] = "Before " + HOSTILE + " after."
+                    citation[key]["section"] = HOSTILE
+            if citation.get("closest_match") is not None:
+                citation["closest_match"] = HOSTILE
+            if citation.get("record"):
+                citation["record"]["title"] = HOSTILE
+                citation["record"]["status"] = HOSTILE
+
+
+def parse_html(path: Path) -> ElementTree.Element:
+    import html5lib
+
+    return html5lib.parse(
+        path.read_text(encoding="utf-8"), treebuilder="etree", namespaceHTMLElements=False
+    )
+
+
+def pages_of(site: Path) -> list[Path]:
+    return sorted(site.rglob("*.html"))
+
+
+def ids_of(path: Path) -> set[str]:
+    return {e.get("id", "") for e in parse_html(path).iter() if e.get("id")}
