@@ -72,7 +72,7 @@ def test_paragraphs_are_split_on_blank_lines() -> None:
     assert split_paragraphs("One\nline.\n\n  \nTwo.\n") == ["One line.", "Two."]
 
 
-_PIECES = list('abcXYZ019 .!?"()•\n\t,;') + ["e.g.", "U.S.", "et al.", "No. ", ". A"]
+_PIECES = [*'abcXYZ019 .!?"()•\n\t,;', "e.g.", "U.S.", "et al.", "No. ", ". A"]
 _TEXT = st.lists(st.sampled_from(_PIECES), max_size=150).map("".join)
 
 
