@@ -118,8 +118,8 @@ def is_rate_limit_body(body: bytes) -> bool:
 class RateLimiter:
     """Thread-safe per-host pacing: starts of requests to one host are at least 1/rate apart.
 
-    Each caller reserves the next free slot under a lock and sleeps outside it, so concurrent
-    threads queue fairly and the rate holds across them.
+    Callers sleep outside the lock and take the slot only once it has come, so the rate holds
+    across threads and across callers that oversleep.
     """
 
     def __init__(
@@ -143,16 +143,27 @@ class RateLimiter:
         return 1.0 / rate if rate > 0 else 0.0
 
     def wait(self, host: str) -> float:
-        """Block until a request to ``host`` may start; returns the seconds waited."""
+        """Block until a request to ``host`` may start; returns the seconds waited.
+
+        The start is granted only when the clock has reached the host's next free slot, and
+        the slot after it is counted from that moment, so an oversleeping caller never lets
+        the next one start early. (An injected clock that does not move is trusted after one
+        sleep, so tests can record waits without sleeping.)
+        """
         interval = self.interval(host)
-        with self._lock:
-            now = self._clock()
-            slot = max(now, self._next.get(host, now))
-            self._next[host] = slot + interval
-        delay = slot - now
-        if delay > 0:
+        waited = 0.0
+        stalled = False
+        while True:
+            with self._lock:
+                now = self._clock()
+                start = self._next.get(host, now)
+                if start <= now or stalled:
+                    self._next[host] = max(now, start) + interval
+                    return waited
+                delay = start - now
             self._sleep(delay)
-        return delay
+            waited += delay
+            stalled = self._clock() <= now
 
 
 class _Retryable(Exception):

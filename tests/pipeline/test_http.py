@@ -1,0 +1,327 @@
+"""The HTTP layer against a real loopback HTTP server: retries, pacing, polite params, secrets."""
+
+from __future__ import annotations
+
+import email.utils
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+import pytest
+
+from pipeline.errors import TerminalHarvestError, TransientHarvestError
+from pipeline.http import (
+    RETRY_AFTER_CAP,
+    Exchange,
+    HttpClient,
+    RateLimiter,
+    is_rate_limit_body,
+    retry_after_seconds,
+)
+from pipeline.settings import Settings
+
+HOST = "127.0.0.1"
+NO_PACING = {HOST: 0.0}
+
+
+@dataclass
+class Seen:
+    at: float
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    body: str
+
+
+@dataclass
+class Loopback:
+    """A scripted HTTP server: answers from ``script`` (then 200 "ok"), logs every request."""
+
+    server: ThreadingHTTPServer
+    script: deque[tuple[int, dict[str, str], bytes]] = field(default_factory=deque)
+    seen: list[Seen] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def port(self) -> int:
+        return self.server.server_address[1]
+
+    def url(self, path: str = "/entrez/eutils/efetch.fcgi") -> str:
+        return f"http://{HOST}:{self.port}{path}"
+
+    def answer(self, status: int, body: bytes = b"", **headers: str) -> None:
+        self.script.append((status, {k.replace("_", "-"): v for k, v in headers.items()}, body))
+
+
+@pytest.fixture
+def loopback() -> Iterator[Loopback]:
+    state: dict[str, Loopback] = {}
+
+    class Handler(BaseHTTPRequestHandler):
+        def _serve(self) -> None:
+            box = state["box"]
+            length = int(self.headers.get("content-length") or 0)
+            body = self.rfile.read(length).decode("utf-8") if length else ""
+            parts = urlsplit(self.path)
+            with box.lock:
+                box.seen.append(
+                    Seen(time.monotonic(), self.command, parts.path, parse_qs(parts.query), body)
+                )
+                status, headers, content = box.script.popleft() if box.script else (200, {}, b"ok")
+            self.send_response(status)
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.send_header("Content-Type", headers.get("content-type", "text/plain"))
+            self.send_header("Content-Length", str(len(content)))
+            self.end_headers()
+            self.wfile.write(content)
+
+        do_GET = _serve
+        do_POST = _serve
+
+        def log_message(self, format: str, *args: object) -> None:
+            del format, args
+
+    server = ThreadingHTTPServer((HOST, 0), Handler)
+    state["box"] = box = Loopback(server)
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
+    thread.start()
+    try:
+        yield box
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+def client(settings: Settings | None = None, **kwargs: object) -> tuple[HttpClient, list[float]]:
+    waits: list[float] = []
+    kwargs.setdefault("rates", NO_PACING)
+    made = HttpClient(settings or Settings(), sleep=waits.append, **kwargs)  # type: ignore[arg-type]
+    return made, waits
+
+
+def test_429_with_retry_after_seconds_is_honoured(loopback: Loopback) -> None:
+    loopback.answer(429, b"slow down", Retry_After="7")
+    loopback.answer(200, b"<ok/>")
+    http, waits = client()
+    with http:
+        response = http.get(loopback.url(), params={"db": "pubmed"}, source="pubmed")
+    assert response.content == b"<ok/>"
+    assert waits == [7.0]
+    assert len(loopback.seen) == 2
+
+
+def test_retry_after_http_date_is_honoured_and_long_waits_are_capped(loopback: Loopback) -> None:
+    soon = email.utils.format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
+    loopback.answer(503, Retry_After=soon)
+    loopback.answer(429, Retry_After="3600")
+    http, waits = client()
+    with http:
+        assert http.get(loopback.url(), source="crossref").status_code == 200
+    assert 27.0 <= waits[0] <= 30.0
+    assert waits[1] == RETRY_AFTER_CAP == 60.0
+
+
+def test_a_503_storm_gives_up_after_the_policy_with_a_clear_error(loopback: Loopback) -> None:
+    for _ in range(10):
+        loopback.answer(503, b"busy")
+    http, waits = client(Settings(max_attempts=4))
+    with http, pytest.raises(TransientHarvestError) as caught:
+        http.get(loopback.url(), params={"id": "1"}, source="pubmed")
+    assert caught.value.message == (
+        f"GET 127.0.0.1:{loopback.port}/entrez/eutils/efetch.fcgi failed after 4 attempts: "
+        "HTTP 503 Service Unavailable"
+    )
+    assert caught.value.exit_code == 3
+    assert len(loopback.seen) == 4
+    # capped exponential backoff with jitter: attempt n waits within [b/2, b], b = 2**(n-1) s
+    assert len(waits) == 3
+    for n, wait in enumerate(waits, start=1):
+        assert 2 ** (n - 1) / 2 <= wait <= 2 ** (n - 1)
+
+
+def test_other_4xx_fail_at_once_and_expected_statuses_are_returned(loopback: Loopback) -> None:
+    loopback.answer(404, b"no such\nthing")
+    loopback.answer(404, b'{"error":{"code":"NOT_FOUND","message":"No matches found!"}}')
+    http, waits = client()
+    with http:
+        with pytest.raises(TerminalHarvestError) as caught:
+            http.get(loopback.url("/drug/label.json"), source="openfda")
+        assert caught.value.message == (
+            f"GET 127.0.0.1:{loopback.port}/drug/label.json answered HTTP 404 Not Found: "
+            "no such thing"
+        )
+        answer = http.get(loopback.url("/drug/label.json"), source="openfda", expect=(200, 404))
+    assert answer.status_code == 404
+    assert waits == []
+
+
+def test_transport_errors_are_retried_then_reported() -> None:
+    http, waits = client(Settings(max_attempts=2))
+    with http, pytest.raises(TransientHarvestError) as caught:
+        http.get(f"http://{HOST}:9/closed", source="pubmed")  # discard port: refused
+    assert caught.value.message == f"GET {HOST}:9/closed failed after 2 attempts: ConnectError"
+    assert len(waits) == 1
+
+
+@pytest.mark.parametrize(
+    "limited",
+    [
+        b'{"error":"API rate limit exceeded","count":"11"}',
+        b"<?xml version='1.0'?><eFetchResult><ERROR>API rate limit exceeded</ERROR></eFetchResult>",
+    ],
+)
+def test_ncbi_rate_limit_inside_a_200_body_is_retried(loopback: Loopback, limited: bytes) -> None:
+    loopback.answer(200, limited)
+    loopback.answer(200, b"<PubmedArticleSet/>")
+    http, waits = client()
+    with http:
+        response = http.get(loopback.url(), source="pubmed")
+    assert response.content == b"<PubmedArticleSet/>"
+    assert len(loopback.seen) == 2
+    assert len(waits) == 1
+
+
+def test_rate_limit_body_detection_ignores_ordinary_text() -> None:
+    assert is_rate_limit_body(b'{"error":"API rate limit exceeded","count":"11"}')
+    assert not is_rate_limit_body(b'{"esearchresult":{"count":"1","idlist":["1"]}}')
+    long_abstract = b"<Abstract>" + b"word " * 400 + b"API rate limit exceeded</Abstract>"
+    assert not is_rate_limit_body(long_abstract)
+
+
+class StampedTransport(httpx.HTTPTransport):
+    """Records the moment each request leaves the client (what the limiter governs)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stamps: list[float] = []
+        self._lock = threading.Lock()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        with self._lock:
+            self.stamps.append(time.monotonic())
+        return super().handle_request(request)
+
+
+def assert_paced(times: list[float], interval: float, tolerance: float) -> None:
+    """No k+1 consecutive request starts within less than k intervals."""
+    times = sorted(times)
+    for i in range(len(times)):
+        for k in range(1, len(times) - i):
+            assert times[i + k] - times[i] >= k * interval - tolerance, (i, k)
+
+
+def test_the_rate_limiter_never_exceeds_the_configured_rate(loopback: Loopback) -> None:
+    transport = StampedTransport()
+    http = HttpClient(Settings(), transport=transport, rates={HOST: 20.0})
+    with http:
+        for _ in range(10):
+            http.get(loopback.url(), source="europepmc")
+    assert len(transport.stamps) == len(loopback.seen) == 10
+    assert_paced(transport.stamps, 0.05, tolerance=0.005)  # measured at the client
+    arrivals = [s.at for s in loopback.seen]  # and, looser (scheduling jitter), at the server
+    assert arrivals[-1] - arrivals[0] >= 9 * 0.05 - 0.03
+
+
+def test_the_rate_limiter_holds_across_threads(loopback: Loopback) -> None:
+    transport = StampedTransport()
+    http = HttpClient(Settings(), transport=transport, rates={HOST: 20.0})
+
+    def work() -> None:
+        for _ in range(3):
+            http.get(loopback.url(), source="europepmc")
+
+    with http:
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert len(transport.stamps) == len(loopback.seen) == 12
+    assert_paced(transport.stamps, 0.05, tolerance=0.005)
+
+
+def test_rate_limiter_reserves_slots_one_interval_apart() -> None:
+    now = [100.0]
+    slept: list[float] = []
+    limiter = RateLimiter({"a": 4.0}, default=1.0, sleep=slept.append, clock=lambda: now[0])
+    assert [limiter.wait("a") for _ in range(3)] == [0.0, 0.25, 0.5]
+    assert limiter.wait("b") == 0.0  # hosts are paced separately
+    assert slept == [0.25, 0.5]
+    assert limiter.interval("unknown") == 1.0
+
+
+def test_retry_after_parsing() -> None:
+    now = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
+    assert retry_after_seconds("12") == 12.0
+    assert retry_after_seconds("Wed, 01 Jan 2025 12:00:30 GMT", now=now) == 30.0
+    assert retry_after_seconds("Wed, 01 Jan 2025 11:00:00 GMT", now=now) == 0.0
+    assert retry_after_seconds("soon") is None
+    assert retry_after_seconds(None) is None
+
+
+def test_polite_params_are_sent_but_secrets_never_logged_or_recorded(
+    loopback: Loopback, caplog: pytest.LogCaptureFixture
+) -> None:
+    secret, mail = "ncbi-secret-key-0123456789", "person@example.org"
+    for _ in range(3):
+        loopback.answer(503)
+    exchanges: list[Exchange] = []
+    settings = Settings(ncbi_api_key=secret, email=mail, max_attempts=3)
+    http, _ = client(settings, on_exchange=exchanges.append)
+    caplog.set_level(logging.DEBUG, logger="citeseal.http")
+    with http, pytest.raises(TransientHarvestError) as caught:
+        http.get(loopback.url(), params={"db": "pubmed", "id": "1"}, source="pubmed")
+    sent = loopback.seen[0].query
+    assert sent["api_key"] == [secret]
+    assert sent["email"] == [mail]
+    assert sent["tool"] == ["citeseal"]
+    assert caplog.records, "retries are logged"
+    for text in (caplog.text, str(caught.value), *(e.url for e in exchanges)):
+        assert secret not in text
+        assert mail not in text
+        assert "person%40example.org" not in text
+    assert exchanges[-1].url == f"{loopback.url()}?db=pubmed&id=1"
+
+
+def test_post_sends_polite_params_in_the_form_and_records_it_without_them(
+    loopback: Loopback,
+) -> None:
+    exchanges: list[Exchange] = []
+    http, _ = client(Settings(ncbi_api_key="k" * 36), on_exchange=exchanges.append)
+    with http:
+        http.post(loopback.url(), data={"db": "pubmed", "id": "1,2"}, source="pubmed")
+    form = parse_qs(loopback.seen[0].body)
+    assert loopback.seen[0].method == "POST"
+    assert form["id"] == ["1,2"]
+    assert form["api_key"] == ["k" * 36]
+    assert exchanges == [
+        Exchange(
+            method="POST",
+            url=loopback.url(),
+            status=200,
+            content_type="text/plain",
+            body=b"ok",
+            source="pubmed",
+            request_body="db=pubmed&id=1,2",
+        )
+    ]
+
+
+def test_crossref_gets_mailto_and_openfda_its_key(loopback: Loopback) -> None:
+    http, _ = client(Settings(email="me@example.org", openfda_api_key="fda-key-123"))
+    with http:
+        http.get(loopback.url("/works"), source="crossref")
+        http.get(loopback.url("/drug/label.json"), source="openfda")
+        http.get(loopback.url("/api/v2/studies"), source="clinicaltrials")
+    assert loopback.seen[0].query == {"mailto": ["me@example.org"]}
+    assert loopback.seen[1].query == {"api_key": ["fda-key-123"]}
+    assert loopback.seen[2].query == {}
