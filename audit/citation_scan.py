@@ -25,7 +25,7 @@ from audit.handles import SCHEMES
 _STOP = r"\s\[\](){}<>\"'“”‘’„«»,;*`|"
 _KNOWN = "|".join(SCHEMES)
 _CANDIDATE = re.compile(
-    rf"(?<![\w:/.@~\-])"
+    rf"(?<![0-9A-Za-z:/.@~\-])"
     rf"(?:(?P<known>(?i:{_KNOWN})):(?P<rest>[^{_STOP}]+)"
     rf"|(?P<other>[A-Za-z][A-Za-z0-9_\-]{{0,19}}:[^{_STOP}/~:]+(?:@[^{_STOP}/~]+)?/[^{_STOP}~]+"
     rf"~[0-9A-Za-z]+))"
@@ -82,6 +82,12 @@ def find_candidates(text: str) -> list[Candidate]:
             continue  # "PMID:123" is an ordinary reference, not a handle
         while end > start and text[end - 1] in _TRAILING:
             end -= 1
+        for wrapper in ("__", "_"):  # "__handle__" is bold markup around the handle
+            if text[max(0, start - len(wrapper)) : start] == wrapper and text[:end].endswith(
+                wrapper
+            ):
+                end -= len(wrapper)
+                break
         if end - start > len(known or "") + 1 or match.group("other"):
             found.append(Candidate(start, end))
     return found

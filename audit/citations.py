@@ -314,6 +314,8 @@ def _block_drafts(
     display_parts.append(text[position:])
     display = "".join(display_parts)
 
+    if block.kind == "table_row" or (block.kind == "heading" and "|" in display):
+        display = " | ".join(cell.strip() for cell in display.split("|") if cell.strip())
     kind = _KIND_OF_BLOCK.get(block.kind, "sentence")
     spans: list[tuple[int, int]]
     kinds: list[str]
@@ -338,6 +340,10 @@ def _block_drafts(
         ):
             index -= 1  # a group after the full stop belongs to the sentence it follows
         drafts[index].citations.extend(citations)
+    if block.kind == "list_item" and not any(d.text for d in drafts):
+        # a list item is its own sentence even when it is only a citation: show it as written
+        everything = before + [c for d in drafts for c in d.citations]
+        return [_Draft(clean(text), "list_item", everything)], []
     kept: list[_Draft] = []
     for draft in drafts:  # a sentence that is only citations gives them to the one before
         if draft.text:

@@ -113,8 +113,10 @@ def _classify(builder: _Builder, line: str, at: int, in_fence: bool) -> None:
             first = line.index("|") + 1
             last = line.rstrip().rstrip("|")
             builder.emit("table_row", (at + first, at + max(first, len(last))))
-        else:
+        else:  # the row above a separator row is the table's header
             builder.flush()
+            if builder.blocks and builder.blocks[-1].kind == "table_row":
+                builder.blocks[-1] = Block("heading", builder.blocks[-1].segments)
     elif builder.kind in ("paragraph", "list_item"):
         builder.segments.append((at + len(line) - len(line.lstrip()), end))
     else:

@@ -1,0 +1,323 @@
+"""The keyring: check codes, retired keys, key text, the key file, rotation."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from audit.errors import KeyringError
+from audit.keys import (
+    CHECK_ALPHABET,
+    DEMO_KEY,
+    Keyring,
+    create_key_file,
+    fingerprint,
+    keyring_from_text,
+    load_keyring,
+    parse_key_text,
+    read_key_file,
+    rotate_key_file,
+)
+
+KEY_A = bytes(range(32))
+KEY_B = bytes(range(100, 140))
+
+
+@dataclass(frozen=True)
+class FakeSettings:
+    data_dir: Path
+    key_file: Path | None = None
+
+
+def reference_check(key: bytes, message: str) -> str:
+    """The check code computed the slow, obvious way (independent of audit.keys)."""
+    digest = hmac.new(key, message.encode(), hashlib.sha256).digest()
+    bits = int.from_bytes(digest[:4], "big") >> 7
+    return "".join(CHECK_ALPHABET[(bits >> shift) & 31] for shift in (20, 15, 10, 5, 0))
+
+
+def test_check_alphabet_is_crockford_lower_case() -> None:
+    assert CHECK_ALPHABET == "0123456789abcdefghjkmnpqrstvwxyz"
+
+
+@pytest.mark.parametrize("key", [KEY_A, b"x" * 64, b"y" * 65, os.urandom(100)])
+@pytest.mark.parametrize(
+    "message", ["pmid:1/title", "nct:NCT99000001@2025-06-02/trial.arms.1", "é"]
+)
+def test_check_code_is_first_25_bits_of_hmac_sha256(key: bytes, message: str) -> None:
+    keyring = Keyring.from_keys(key)
+    assert keyring.check_code(message) == reference_check(key, message)
+    assert keyring.verifies(message, reference_check(key, message))
+
+
+def test_current_key_signs_and_retired_keys_verify() -> None:
+    keyring = Keyring.from_keys(KEY_B, [KEY_A])
+    message = "pmid:99000001/title"
+    assert keyring.check_code(message) == reference_check(KEY_B, message)
+    assert keyring.verifies(message, reference_check(KEY_A, message))
+    assert keyring.verifies(message, reference_check(KEY_B, message))
+    assert not Keyring.from_keys(KEY_B).verifies(message, reference_check(KEY_A, message))
+
+
+@pytest.mark.parametrize("check", ["", "abcd", "abcdef", "ÄBCDE", "ABCDE"])
+def test_verifies_rejects_wrong_shapes(check: str) -> None:
+    keyring = Keyring.from_keys(KEY_A)
+    assert not keyring.verifies("pmid:1/title", check)
+
+
+def test_upper_case_check_is_not_accepted() -> None:
+    keyring = Keyring.from_keys(KEY_A)
+    code = keyring.check_code("pmid:1/title")
+    assert code == code.lower()
+    if code != code.upper():
+        assert not keyring.verifies("pmid:1/title", code.upper())
+
+
+def test_short_keys_are_refused() -> None:
+    with pytest.raises(KeyringError) as caught:
+        Keyring.from_keys(b"k" * 31)
+    assert str(caught.value) == "key is 31 bytes long; a key needs at least 32 bytes"
+
+
+def test_fingerprint_is_short_public_and_stable() -> None:
+    print_a = fingerprint(KEY_A)
+    assert len(print_a) == 12
+    assert all(c in "0123456789abcdef" for c in print_a)
+    assert print_a not in KEY_A.hex()
+    assert print_a != fingerprint(KEY_B)
+    assert Keyring.from_keys(KEY_A, [KEY_B]).fingerprint == print_a
+    assert Keyring.demo_keyring().fingerprint == "09e177002fd7"
+
+
+def test_keyring_never_shows_its_keys() -> None:
+    keyring = Keyring.from_keys(KEY_A, [KEY_B])
+    assert repr(keyring) == f"Keyring({fingerprint(KEY_A)}, retired=1)"
+    assert KEY_A.hex() not in repr(keyring)
+    assert keyring.retired_fingerprints == (fingerprint(KEY_B),)
+
+
+def test_demo_keyring_is_marked_and_uses_the_public_key() -> None:
+    demo = Keyring.demo_keyring()
+    assert demo.demo
+    assert demo.check_code("pmid:1/title") == reference_check(DEMO_KEY, "pmid:1/title")
+    assert not Keyring.from_keys(KEY_A).demo
+
+
+# --- key text (CITESEAL_KEY) -----------------------------------------------------------------
+
+
+def test_key_text_hex() -> None:
+    assert parse_key_text(KEY_A.hex()) == KEY_A
+    assert parse_key_text(KEY_A.hex().upper()) == KEY_A
+
+
+def test_key_text_base64() -> None:
+    assert parse_key_text(base64.b64encode(KEY_B).decode()) == KEY_B
+
+
+def test_key_text_of_only_hex_digits_is_read_as_hex() -> None:
+    text = "ab" * 48  # valid base64 as well, but hex wins
+    assert parse_key_text(text) == bytes.fromhex(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("ab" * 31, "CITESEAL_KEY holds a 31-byte key; a key needs at least 32 bytes"),
+        (
+            base64.b64encode(b"s" * 20).decode(),
+            "CITESEAL_KEY holds a 20-byte key; a key needs at least 32 bytes",
+        ),
+        ("abc", "CITESEAL_KEY has an odd number of hex digits (3)"),
+        ("not a key!", "CITESEAL_KEY is neither hex digits nor valid base64"),
+        ("", "CITESEAL_KEY holds a 0-byte key; a key needs at least 32 bytes"),
+    ],
+)
+def test_bad_key_text(text: str, message: str) -> None:
+    with pytest.raises(KeyringError) as caught:
+        parse_key_text(text)
+    assert str(caught.value) == message
+    assert caught.value.advice is not None and "token_hex(32)" in caught.value.advice
+
+
+def test_key_text_with_retired_keys() -> None:
+    keyring = keyring_from_text(f"{KEY_B.hex()},{KEY_A.hex()}")
+    assert keyring.fingerprint == fingerprint(KEY_B)
+    assert keyring.verifies("pmid:1/title", reference_check(KEY_A, "pmid:1/title"))
+    with pytest.raises(KeyringError) as caught:
+        keyring_from_text(f"{KEY_B.hex()},abcd")
+    assert (
+        str(caught.value) == "CITESEAL_KEY key 2 holds a 2-byte key; a key needs at least 32 bytes"
+    )
+
+
+# --- loading ---------------------------------------------------------------------------------
+
+
+def test_demo_wins_over_everything(tmp_path: Path) -> None:
+    keyring = load_keyring(FakeSettings(tmp_path), key_text=KEY_A.hex(), demo=True)
+    assert keyring.demo
+    assert not (tmp_path / "key.json").exists()
+
+
+def test_key_text_wins_over_the_key_file(tmp_path: Path) -> None:
+    keyring = load_keyring(FakeSettings(tmp_path), key_text=KEY_A.hex())
+    assert keyring.fingerprint == fingerprint(KEY_A)
+    assert not (tmp_path / "key.json").exists()
+
+
+def test_first_use_creates_a_private_key_file(tmp_path: Path) -> None:
+    settings_ = FakeSettings(tmp_path / "data")
+    keyring = load_keyring(settings_)
+    path = tmp_path / "data" / "key.json"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert load_keyring(settings_).fingerprint == keyring.fingerprint
+    document = json.loads(path.read_text())
+    assert document["format"] == "citeseal-keyring"
+    assert document["version"] == 1
+    assert document["current"]["fingerprint"] == keyring.fingerprint
+    assert len(bytes.fromhex(document["current"]["key"])) == 32
+    assert document["retired"] == []
+    assert [p.name for p in path.parent.iterdir()] == ["key.json"]
+
+
+def test_key_file_setting_is_used(tmp_path: Path) -> None:
+    path = tmp_path / "elsewhere" / "my-key.json"
+    keyring = load_keyring(FakeSettings(tmp_path / "data", key_file=path))
+    assert read_key_file(path).fingerprint == keyring.fingerprint
+    assert not (tmp_path / "data").exists()
+
+
+def test_missing_key_file_without_create(tmp_path: Path) -> None:
+    with pytest.raises(KeyringError) as caught:
+        load_keyring(FakeSettings(tmp_path), create=False)
+    assert str(caught.value) == f"no key file at {tmp_path / 'key.json'}"
+    assert caught.value.advice == "create one with: citeseal key init"
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o604, 0o660])
+def test_key_file_readable_by_others_is_refused(tmp_path: Path, mode: int) -> None:
+    path = tmp_path / "key.json"
+    create_key_file(path)
+    path.chmod(mode)
+    with pytest.raises(KeyringError) as caught:
+        load_keyring(FakeSettings(tmp_path))
+    assert str(caught.value) == (
+        f"key file {path} is accessible to group or others (mode {mode:04o})"
+    )
+    assert caught.value.advice == f"make it private with: chmod 600 {path}"
+
+
+def test_create_key_file_never_overwrites(tmp_path: Path) -> None:
+    path = tmp_path / "key.json"
+    first = create_key_file(path)
+    before = path.read_bytes()
+    with pytest.raises(FileExistsError):
+        create_key_file(path)
+    assert path.read_bytes() == before
+    assert read_key_file(path).fingerprint == first.fingerprint
+    assert [p.name for p in tmp_path.iterdir()] == ["key.json"]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{", "key file {path} is not valid JSON"),
+        ('{"format": "other"}', "key file {path} is not a citeseal keyring"),
+        (
+            '{"format": "citeseal-keyring", "version": 9}',
+            "key file {path} has version 9; this citeseal reads version 1",
+        ),
+        (
+            '{"format": "citeseal-keyring", "version": 1, "current": {"key": "zz"}}',
+            "key file {path} is damaged: current key is not hex",
+        ),
+        (
+            '{"format": "citeseal-keyring", "version": 1, "current": {"key": "abcd"}}',
+            "key file {path} is damaged: current key is 2 bytes long (at least 32)",
+        ),
+        (
+            '{"format": "citeseal-keyring", "version": 1, "current": 3}',
+            "key file {path} is damaged: current is not an object",
+        ),
+        (
+            '{"format": "citeseal-keyring", "version": 1, "current": {"key": "'
+            + "00" * 32
+            + '"}, "retired": {}}',
+            "key file {path} is damaged: retired is not a list",
+        ),
+    ],
+)
+def test_damaged_key_file(tmp_path: Path, content: str, message: str) -> None:
+    path = tmp_path / "key.json"
+    path.write_text(content)
+    path.chmod(0o600)
+    with pytest.raises(KeyringError) as caught:
+        read_key_file(path)
+    assert str(caught.value) == message.format(path=path)
+
+
+# --- rotation --------------------------------------------------------------------------------
+
+
+def test_rotation_retires_the_old_key_and_keeps_it_verifying(tmp_path: Path) -> None:
+    path = tmp_path / "key.json"
+    old = create_key_file(path)
+    code = old.check_code("pmid:99000001/title")
+    new = rotate_key_file(path)
+    assert new.fingerprint != old.fingerprint
+    assert new.retired_fingerprints == (old.fingerprint,)
+    assert new.verifies("pmid:99000001/title", code)
+    reread = read_key_file(path)
+    assert reread.fingerprint == new.fingerprint
+    assert reread.verifies("pmid:99000001/title", code)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    document = json.loads(path.read_text())
+    assert document["retired"][0]["fingerprint"] == old.fingerprint
+    assert "retired" in document["retired"][0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".key.json.lock", "key.json"]
+
+
+def test_rotation_without_a_key_file(tmp_path: Path) -> None:
+    with pytest.raises(KeyringError) as caught:
+        rotate_key_file(tmp_path / "key.json")
+    assert str(caught.value) == f"no key file at {tmp_path / 'key.json'}"
+
+
+def test_rotation_refuses_an_open_key_file(tmp_path: Path) -> None:
+    path = tmp_path / "key.json"
+    create_key_file(path)
+    path.chmod(0o644)
+    before = path.read_bytes()
+    with pytest.raises(KeyringError):
+        rotate_key_file(path)
+    assert path.read_bytes() == before
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    rotations=st.integers(1, 4),
+    messages=st.lists(st.text(min_size=1, max_size=30), min_size=1, max_size=5),
+)
+def test_a_rotated_keyring_verifies_every_handle_minted_before(
+    tmp_path_factory: pytest.TempPathFactory, rotations: int, messages: list[str]
+) -> None:
+    path = tmp_path_factory.mktemp("rotate") / "key.json"
+    keyring = create_key_file(path)
+    issued: list[tuple[str, str]] = []
+    for _ in range(rotations):
+        issued += [(m, keyring.check_code(m)) for m in messages]
+        keyring = rotate_key_file(path)
+    final = read_key_file(path)
+    assert len(final.retired_fingerprints) == rotations
+    assert all(final.verifies(message, code) for message, code in issued)
