@@ -25,11 +25,12 @@ from audit.citations import parse_answer, parse_claims
 from audit.duckdb_corpus import DuckDBCorpus
 from audit.engine import AuditInput, audit_many
 from audit.errors import CiteSealError, InputError
-from audit.keys import Keyring, load_keyring
 from audit.render_text import render_markdown, render_text, summary_line
 from audit.report import FAIL_ON_ITEMS, FailOnItem, Report, report_json_schema_text
+from pipeline.cli.common import keyring_from_settings
 from pipeline.cli.options import DemoKeyOpt, SnapshotOpt
 from pipeline.settings import Settings
+from pipeline.snapshot.locate import resolve_snapshot
 
 ANSWER_SUFFIXES = (".md", ".markdown", ".txt")
 CLAIMS_SUFFIXES = (".json",)
@@ -130,19 +131,6 @@ def parse_fail_on(values: list[str]) -> list[FailOnItem]:
     return items
 
 
-def locate_snapshot(path: Path) -> Path:
-    """A snapshot file as given, or the newest ``*.duckdb`` of a corpus folder."""
-    if path.is_dir():
-        found = sorted(path.glob("*.duckdb"))
-        if not found:
-            raise InputError(
-                f"{path} holds no snapshot (*.duckdb)",
-                advice="build one with: citeseal snapshot build snapshots/demo.toml",
-            )
-        return found[-1]
-    return path
-
-
 def fixed_now() -> datetime | None:
     """``SOURCE_DATE_EPOCH`` as the report time, for reproducible reports."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
@@ -151,16 +139,6 @@ def fixed_now() -> datetime | None:
     if not epoch.isdigit():
         raise InputError(f"SOURCE_DATE_EPOCH must be whole seconds, got {epoch!r}")
     return datetime.fromtimestamp(int(epoch), UTC)
-
-
-def _keyring(demo: bool) -> Keyring:
-    settings = Settings.from_env()
-    return load_keyring(
-        settings,
-        key_text=os.environ.get("CITESEAL_KEY"),
-        demo=demo or settings.demo_key,
-        create=False,
-    )
 
 
 def render(report: Report, fmt: Format) -> str:
@@ -269,14 +247,14 @@ def audit_command(
     if fmt is Format.html and many and out is None:
         raise InputError("--format html with several inputs needs --out DIR")
     now = fixed_now()
-    keyring = _keyring(demo_key)
+    keyring = keyring_from_settings(Settings.from_env(), demo_key, create=False)
     if out is not None:
         try:
             out.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise InputError(f"cannot create {out}: {error.strerror or error}") from None
     inputs = _Inputs(sources)
-    with DuckDBCorpus(locate_snapshot(snapshot)) as corpus:
+    with DuckDBCorpus(resolve_snapshot(snapshot)) as corpus:
         failed = _emit(audit_many(inputs, corpus, keyring, fail_on=policy, now=now), fmt, out, many)
     if inputs.bad:
         raise typer.Exit(2)
