@@ -153,7 +153,8 @@ def _fetch(chunk: Sequence[AuditInput], corpus: Corpus, keyring: Keyring) -> _Lo
     if ids:
         lookup.records = corpus.records(ids)
         wanted = {ref for ref in refs if ref.record_id in lookup.records}
-        for ref, passages in corpus.passage_versions(wanted).items():
+        found = corpus.passage_versions(wanted) if wanted else {}
+        for ref, passages in found.items():
             lookup.held[ref] = {p.version: p for p in passages}
     return lookup
 

@@ -1,0 +1,114 @@
+"""The engine's batching and streaming: chunks change nothing but how often the corpus is asked."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from audit.citations import parse_answer
+from audit.corpus import InMemoryCorpus, PassageKey, PathRef, StoredPassage, StoredRecord
+from audit.engine import AuditInput, audit_answer, audit_many, iso_utc, reaudit
+from tests.audit.planted import KEYRING, h, make_corpus
+
+GOOD = h("pmid:99000001/abstract.3")
+OLD_TRIAL = h("nct:NCT99000001@2025-01-15/trial.brief_summary.1")
+
+
+@dataclass
+class CountingCorpus:
+    """Wraps a corpus and counts the batched calls the engine makes."""
+
+    inner: InMemoryCorpus
+    calls: list[tuple[str, int]] = field(default_factory=list)
+
+    def identity(self):
+        return self.inner.identity()
+
+    def source_status(self):
+        return self.inner.source_status()
+
+    def records(self, ids: Collection[str]) -> dict[str, StoredRecord]:
+        self.calls.append(("records", len(ids)))
+        return self.inner.records(ids)
+
+    def passages(self, keys: Collection[PassageKey]) -> dict[PassageKey, StoredPassage]:
+        self.calls.append(("passages", len(keys)))
+        return self.inner.passages(keys)
+
+    def passage_versions(self, refs: Collection[PathRef]) -> dict[PathRef, list[StoredPassage]]:
+        self.calls.append(("passage_versions", len(refs)))
+        return self.inner.passage_versions(refs)
+
+
+def answers(n: int) -> list[AuditInput]:
+    texts = [
+        f'A [{GOOD} "312 children"]. B [{OLD_TRIAL}]. C.',
+        f"A [{h('pmid:99000002/abstract.1')}]. B [pmid:1-x].",
+        f"Only [{h('pmid:99000999/abstract.1')}].",
+    ]
+    return [AuditInput(f"a{i}.md", parse_answer(texts[i % 3])) for i in range(n)]
+
+
+def test_one_batch_per_chunk_not_per_citation() -> None:
+    corpus = CountingCorpus(make_corpus())
+    reports = list(audit_many(answers(9), corpus, KEYRING, chunk_answers=4))
+    assert len(reports) == 9
+    # 4 + 4 + 1 answers; per chunk the distinct records, then the paths of the known ones
+    assert corpus.calls == [
+        ("records", 4),
+        ("passage_versions", 3),
+        ("records", 4),
+        ("passage_versions", 3),
+        ("records", 1),  # only pmid:99000999, unknown: no passage look-up at all
+    ]
+
+
+def test_chunking_does_not_change_any_report() -> None:
+    now = datetime(2025, 6, 2, tzinfo=UTC)
+    corpus = make_corpus()
+    one_by_one = [
+        audit_answer(item.parsed, corpus, KEYRING, source_label=item.label, now=now)
+        for item in answers(7)
+    ]
+    chunked = list(audit_many(answers(7), corpus, KEYRING, now=now, chunk_answers=3))
+    by_citations = list(audit_many(answers(7), corpus, KEYRING, now=now, chunk_citations=2))
+    assert chunked == one_by_one == by_citations
+    assert [r.source for r in chunked] == [f"a{i}.md" for i in range(7)]
+
+
+def test_inputs_are_consumed_a_chunk_at_a_time() -> None:
+    consumed: list[int] = []
+
+    def lazy() -> Iterator[AuditInput]:
+        for i, item in enumerate(answers(1000)):
+            consumed.append(i)
+            yield item
+
+    stream = audit_many(lazy(), make_corpus(), KEYRING, chunk_answers=10)
+    first = next(stream)
+    assert first.source == "a0.md"
+    assert len(consumed) == 10
+
+
+def test_created_at_is_injectable() -> None:
+    report = audit_answer(
+        parse_answer("A."), make_corpus(), KEYRING, now=datetime(2025, 6, 2, 12, 30, tzinfo=UTC)
+    )
+    assert report.created_at == "2025-06-02T12:30:00Z"
+    assert iso_utc(datetime(2025, 1, 1, tzinfo=UTC)) == "2025-01-01T00:00:00Z"
+
+
+def test_reaudit_decides_afresh_against_another_corpus() -> None:
+    parsed = parse_answer(f'A [{OLD_TRIAL} "20 mg daily"]. B [{GOOD}].')
+    report = audit_answer(parsed, make_corpus(), KEYRING, fail_on=["uncited"])
+    assert report.verdict == "pass"
+    later = make_corpus(clinicaltrials="failed")
+    again = reaudit(report, later, KEYRING)
+    assert [c.verdict for c in again.citations()] == ["unavailable", "ok"]
+    assert (again.verdict, again.fail_on, again.source) == (
+        "warn",
+        ["malformed", "forged", "uncited"],
+        report.source,
+    )
+    assert [s.text for s in again.sentences] == [s.text for s in report.sentences]
