@@ -30,6 +30,7 @@ from pipeline.sources import clinicaltrials, crossref, europepmc, openfda, pubme
 
 CHUNK = 500  # records fetched, enriched and written together
 EPMC_ID_CHUNK = 25  # preprint ids OR-ed into one Europe PMC query
+DOI_CACHE = 4096  # DOIs whose Crossref notices are remembered (a pmid and its pmcid share one)
 T = TypeVar("T")
 
 
@@ -91,6 +92,7 @@ class Harvester:
         self.strict = strict
         self.outcome = HarvestOutcome()
         self._full_text_done: set[str] = set()
+        self._doi_cache: dict[str, list[Relation] | None] = {}  # recent DOIs' notices
 
     # -- plumbing -----------------------------------------------------------------------------
     def _call(self, source: str, step: str, call: Callable[[], T]) -> T | None:
@@ -208,6 +210,7 @@ class Harvester:
                 self.outcome.missing.add(f"pmcid:{pmcid}")
                 continue
             self.sink.records("europepmc", self._with_updates([record]))
+            self.progress.advance("europepmc", 1)
 
     def _clinicaltrials(self) -> None:
         spec = self.spec.clinicaltrials
@@ -303,7 +306,8 @@ class Harvester:
         )
         if found is None:
             return records
-        self.sink.step("pubtator3", "annotations", sum(len(a) for a in found.values()))
+        annotated = [rid for rid in found if rid in pubmed_records]
+        self.sink.step("pubtator3", "annotations", len(annotated), f"{len(pmids)} PMIDs asked")
         return [
             r.model_copy(update={"annotations": found[r.record_id]})
             if r.record_id in found and r.record_id in pubmed_records
@@ -315,7 +319,9 @@ class Harvester:
         spec = self.spec
         if spec.crossref is None or not spec.crossref.updates:
             return records
-        cache: dict[str, list[Relation] | None] = {}
+        cache = self._doi_cache
+        if len(cache) > DOI_CACHE:
+            cache.clear()
         out: list[Record] = []
         for record in records:
             doi = record.doi
@@ -329,6 +335,8 @@ class Harvester:
                     f"updates {doi}",
                     lambda doi=doi: crossref.fetch_update_relations(self.client, doi),
                 )
+                if cache[key] is not None:
+                    self.sink.step("crossref", "updates", 1, doi)
             relations = cache[key]
             out.append(crossref.apply_relations(record, relations) if relations else record)
         return out

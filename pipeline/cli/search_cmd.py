@@ -1,10 +1,119 @@
-"""CLI: search commands (not built yet)."""
+"""CLI: ``citeseal search QUERY`` and ``citeseal cite RECORD_ID`` — passages with handles."""
 
 from __future__ import annotations
 
+import textwrap
+from typing import Annotated
+
 import typer
+
+from pipeline.cli.common import keyring_from_settings
+from pipeline.cli.options import DemoKeyOpt, JsonOpt, SnapshotOpt
+from pipeline.settings import Settings
+from pipeline.snapshot.locate import resolve_snapshot
+from pipeline.snapshot.search import (
+    PassageView,
+    open_snapshot,
+    printable,
+    record_passages,
+    search_passages,
+    to_json,
+)
+
+WIDTH = 100
+
+
+def _flags(flags: dict[str, bool | None]) -> str:
+    on = [name.replace("_", " ") for name, value in flags.items() if value]
+    return f"  [{', '.join(on)}]" if on else ""
+
+
+def _passage_lines(view: PassageView, number: int | None = None) -> list[str]:
+    head = f"{number}. " if number is not None else ""
+    handle = view.handle or f"{view.record_id}@{view.version}/{view.path} (no handle scheme)"
+    score = f"  (score {view.score:.3f})" if view.score is not None else ""
+    lines = [f"{head}{handle}{score}"]
+    context = [printable(view.section or "")]
+    if view.title:
+        title = printable(view.title)
+        context.insert(0, title if len(title) <= 80 else title[:79] + "…")
+    if view.source:
+        context.append(view.source)
+    lines.append("   " + " — ".join(c for c in context if c) + _flags(view.flags))
+    lines.extend(
+        textwrap.wrap(printable(view.text), WIDTH, initial_indent="   ", subsequent_indent="   ")
+    )
+    return lines
+
+
+def search_command(
+    query: Annotated[str, typer.Argument(help="Words to look for (BM25 ranking).")],
+    snapshot: SnapshotOpt,
+    source: Annotated[
+        list[str] | None,
+        typer.Option("--source", help="Only passages of this source (repeatable)."),
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", help="How many passages.")] = 10,
+    demo_key: DemoKeyOpt = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """Rank the passages of a snapshot for QUERY and print each with its handle."""
+    keyring = keyring_from_settings(Settings.from_env(), demo_key)
+    con = open_snapshot(resolve_snapshot(snapshot))
+    try:
+        hits = search_passages(con, query, keyring, sources=source or (), limit=limit)
+    finally:
+        con.close()
+    if json_out:
+        typer.echo(to_json({"query": query, "demo_key": keyring.demo, "results": hits}))
+        return
+    if not hits:
+        typer.echo(f"no passage matches {printable(query)!r}")
+        return
+    for number, hit in enumerate(hits, start=1):
+        typer.echo("\n".join(_passage_lines(hit, number)))
+    if keyring.demo:
+        typer.echo("note: handles minted with the public demo key", err=True)
+
+
+def cite_command(
+    record_id: Annotated[str, typer.Argument(help="e.g. pmid:99000001, nct:NCT99000001.")],
+    snapshot: SnapshotOpt,
+    version: Annotated[
+        str | None, typer.Option("--version", help="A version the snapshot holds.")
+    ] = None,
+    demo_key: DemoKeyOpt = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """Print every passage of one record version with its handle."""
+    keyring = keyring_from_settings(Settings.from_env(), demo_key)
+    con = open_snapshot(resolve_snapshot(snapshot))
+    try:
+        view = record_passages(con, record_id, keyring, version=version)
+    finally:
+        con.close()
+    if json_out:
+        typer.echo(to_json({"demo_key": keyring.demo, "record": view}))
+        return
+    typer.echo(f"{view.record_id} @{view.version}: {printable(view.title or '')}")
+    others = [v for v in view.versions if v != view.version]
+    typer.echo(
+        f"  source {view.source}; current version {view.current_version}"
+        + (f"; other versions {', '.join(others)}" if others else "")
+        + (f"; status {printable(view.status)}" if view.status else "")
+        + _flags(view.flags)
+    )
+    if view.withdrawn:
+        typer.echo(f"  withdrawn upstream since {view.withdrawn_since}")
+    for rel in view.relations:
+        typer.echo(f"  {rel['kind']} {rel['target']} ({rel['source']})")
+    for passage in view.passages:
+        typer.echo("\n".join(_passage_lines(passage)))
+    if keyring.demo:
+        typer.echo("note: handles minted with the public demo key", err=True)
 
 
 def register(app: typer.Typer) -> None:
-    """Attach this module's commands to the root app (nothing yet)."""
-    del app
+    """Attach ``citeseal search`` and ``citeseal cite`` to the root app."""
+    app.command("search")(search_command)
+    app.command("cite")(cite_command)

@@ -1,10 +1,298 @@
-"""CLI: snapshot commands (not built yet)."""
+"""CLI: ``citeseal snapshot build | info | verify | diff | list | export | rebuild``."""
 
 from __future__ import annotations
 
+import contextlib
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Any
+
 import typer
+
+from pipeline.cli.options import JsonOpt
+from pipeline.errors import SnapshotError
+from pipeline.harvest import Progress
+from pipeline.settings import Settings
+from pipeline.snapshot.build import BuildResult, ParentArg, build_snapshot
+from pipeline.snapshot.diff import SnapshotDiff, diff_snapshots
+from pipeline.snapshot.export import export_parquet
+from pipeline.snapshot.locate import corpus_folders, resolve_snapshot, snapshots_in
+from pipeline.snapshot.manifest import read_manifest
+from pipeline.snapshot.progress import LogProgress, RichProgress
+from pipeline.snapshot.rebuild import rebuild_snapshot
+from pipeline.snapshot.search import printable
+from pipeline.snapshot.verify import snapshot_info, verify_snapshot
+
+snapshot_app = typer.Typer(
+    name="snapshot",
+    help="Build, inspect, verify, compare and export versioned DuckDB snapshots.",
+    no_args_is_help=True,
+)
+
+PathArg = Annotated[
+    Path, typer.Argument(help="Snapshot file (.duckdb), or a corpus folder (its newest).")
+]
+
+
+@contextlib.contextmanager
+def _progress() -> Iterator[Progress]:
+    if sys.stderr.isatty():
+        with RichProgress() as bars:
+            yield bars
+    else:
+        yield LogProgress()
+
+
+def _echo_json(value: Any) -> None:
+    typer.echo(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+@snapshot_app.command("build")
+def build_command(
+    spec: Annotated[Path, typer.Argument(help="Corpus spec, e.g. snapshots/demo.toml.")],
+    parent: Annotated[
+        str | None,
+        typer.Option(
+            "--parent",
+            help="Parent snapshot file, or 'latest' (newest of the corpus; none → no parent).",
+        ),
+    ] = None,
+    replay: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--replay",
+            help="Folder of recorded exchanges instead of the network (repeatable; first "
+            "match wins). Replaces the spec's own replay list.",
+        ),
+    ] = None,
+    record: Annotated[
+        Path | None, typer.Option("--record", help="Also record every exchange to this folder.")
+    ] = None,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Abort on the first failed request.")
+    ] = False,
+    live: Annotated[
+        bool, typer.Option("--live", help="Ignore the spec's replay list: ask the real APIs.")
+    ] = False,
+    no_resume: Annotated[
+        bool,
+        typer.Option("--no-resume", help="Do not reuse responses of an interrupted build."),
+    ] = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """Harvest a corpus spec into a new immutable snapshot (plus its manifest)."""
+    parent_arg: ParentArg = None
+    if parent is not None:
+        parent_arg = "latest" if parent == "latest" else Path(parent)
+    with _progress() as progress:
+        result = build_snapshot(
+            spec,
+            parent=parent_arg,
+            replay=replay or (),
+            record=record,
+            strict=strict,
+            live=live,
+            resume=not no_resume,
+            settings=Settings.from_env(),
+            progress=progress,
+        )
+    _print_build(result, json_out)
+
+
+def _print_build(result: BuildResult, json_out: bool) -> None:
+    m = result.manifest
+    if json_out:
+        _echo_json(
+            {
+                "path": str(result.path),
+                "manifest_path": str(result.manifest_path),
+                "resumed_requests": result.resumed_requests,
+                "warnings": list(result.warnings),
+                "manifest": m.model_dump(mode="json"),
+            }
+        )
+        return
+    new_versions = sum(s.new_versions for s in m.sources.values())
+    typer.echo(f"built {result.path}")
+    typer.echo(f"  parent    {m.parent.path if m.parent else '(none)'}")
+    typer.echo(
+        f"  lineage   {m.records} records, {m.versions} versions, {m.passages} passages; "
+        f"{new_versions} new versions, {m.withdrawn} newly withdrawn"
+    )
+    for source, s in m.sources.items():
+        if s.status == "not_harvested":
+            continue
+        typer.echo(
+            f"  {source:<15} {s.status:<8} {s.records:>6} records {s.passages:>7} passages"
+            f"{f'  {s.failed_requests} failed requests' if s.failed_requests else ''}"
+        )
+    if result.resumed_requests:
+        typer.echo(f"  resumed   {result.resumed_requests} responses from the interrupted build")
+    for failed in m.failed_requests:
+        typer.echo(f"warning: {failed.source}: {failed.step}: {failed.error}", err=True)
+    for warning in result.warnings:
+        typer.echo(f"warning: {warning}", err=True)
+
+
+@snapshot_app.command("info")
+def info_command(path: PathArg, json_out: JsonOpt = False) -> None:
+    """What a snapshot holds: corpus, parent, harvest status and counts per source."""
+    info = snapshot_info(resolve_snapshot(path))
+    if json_out:
+        _echo_json(info)
+        return
+    meta = info["meta"]
+    typer.echo(f"{info['path']}")
+    typer.echo(f"  corpus    {meta.get('name')}: {printable(meta.get('description') or '')}")
+    typer.echo(f"  snapshot  {meta.get('snapshot_id')} (created {meta.get('created_at')})")
+    typer.echo(f"  parent    {meta.get('parent_snapshot_id') or '(none)'}")
+    typer.echo(
+        f"  versions  tool {meta.get('tool_version')}, schema {meta.get('schema_version')}, "
+        f"segmentation {meta.get('segmentation_version')}; mode {meta.get('mode')}"
+    )
+    typer.echo(f"  spec hash {meta.get('spec_hash')}")
+    typer.echo("  source          harvest   records versions passages withdrawn")
+    held = info["lineage"]
+    for row in info["harvest"]:
+        h = held.get(row["source"], {})
+        typer.echo(
+            f"  {row['source']:<15} {row['status']:<9} {h.get('records', 0):>7} "
+            f"{h.get('versions', 0):>8} {h.get('passages', 0):>8} {h.get('withdrawn', 0):>9}"
+        )
+    current = info["current"]
+    typer.echo(
+        f"  flags     {current['retracted']} retracted, {current['expression_of_concern']} "
+        f"with an expression of concern, {current['preprint']} preprints (current versions)"
+    )
+
+
+@snapshot_app.command("verify")
+def verify_command(path: PathArg, json_out: JsonOpt = False) -> None:
+    """Check the file against its manifest (sha256) and its schema; exit 1 on tampering."""
+    report = verify_snapshot(resolve_snapshot(path))
+    if json_out:
+        _echo_json(
+            {
+                "path": str(report.path),
+                "ok": True,
+                "checks": report.checks,
+                "parent": report.parent,
+            }
+        )
+        return
+    typer.echo(f"ok {report.path}")
+    for check in report.checks:
+        typer.echo(f"  {check}")
+    typer.echo(f"  parent: {report.parent}")
+
+
+@snapshot_app.command("diff")
+def diff_command(
+    old: Annotated[Path, typer.Argument(help="The older snapshot (file or corpus folder).")],
+    new: Annotated[Path, typer.Argument(help="The newer snapshot (file or corpus folder).")],
+    json_out: JsonOpt = False,
+) -> None:
+    """New, changed and withdrawn records, and new retractions/expressions of concern."""
+    result = diff_snapshots(resolve_snapshot(old), resolve_snapshot(new))
+    if json_out:
+        _echo_json(result.to_json())
+        return
+    _print_diff(result)
+
+
+def _print_diff(d: SnapshotDiff) -> None:
+    typer.echo(f"{d.old} → {d.new}")
+    if d.empty:
+        typer.echo("  no differences")
+        return
+    sections = (
+        ("new", d.new_records, lambda c: f"{c.record_id} @{c.new_version}"),
+        ("changed", d.changed, lambda c: f"{c.record_id} @{c.old_version} → @{c.new_version}"),
+        ("withdrawn", d.withdrawn, lambda c: f"{c.record_id} (last version @{c.new_version})"),
+        ("reinstated", d.reinstated, lambda c: f"{c.record_id} @{c.new_version}"),
+    )
+    for label, changes, fmt in sections:
+        if changes:
+            typer.echo(f"  {label} ({len(changes)})")
+        for change in changes:
+            title = f"  {printable(change.title or '')[:70]}" if change.title else ""
+            typer.echo(f"    {fmt(change)}{title}")
+    if d.new_flags:
+        typer.echo(f"  new retractions / expressions of concern ({len(d.new_flags)})")
+    for flag in d.new_flags:
+        notices = f" (notice {', '.join(flag.notices)})" if flag.notices else ""
+        typer.echo(f"    {flag.record_id} {flag.flag}{notices}")
+
+
+@snapshot_app.command("list")
+def list_command(
+    root: Annotated[
+        Path, typer.Argument(help="Folder of corpus folders, or one corpus folder.")
+    ] = Path("snapshots"),
+    json_out: JsonOpt = False,
+) -> None:
+    """Every snapshot under ROOT, oldest first, with its parent and counts."""
+    folders = [root] if snapshots_in(root) else corpus_folders(root)
+    rows: list[dict[str, Any]] = []
+    for folder in folders:
+        for snap in snapshots_in(folder):
+            row: dict[str, Any] = {"path": str(snap.path), "corpus": snap.name, "stamp": snap.stamp}
+            try:
+                m = read_manifest(snap.path)
+            except SnapshotError as error:
+                row["error"] = error.message
+            else:
+                row.update(
+                    records=m.records,
+                    versions=m.versions,
+                    passages=m.passages,
+                    parent=m.parent.snapshot_id if m.parent else None,
+                    size=m.size,
+                )
+            rows.append(row)
+    if json_out:
+        _echo_json(rows)
+        return
+    if not rows:
+        typer.echo(f"no snapshots under {root}")
+        return
+    for row in rows:
+        if "error" in row:
+            typer.echo(f"{row['path']}  ({row['error']})")
+            continue
+        parent = f"  parent {row['parent']}" if row["parent"] else ""
+        typer.echo(
+            f"{row['path']}  {row['records']} records, {row['versions']} versions, "
+            f"{row['passages']} passages, {row['size'] / 1e6:.1f} MB{parent}"
+        )
+
+
+@snapshot_app.command("export")
+def export_command(
+    path: PathArg,
+    parquet: Annotated[Path, typer.Option("--parquet", help="Folder to write (absent or empty).")],
+    responses: Annotated[
+        bool, typer.Option("--responses", help="Also export the raw responses (large).")
+    ] = False,
+) -> None:
+    """Write every table as Parquet, Hive-partitioned by table and source."""
+    snapshot = resolve_snapshot(path)
+    for table in export_parquet(snapshot, parquet, responses=responses):
+        typer.echo(f"{table.table:<18} {table.rows:>8} rows  {table.path}")
+
+
+@snapshot_app.command("rebuild")
+def rebuild_command(path: PathArg, json_out: JsonOpt = False) -> None:
+    """Re-parse the stored responses with today's parsers into a new snapshot (offline)."""
+    with _progress() as progress:
+        result = rebuild_snapshot(
+            resolve_snapshot(path), settings=Settings.from_env(), progress=progress
+        )
+    _print_build(result, json_out)
 
 
 def register(app: typer.Typer) -> None:
-    """Attach this module's commands to the root app (nothing yet)."""
-    del app
+    """Attach ``citeseal snapshot …`` to the root app."""
+    app.add_typer(snapshot_app)

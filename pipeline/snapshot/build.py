@@ -71,6 +71,7 @@ from pipeline.snapshot.store import (
 ParentArg = Path | Literal["latest"] | None
 RESPONSE_FLUSH_BYTES = 16 << 20
 RESPONSE_FLUSH_COUNT = 64
+ENRICHMENT_SOURCES = frozenset({"pubtator3", "crossref"})
 
 
 @dataclass(frozen=True)
@@ -179,7 +180,7 @@ def build_locked(
 @contextlib.contextmanager
 def corpus_lock(corpus_dir: Path) -> Iterator[None]:
     """Exclusive lock on a corpus folder: one build at a time."""
-    path = corpus_dir / ".lock"
+    path = corpus_dir / ".build-lock"
     with path.open("a") as handle:
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -197,7 +198,7 @@ def corpus_lock(corpus_dir: Path) -> Iterator[None]:
 def clean_leftovers(corpus_dir: Path) -> list[Path]:
     """Remove what interrupted builds left (hidden build files, manifests without a file)."""
     removed: list[Path] = []
-    for path in corpus_dir.glob(".build-*"):
+    for path in corpus_dir.glob(".build-[0-9]*"):
         if path.is_dir():
             shutil.rmtree(path, ignore_errors=True)
         else:
@@ -251,6 +252,7 @@ def resolve_parent(parent: ParentArg, corpus_dir: Path) -> Path | None:
 class _SourceState:
     failures: int = 0
     answered: int = 0  # requests that got a final answer below 500
+    enriched: int = 0  # records annotated (PubTator3) or DOIs checked (Crossref)
 
 
 @dataclass
@@ -369,6 +371,8 @@ class _Run:
 
     def step(self, source: str, step: str, count: int, detail: str | None = None) -> None:
         self._log.append((now_text(), source, step, None, None, True, count, detail))
+        if source in ENRICHMENT_SOURCES:
+            self.state.setdefault(source, _SourceState()).enriched += count
 
     def _exchange(self, exchange: Exchange) -> None:
         source = exchange.source or "unknown"
@@ -421,12 +425,13 @@ class _Run:
         out: dict[str, SourceSummary] = {}
         for source in SOURCES:
             c = counts.get(source)
+            state = self.state.get(source, _SourceState())
             out[source] = SourceSummary(
                 status=self._status(source),
-                records=c.records if c else 0,
+                records=state.enriched if source in ENRICHMENT_SOURCES else c.records if c else 0,
                 passages=c.passages if c else 0,
                 new_versions=c.new_versions if c else 0,
-                failed_requests=self.state.get(source, _SourceState()).failures,
+                failed_requests=state.failures,
             )
         return out
 

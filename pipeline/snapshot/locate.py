@@ -1,8 +1,8 @@
 """Find snapshots: ``--snapshot`` may be a ``.duckdb`` file or a corpus folder.
 
 A corpus folder (``snapshots/<name>/``) holds ``<name>-<YYYYmmddTHHMMSSZ>.duckdb`` files and
-their manifests; hidden entries (``.build-*``, ``.resume/``) are work in progress and never
-count. The newest snapshot is the one with the latest stamp.
+their manifests; hidden entries (``.build-*``: builds in progress, the lock, the resume cache)
+never count. The newest snapshot is the one with the latest stamp.
 """
 
 from __future__ import annotations

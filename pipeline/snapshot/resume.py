@@ -1,6 +1,6 @@
 """The resume cache: raw responses of an unfinished build, served again on the rerun.
 
-``snapshots/<name>/.resume/<key>/`` holds one wrapper file per answered request (the replay
+``snapshots/<name>/.build-resume/<key>/`` holds one wrapper file per answered request (the replay
 format of :mod:`pipeline.replay`), written as the answers arrive. A rerun of the same spec in
 the same mode serves these instead of asking upstream again; a successful build deletes the
 folder. The key covers the spec hash and the mode (live, or which replay folders), so a
@@ -20,7 +20,7 @@ import httpx
 from pipeline.errors import ReplayMissError
 from pipeline.replay import RecordingTransport, ReplayTransport
 
-RESUME_DIR = ".resume"
+RESUME_DIR = ".build-resume"  # hidden, and ignored by git with the other .build-* entries
 
 
 def resume_folder(corpus_dir: Path, spec_hash: str, replay: Sequence[Path]) -> Path:

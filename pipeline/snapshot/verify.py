@@ -1,0 +1,173 @@
+"""``snapshot verify`` and ``snapshot info``: is the file what its manifest says, what is in it.
+
+Verification is a list of small checks that fail closed, each saying what it saw and what it
+expected: the sha256 and size of the file against the manifest (a difference is tampering,
+:class:`~pipeline.errors.TamperedSnapshotError`, exit 1), then, inside the file, the recorded
+migrations, the tables, the snapshot id, the row counts and the search index.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from pipeline.errors import SnapshotError, TamperedSnapshotError
+from pipeline.snapshot.manifest import Manifest, read_manifest, sha256_file
+from pipeline.snapshot.store import (
+    FTS_SCHEMA,
+    applied_migrations,
+    check_schema,
+    connect,
+    first_line,
+    read_meta,
+)
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    path: Path
+    manifest: Manifest
+    checks: list[str] = field(default_factory=list)
+    parent: str = "none"  # none | ok | missing | differs
+
+
+def verify_snapshot(path: Path) -> VerifyReport:
+    """Check ``path`` against its manifest and its own schema; raise on the first failure."""
+    manifest = read_manifest(path)
+    checks: list[str] = []
+    size = path.stat().st_size
+    digest = sha256_file(path)
+    if digest != manifest.sha256 or size != manifest.size:
+        raise TamperedSnapshotError(
+            f"{path} does not match its manifest: sha256 {digest} ({size} bytes), "
+            f"manifest says {manifest.sha256} ({manifest.size} bytes)",
+            advice="the file was changed after it was built; rebuild it or restore a copy",
+        )
+    checks.append(f"sha256 {digest} matches the manifest")
+    if path.name != manifest.file:
+        raise TamperedSnapshotError(
+            f"{path.name} is not the file its manifest names ({manifest.file})"
+        )
+    con = connect(path, read_only=True)
+    try:
+        try:
+            check_schema(con, str(path))
+            meta = read_meta(con)
+            counts = _counts(con)
+            fts = _has_fts(con)
+        except duckdb.Error as error:
+            raise SnapshotError(f"cannot read {path}: {first_line(error)}") from None
+        checks.append(
+            "migrations " + ", ".join(f"{i} {n}" for i, n in applied_migrations(con)) + " applied"
+        )
+    finally:
+        con.close()
+    checks.append("every table present")
+    if meta.get("snapshot_id") != manifest.snapshot_id:
+        raise SnapshotError(
+            f"{path}: meta.snapshot_id is {meta.get('snapshot_id')!r}, "
+            f"the manifest says {manifest.snapshot_id!r}"
+        )
+    expected = (manifest.records, manifest.versions, manifest.passages)
+    if counts != expected:
+        raise SnapshotError(
+            f"{path}: holds {counts[0]} records, {counts[1]} versions, {counts[2]} passages; "
+            f"the manifest says {expected[0]}, {expected[1]}, {expected[2]}"
+        )
+    checks.append(f"{counts[0]} records, {counts[1]} versions, {counts[2]} passages as listed")
+    if not fts:
+        raise SnapshotError(f"{path}: the passage search index ({FTS_SCHEMA}) is missing")
+    checks.append("passage search index present")
+    return VerifyReport(path=path, manifest=manifest, checks=checks, parent=_parent(path, manifest))
+
+
+def _counts(con: duckdb.DuckDBPyConnection) -> tuple[int, int, int]:
+    row = con.execute(
+        "SELECT (SELECT count(*) FROM record_state), (SELECT count(*) FROM record_versions), "
+        "(SELECT count(*) FROM passages)"
+    ).fetchone()
+    return (int(row[0]), int(row[1]), int(row[2])) if row else (0, 0, 0)
+
+
+def _has_fts(con: duckdb.DuckDBPyConnection) -> bool:
+    row = con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_schema = ?", [FTS_SCHEMA]
+    ).fetchone()
+    return bool(row and row[0])
+
+
+def _parent(path: Path, manifest: Manifest) -> str:
+    if manifest.parent is None:
+        return "none"
+    parent = (path.parent / manifest.parent.path).resolve()
+    if not parent.is_file():
+        return "missing"
+    return "ok" if sha256_file(parent) == manifest.parent.sha256 else "differs"
+
+
+# -- info ---------------------------------------------------------------------------------------
+
+
+def snapshot_info(path: Path) -> dict[str, Any]:
+    """What a snapshot holds: meta, manifest summary, per-source counts (no verification)."""
+    con = connect(path, read_only=True)
+    try:
+        try:
+            check_schema(con, str(path))
+            meta = read_meta(con)
+            sources = [
+                {
+                    "source": s,
+                    "status": st,
+                    "records": r,
+                    "passages": p,
+                    "failed_requests": f,
+                    "detail": d,
+                }
+                for s, st, r, p, f, d in con.execute(
+                    "SELECT source, status, records, passages, failed_requests, detail "
+                    "FROM sources ORDER BY source"
+                ).fetchall()
+            ]
+            held = {
+                s: {"records": r, "withdrawn": w, "versions": v, "passages": p}
+                for s, r, w, v, p in con.execute(_HELD_SQL).fetchall()
+            }
+            flags = con.execute(_FLAGS_SQL).fetchone() or (0, 0, 0)
+        except duckdb.Error as error:
+            raise SnapshotError(f"cannot read {path}: {first_line(error)}") from None
+    finally:
+        con.close()
+    try:
+        manifest: dict[str, Any] | None = read_manifest(path).model_dump(mode="json")
+    except SnapshotError:
+        manifest = None
+    meta.pop("spec", None)
+    return {
+        "path": str(path),
+        "meta": meta,
+        "harvest": sources,
+        "lineage": held,
+        "current": {"retracted": flags[0], "expression_of_concern": flags[1], "preprint": flags[2]},
+        "manifest": manifest,
+    }
+
+
+_HELD_SQL = """
+SELECT s.source, count(*) AS records, count(*) FILTER (WHERE s.withdrawn) AS withdrawn,
+       sum(v.n) AS versions, sum(p.n) AS passages
+FROM record_state s
+LEFT JOIN (SELECT record_id, count(*) AS n FROM record_versions GROUP BY record_id) v
+       USING (record_id)
+LEFT JOIN (SELECT record_id, count(*) AS n FROM passages GROUP BY record_id) p USING (record_id)
+GROUP BY s.source ORDER BY s.source
+"""
+
+_FLAGS_SQL = """
+SELECT count(*) FILTER (WHERE r.retracted), count(*) FILTER (WHERE r.expression_of_concern),
+       count(*) FILTER (WHERE r.preprint)
+FROM record_state s JOIN records r ON r.record_id = s.record_id AND r.version = s.current_version
+"""
