@@ -37,6 +37,12 @@ _WS = re.compile(r"[ \t\n\r\f\v]+")
 _HTML_START = re.compile(
     rb"^\s*(?:<\?xml[^>]*>\s*)?(?:<!doctype\s+html|<html[\s>]|<head[\s>]|<body[\s>])", re.I
 )
+_INTERNAL_SUBSET = re.compile(rb"<!DOCTYPE[^\[>]*\[(.*?)\]\s*>", re.S | re.I)
+_POSITION = re.compile(r"(?:,? line \d+)?, column \d+$")
+_ENTITY_MESSAGE = (
+    "expected {what} but the XML declares entities (refused: entity expansion and external "
+    "entities are not allowed)"
+)
 _HTML_TITLE = re.compile(rb"<title[^>]*>(.*?)</title>", re.I | re.S)
 
 
@@ -75,21 +81,22 @@ def parse_xml(body: str | bytes, *, what: str) -> Element:
     if isinstance(body, str) and data.lstrip().startswith(b"<?xml"):
         # the text was already decoded: drop the declaration so lxml does not re-decode
         data = re.sub(rb"^\s*<\?xml[^>]*\?>", b"", data, count=1)
+    subset = _INTERNAL_SUBSET.search(data[:65536])
+    if subset and b"<!ENTITY" in subset.group(1).upper():
+        raise ParseError(_ENTITY_MESSAGE.format(what=what))
     parser = etree.XMLParser(**_PARSER_OPTIONS)
     try:
         root = etree.fromstring(data, parser)
     except etree.XMLSyntaxError as error:
-        message = _WS.sub(" ", str(error.msg or error)).strip()  # msg: without the column
+        message = _WS.sub(" ", str(error.msg or error)).strip()
+        message = _POSITION.sub("", message)
         raise ParseError(f"expected {what} but the XML is not well-formed: {message}") from None
     if root is None:
         raise ParseError(f"expected {what} but the body holds no XML element")
     docinfo = root.getroottree().docinfo
     dtd = docinfo.internalDTD
     if dtd is not None and any(True for _ in dtd.iterentities()):
-        raise ParseError(
-            f"expected {what} but the XML declares entities (refused: entity expansion and "
-            "external entities are not allowed)"
-        )
+        raise ParseError(_ENTITY_MESSAGE.format(what=what))
     _inline_entities(root)
     return root
 

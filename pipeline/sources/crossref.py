@@ -157,6 +157,7 @@ def _record(item: dict[str, Any]) -> Record | None:
         content_type = "retraction_notice"
     elif any(r.kind == "expression_of_concern_for" for r in relations):
         content_type = "expression_of_concern"
+    relations = _merge_same(relations)
     return Record(
         record_id=f"doi:{doi}",
         source=SOURCE,
@@ -211,7 +212,7 @@ def parse(body: str | bytes, *, url: str | None = None) -> ParseResult:
         raise ParseError(f"expected a Crossref work or work-list, got message-type {kind!r}")
     records = [r for r in (_record(i) for i in items) if r]
     only = _updates_filter(url)
-    notices = [rel for i in items for rel in _notice_relations(i, only)]
+    notices = _merge_same(rel for i in items for rel in _notice_relations(i, only))
     return ParseResult(
         source=SOURCE,
         records=records,
@@ -230,8 +231,22 @@ def fetch_update_relations(client: HttpClient, doi: str) -> list[Relation]:
     response = client.get(
         WORKS_URL, params={"filter": f"updates:{wanted}", "rows": ROWS}, source=SOURCE
     )
-    result = parse(response.content, url=str(response.request.url))
-    return _dedupe(result.notices)
+    return parse(response.content, url=str(response.request.url)).notices
+
+
+def _merge_same(relations: Iterable[Relation]) -> list[Relation]:
+    """One relation per (kind, target); details of duplicates (publisher and Retraction Watch
+    reporting the same notice) are joined."""
+    merged: dict[tuple[str, str], Relation] = {}
+    for relation in relations:
+        key = (relation.kind, relation.target)
+        first = merged.get(key)
+        if first is None:
+            merged[key] = relation
+        elif relation.detail and relation.detail != first.detail:
+            detail = f"{first.detail} | {relation.detail}" if first.detail else relation.detail
+            merged[key] = first.model_copy(update={"detail": detail})
+    return list(merged.values())
 
 
 def _dedupe(relations: Iterable[Relation]) -> list[Relation]:

@@ -138,7 +138,7 @@ def _record(item: dict[str, Any]) -> Record | None:
             content_type = kind
             break
     journal_info = item.get("journalInfo") or {}
-    journal = (journal_info.get("journal") or {}).get("title")
+    journal = (journal_info.get("journal") or {}).get("title") or item.get("journalTitle")
     if not journal and source == "PPR":
         journal = (item.get("bookOrReportDetails") or {}).get("publisher")
     authors = [

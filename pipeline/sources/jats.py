@@ -123,6 +123,7 @@ def _body(body: Element | None) -> list[Passage]:
             own_slug = slugify(title)
             child_slug = f"{slug}_{own_slug}" if slug else own_slug
             child_label = f"{label} / {title}" if label and title else (title or label)
+            child_label = child_label or "Untitled section"
             walk(sec, child_slug, child_label)
 
     if body is not None:

@@ -1,0 +1,159 @@
+"""Replay and record transports: matching rules, file naming, folder priority, misses."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx
+import pytest
+
+from pipeline.errors import ReplayMissError, TransientHarvestError
+from pipeline.http import HttpClient
+from pipeline.replay import (
+    RecordingTransport,
+    ReplayTransport,
+    make_wrapper,
+    replay_key,
+    short_hash,
+    write_wrapper,
+)
+from pipeline.settings import Settings
+
+EFETCH = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/efetch.fcgi"
+FAST = {"eutils.ncbi.nlm.nih.gov": 0.0, "api.crossref.org": 0.0}
+
+
+def fake_api(request: httpx.Request) -> httpx.Response:
+    if request.url.params.get("id") == "503":
+        return httpx.Response(503, text="busy")
+    return httpx.Response(
+        200,
+        headers={"content-type": "text/xml"},
+        text=f"<answer method='{request.method}' id='{request.url.params.get('id', '')}'/>",
+    )
+
+
+def put(folder: Path, name: str, url: str, body: str, **extra: object) -> Path:
+    wrapper = {"url": url, "status": 200, "content_type": "text/plain", "body": body, **extra}
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(wrapper), encoding="utf-8")
+    return path
+
+
+def test_recorded_exchanges_replay_identically(tmp_path: Path) -> None:
+    recorder = RecordingTransport(httpx.MockTransport(fake_api), tmp_path)
+    settings = Settings(email="me@example.org", ncbi_api_key="secret-key-0123456789")
+    with HttpClient(settings, transport=recorder, rates=FAST) as http:
+        live = http.get(EFETCH, params={"db": "pubmed", "id": "99000001"}, source="pubmed")
+    [written] = recorder.written
+    key = replay_key("GET", f"{EFETCH}?db=pubmed&id=99000001")
+    assert written == tmp_path / "pubmed" / f"efetch-{short_hash(key)}.json"
+    stored = json.loads(written.read_text(encoding="utf-8"))
+    assert stored == {
+        "url": f"{EFETCH}?db=pubmed&id=99000001",
+        "status": 200,
+        "content_type": "text/xml",
+        "body": "<answer method='GET' id='99000001'/>",
+    }
+    assert "secret-key" not in written.read_text() and "me@example.org" not in written.read_text()
+    assert not list(tmp_path.rglob(".tmp-*"))  # atomic write leaves no temp file
+    with HttpClient(settings, transport=ReplayTransport([tmp_path])) as http:
+        again = http.get(EFETCH, params={"id": "99000001", "db": "pubmed"}, source="pubmed")
+    assert again.content == live.content
+    assert again.headers["content-type"] == "text/xml"
+
+
+def test_retryable_answers_are_not_recorded(tmp_path: Path) -> None:
+    recorder = RecordingTransport(httpx.MockTransport(fake_api), tmp_path)
+    with (
+        HttpClient(Settings(max_attempts=1), transport=recorder, rates=FAST) as http,
+        pytest.raises(TransientHarvestError, match="HTTP 503"),
+    ):
+        http.get(EFETCH, params={"id": "503"}, source="pubmed")
+    assert recorder.written == []
+
+
+def test_matching_ignores_query_order_encoding_and_credentials(tmp_path: Path) -> None:
+    put(
+        tmp_path,
+        "a.json",
+        "https://api.crossref.org/works?rows=100&filter=updates%3A10.5555%2Fx",
+        "A",
+    )
+    replay = ReplayTransport([tmp_path])
+    with HttpClient(Settings(email="me@example.org"), transport=replay) as http:
+        response = http.get(
+            "https://api.crossref.org/works",
+            params={"filter": "updates:10.5555/x", "rows": 100},  # mailto is added, and ignored
+            source="crossref",
+        )
+    assert response.text == "A"
+
+
+def test_post_bodies_match_as_form_parameters(tmp_path: Path) -> None:
+    put(tmp_path, "p.json", EFETCH, "posted", method="POST", request_body="id=1%2C2&db=pubmed")
+    with HttpClient(Settings(ncbi_api_key="k" * 36), transport=ReplayTransport([tmp_path])) as http:
+        answer = http.post(EFETCH, data={"db": "pubmed", "id": "1,2"}, source="pubmed")
+        assert answer.text == "posted"
+        with pytest.raises(ReplayMissError):
+            http.post(EFETCH, data={"db": "pubmed", "id": "1,3"}, source="pubmed")
+        with pytest.raises(ReplayMissError):
+            http.get(EFETCH, params={"db": "pubmed", "id": "1,2"}, source="pubmed")
+
+
+def test_first_folder_wins(tmp_path: Path) -> None:
+    url = "https://www.ebi.ac.uk/europepmc/webservices/rest/PMC1/fullTextXML"
+    put(tmp_path / "update", "x.json", url, "new")
+    put(tmp_path / "base", "x.json", url, "old")
+    put(tmp_path / "base", "y.json", url + "?other=1", "only-in-base")
+    replay = ReplayTransport([tmp_path / "update", tmp_path / "base"])
+    with HttpClient(Settings(), transport=replay) as http:
+        assert http.get(url, source="europepmc").text == "new"
+        assert http.get(url, params={"other": 1}, source="europepmc").text == "only-in-base"
+    assert len(replay) == 2
+
+
+def test_an_unmatched_request_names_method_url_and_folders(tmp_path: Path) -> None:
+    put(tmp_path, "a.json", f"{EFETCH}?id=1", "x")
+    settings = Settings(email="me@example.org", ncbi_api_key="secret-key-0123456789")
+    with (
+        HttpClient(settings, transport=ReplayTransport([tmp_path])) as http,
+        pytest.raises(ReplayMissError) as caught,
+    ):
+        http.get(EFETCH, params={"id": "2"}, source="pubmed")
+    assert caught.value.message == f"no recorded exchange for GET {EFETCH}?id=2 in {tmp_path}"
+    assert caught.value.exit_code == 3
+
+
+def test_a_missing_folder_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(ReplayMissError) as caught:
+        ReplayTransport([tmp_path / "nope"])
+    assert caught.value.message == f"replay folder {tmp_path / 'nope'} does not exist"
+
+
+def test_non_wrapper_json_files_are_skipped(tmp_path: Path) -> None:
+    (tmp_path / "notes.json").write_text('{"not": "a wrapper"}', encoding="utf-8")
+    (tmp_path / "broken.json").write_text("{", encoding="utf-8")
+    assert len(ReplayTransport([tmp_path])) == 0
+
+
+def test_replay_is_not_paced(tmp_path: Path) -> None:
+    put(tmp_path, "a.json", f"{EFETCH}?id=1", "x")
+    waits: list[float] = []
+    with HttpClient(Settings(), transport=ReplayTransport([tmp_path]), sleep=waits.append) as http:
+        for _ in range(5):
+            http.get(EFETCH, params={"id": "1"}, source="pubmed")
+    assert waits == []
+
+
+def test_make_wrapper_orders_keys_and_strips_credentials(tmp_path: Path) -> None:
+    wrapper = make_wrapper(
+        "post", f"{EFETCH}?api_key=s3cret", 200, "text/xml", "<x/>", "id=1&email=a%40b.org"
+    )
+    assert list(wrapper) == ["url", "method", "request_body", "status", "content_type", "body"]
+    assert wrapper["url"] == EFETCH
+    assert wrapper["request_body"] == "id=1"
+    write_wrapper(tmp_path / "deep" / "w.json", wrapper)
+    assert json.loads((tmp_path / "deep" / "w.json").read_text(encoding="utf-8")) == wrapper
