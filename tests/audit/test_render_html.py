@@ -1,0 +1,75 @@
+"""The report page: word diffs, highlights, and the standalone page's strict policy."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+from pathlib import Path
+
+import pytest
+
+from audit.render_html import (
+    Segment,
+    TemplatesMissingError,
+    highlight,
+    make_environment,
+    render_report_html,
+    word_diff,
+)
+from pipeline.bench.bench_site import make_report
+
+
+def test_word_diff_marks_whole_words_and_keeps_spacing() -> None:
+    assert word_diff("given once daily to 240 adults", "given twice daily to 236 adults") == (
+        Segment("same", "given "),
+        Segment("del", "once"),
+        Segment("ins", "twice"),
+        Segment("same", " daily to "),
+        Segment("del", "240"),
+        Segment("ins", "236"),
+        Segment("same", " adults"),
+    )
+
+
+def test_word_diff_of_equal_texts_is_one_plain_segment() -> None:
+    assert word_diff("a  b", "a  b") == (Segment("same", "a  b"),)
+
+
+def test_word_diff_handles_pure_insertions_and_deletions() -> None:
+    assert word_diff("a b", "a b c") == (Segment("same", "a b"), Segment("ins", " c"))
+    assert word_diff("a b c", "a c") == (
+        Segment("same", "a "),
+        Segment("del", "b "),
+        Segment("same", "c"),
+    )
+
+
+def test_highlight_marks_the_first_occurrence_only() -> None:
+    assert highlight("no risk, no risk", "no risk") == (
+        Segment("mark", "no risk"),
+        Segment("same", ", no risk"),
+    )
+    assert highlight("text", "absent") == (Segment("same", "text"),)
+    assert highlight("text", None) == (Segment("same", "text"),)
+
+
+def test_standalone_page_inlines_the_stylesheet_allowed_by_its_hash() -> None:
+    html = render_report_html(make_report(3))
+    css = re.search(r"<style>(.*?)</style>", html, re.S)
+    assert css is not None
+    digest = base64.b64encode(hashlib.sha256(css.group(1).encode()).digest()).decode()
+    assert (
+        '<meta http-equiv="Content-Security-Policy" content="default-src &#39;none&#39;; '
+        f"style-src &#39;sha256-{digest}&#39;; img-src &#39;self&#39;; base-uri &#39;none&#39;; "
+        'form-action &#39;none&#39;">'
+    ) in html
+    assert "<script" not in html and "<link" not in html
+    assert 'id="s5c2"' in html and "<del>240</del><ins>236</ins>" in html
+    assert "Demo key." in html
+
+
+def test_missing_templates_are_named(tmp_path: Path) -> None:
+    with pytest.raises(TemplatesMissingError) as caught:
+        make_environment(tmp_path)
+    assert caught.value.message == f"site templates not found in {tmp_path}"

@@ -1,0 +1,227 @@
+"""The built site in headless Chromium: every page renders with its landmarks, every link
+resolves, nothing is requested from outside the site, the console stays clean (a CSP
+violation is a console error), text contrast is at least 4.5:1, and it works from file://
+and from a sub-path over HTTP (as on GitHub Pages)."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urldefrag
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, sync_playwright
+from playwright.sync_api import Error as PlaywrightError
+
+from pipeline.site.build import build_site
+from tests.pipeline.site.factory import make_inputs
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        not CHROMIUM.exists(),
+        reason="Debian's chromium is not installed at /usr/bin/chromium (make test installs it "
+        "when it can)",
+    ),
+]
+
+CONTRAST_JS = """
+() => {
+  const lum = (rgb) => {
+    const [r, g, b] = rgb.map((v) => {
+      v /= 255;
+      return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4);
+    });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  const parse = (c) => c.match(/[\\d.]+/g).map(Number);
+  const background = (el) => {
+    for (let e = el; e; e = e.parentElement) {
+      const c = parse(getComputedStyle(e).backgroundColor);
+      if (c.length < 4 || c[3] > 0) return c.slice(0, 3);
+    }
+    return [255, 255, 255];
+  };
+  const worst = [];
+  for (const el of document.querySelectorAll('body *')) {
+    const own = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
+    if (!own || el.closest('.skip-link') || el.offsetParent === null) continue;
+    const fg = lum(parse(getComputedStyle(el).color).slice(0, 3));
+    const bg = lum(background(el));
+    const ratio = (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
+    if (ratio < 4.5) worst.push(el.tagName + '.' + el.className + ' ' + ratio.toFixed(2));
+  }
+  return worst;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("browser")
+    reports, snapshots = make_inputs(root / "in")
+    out = root / "serve" / "citeseal"  # a sub-path, as on GitHub Pages
+    build_site(reports, snapshots, out, env={"SOURCE_DATE_EPOCH": "1750000000"})
+    return out
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def server(site: Path) -> Iterator[str]:
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site.parent))
+    handler.log_message = lambda *args: None  # type: ignore[method-assign]
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/{site.name}/"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def crawl(browser, start: str, allowed_prefix: str) -> dict[str, list[str]]:
+    """Visit every page reachable from ``start``; returns problems per page (empty = fine)."""
+    context = browser.new_context()
+    problems: dict[str, list[str]] = {}
+    todo, seen = [start], set()
+    fragments: list[tuple[str, str]] = []
+    while todo:
+        url = todo.pop()
+        if url in seen:
+            continue
+        seen.add(url)
+        found = problems[url] = visit(context, url, allowed_prefix)
+        for href in found.pop() if found and isinstance(found[-1], list) else []:
+            target, fragment = urldefrag(href)
+            if not target.startswith(allowed_prefix):
+                found.append(f"links outside the site: {href}")
+                continue
+            todo.append(target)
+            if fragment:
+                fragments.append((target, fragment))
+    page = context.new_page()
+    for target, fragment in sorted(set(fragments)):
+        if problems.get(target):
+            continue
+        page.goto(target)
+        if page.locator(f"[id='{fragment}']").count() != 1:
+            problems.setdefault(target, []).append(f"no element #{fragment}")
+    context.close()
+    return problems
+
+
+def visit(context: BrowserContext, url: str, allowed_prefix: str) -> list:
+    """Load one page in a fresh tab: its problems, then (last item) the list of its links."""
+    page = context.new_page()
+    found: list = []
+    page.on(
+        "console",
+        lambda m: (
+            found.append(f"console {m.type}: {m.text}") if m.type in ("error", "warning") else None
+        ),
+    )
+    page.on("pageerror", lambda e: found.append(f"page error: {e}"))
+    page.on("requestfailed", lambda r: found.append(f"request failed: {r.url}"))
+    page.on(
+        "request",
+        lambda r: (
+            found.append(f"outside request: {r.url}")
+            if not r.url.startswith(allowed_prefix)
+            else None
+        ),
+    )
+    try:
+        response = page.goto(url)
+    except PlaywrightError as error:
+        page.close()
+        return [f"cannot load: {error.message.splitlines()[0]}"]
+    if response is not None and not response.ok:
+        found.append(f"status {response.status}")
+    if not page.title().endswith("· citeseal"):
+        found.append(f"title {page.title()!r}")
+    if page.locator("main#main").count() != 1 or page.locator("h1").count() != 1:
+        found.append("no main landmark or no single h1")
+    if page.locator("header nav[aria-label=Site]").count() != 1:
+        found.append("no site navigation")
+    links = page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)")
+    page.close()
+    return [*found, links]
+
+
+def test_every_page_renders_and_links_resolve_from_file_urls(browser: Browser, site: Path) -> None:
+    problems = crawl(browser, (site / "index.html").as_uri(), site.as_uri())
+    assert len(problems) >= 20
+    assert {url: p for url, p in problems.items() if p} == {}
+
+
+def test_the_site_works_from_a_sub_path_over_http(browser: Browser, server: str) -> None:
+    problems = crawl(browser, server + "index.html", server)
+    assert len(problems) >= 20
+    assert {url: p for url, p in problems.items() if p} == {}
+
+
+def test_styles_load_under_the_policy_and_text_contrast_is_sufficient(
+    browser: Browser,
+    server: str,
+) -> None:
+    page = browser.new_page()
+    for path in (
+        "index.html",
+        "reports/answer-1.html",
+        "snapshots/demo-20250602.html",
+        "reaudit.html",
+    ):
+        page.goto(server + path)
+        assert (
+            page.evaluate(
+                "() => getComputedStyle(document.querySelector('.site-header')).borderBottomStyle"
+            )
+            == "solid"
+        ), "the stylesheet did not load"
+        assert page.evaluate(CONTRAST_JS) == [], path
+    page.close()
+
+
+def test_keyboard_users_reach_the_skip_link_first_and_see_focus(
+    browser: Browser, site: Path
+) -> None:
+    page = browser.new_page()
+    page.goto((site / "reports" / "answer-1.html").as_uri())
+    page.keyboard.press("Tab")
+    focused = page.evaluate("() => document.activeElement.className")
+    assert focused == "skip-link"
+    assert page.evaluate("() => document.activeElement.getBoundingClientRect().left >= 0")
+    page.keyboard.press("Tab")
+    outline = page.evaluate("() => getComputedStyle(document.activeElement).outlineStyle")
+    assert outline == "solid"
+    page.close()
+
+
+def test_print_hides_navigation(browser: Browser, site: Path) -> None:
+    page = browser.new_page()
+    page.goto((site / "reports" / "answer-1.html").as_uri())
+    page.emulate_media(media="print")
+    assert (
+        page.evaluate("() => getComputedStyle(document.querySelector('header nav')).display")
+        == "none"
+    )
+    page.close()
