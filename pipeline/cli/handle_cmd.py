@@ -67,7 +67,7 @@ def mint_command(
     locators: Annotated[
         list[str],
         typer.Argument(
-            metavar="LOCATOR...",
+            metavar="LOCATOR",
             help="Passage locator(s), e.g. pmid:99000001/abstract.2 or "
             "nct:NCT99000001@2025-06-02/trial.brief_summary.1",
         ),
@@ -90,7 +90,7 @@ def mint_command(
 
 @handle_app.command("verify")
 def verify_command(
-    handles: Annotated[list[str], typer.Argument(metavar="HANDLE...", help="Handles to check.")],
+    handles: Annotated[list[str], typer.Argument(metavar="HANDLE", help="Handles to check.")],
     demo_key: DemoKeyOpt = False,
     json_out: JsonOpt = False,
 ) -> None:
