@@ -13,7 +13,7 @@ from pathlib import Path
 from urllib.parse import urldefrag
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
 from playwright.sync_api import Error as PlaywrightError
 
 from pipeline.site.build import build_site
@@ -98,73 +98,90 @@ def server(site: Path) -> Iterator[str]:
     httpd.server_close()
 
 
-def crawl(browser, start: str, allowed_prefix: str) -> dict[str, list[str]]:
+def crawl(browser: Browser, start: str, allowed_prefix: str) -> dict[str, list[str]]:
     """Visit every page reachable from ``start``; returns problems per page (empty = fine)."""
     context = browser.new_context()
+    tab = Tab(context, allowed_prefix)
     problems: dict[str, list[str]] = {}
     todo, seen = [start], set()
-    fragments: list[tuple[str, str]] = []
+    wanted: dict[str, set[str]] = {}
     while todo:
         url = todo.pop()
         if url in seen:
             continue
         seen.add(url)
-        found = problems[url] = visit(context, url, allowed_prefix)
-        for href in found.pop() if found and isinstance(found[-1], list) else []:
+        found, links = tab.visit(url)
+        problems[url] = found
+        for href in links:
             target, fragment = urldefrag(href)
             if not target.startswith(allowed_prefix):
                 found.append(f"links outside the site: {href}")
                 continue
             todo.append(target)
             if fragment:
-                fragments.append((target, fragment))
-    page = context.new_page()
-    for target, fragment in sorted(set(fragments)):
-        if problems.get(target):
-            continue
-        page.goto(target)
-        if page.locator(f"[id='{fragment}']").count() != 1:
-            problems.setdefault(target, []).append(f"no element #{fragment}")
+                wanted.setdefault(target, set()).add(fragment)
+    for target, ids in sorted(wanted.items()):
+        if not problems.get(target):
+            problems[target].extend(f"no element #{i}" for i in sorted(ids - tab.ids(target)))
     context.close()
     return problems
 
 
-def visit(context: BrowserContext, url: str, allowed_prefix: str) -> list:
-    """Load one page in a fresh tab: its problems, then (last item) the list of its links."""
-    page = context.new_page()
-    found: list = []
-    page.on(
-        "console",
-        lambda m: (
-            found.append(f"console {m.type}: {m.text}") if m.type in ("error", "warning") else None
-        ),
-    )
-    page.on("pageerror", lambda e: found.append(f"page error: {e}"))
-    page.on("requestfailed", lambda r: found.append(f"request failed: {r.url}"))
-    page.on(
-        "request",
-        lambda r: (
-            found.append(f"outside request: {r.url}")
-            if not r.url.startswith(allowed_prefix)
-            else None
-        ),
-    )
-    try:
-        response = page.goto(url)
-    except PlaywrightError as error:
-        page.close()
-        return [f"cannot load: {error.message.splitlines()[0]}"]
-    if response is not None and not response.ok:
-        found.append(f"status {response.status}")
-    if not page.title().endswith("· citeseal"):
-        found.append(f"title {page.title()!r}")
-    if page.locator("main#main").count() != 1 or page.locator("h1").count() != 1:
-        found.append("no main landmark or no single h1")
-    if page.locator("header nav[aria-label=Site]").count() != 1:
-        found.append("no site navigation")
-    links = page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)")
-    page.close()
-    return [*found, links]
+class Tab:
+    """One browser tab that records console errors, failed and outside requests per visit."""
+
+    def __init__(self, context: BrowserContext, allowed_prefix: str) -> None:
+        self.context = context
+        self.allowed = allowed_prefix
+        self.found: list[str] = []
+        self.page = self._open()
+
+    def _open(self) -> Page:
+        page = self.context.new_page()
+        found = self.found
+        page.on(
+            "console",
+            lambda m: (
+                found.append(f"console {m.type}: {m.text}")
+                if m.type in ("error", "warning")
+                else None
+            ),
+        )
+        page.on("pageerror", lambda e: found.append(f"page error: {e}"))
+        page.on("requestfailed", lambda r: found.append(f"request failed: {r.url}"))
+        page.on(
+            "request",
+            lambda r: (
+                found.append(f"outside request: {r.url}")
+                if not r.url.startswith(self.allowed)
+                else None
+            ),
+        )
+        return page
+
+    def visit(self, url: str) -> tuple[list[str], list[str]]:
+        """Load one page: its problems and its links."""
+        self.found.clear()
+        try:
+            response = self.page.goto(url)
+        except PlaywrightError as error:
+            self.page.close()  # a failed navigation can leave the tab busy: use a fresh one
+            self.page = self._open()
+            return [f"cannot load: {error.message.splitlines()[0]}"], []
+        page, found = self.page, list(self.found)
+        if response is not None and not response.ok:
+            found.append(f"status {response.status}")
+        if not page.title().endswith("· citeseal"):
+            found.append(f"title {page.title()!r}")
+        if page.locator("main#main").count() != 1 or page.locator("h1").count() != 1:
+            found.append("no main landmark or no single h1")
+        if page.locator("header nav[aria-label=Site]").count() != 1:
+            found.append("no site navigation")
+        return found, page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)")
+
+    def ids(self, url: str) -> set[str]:
+        self.page.goto(url)
+        return set(self.page.eval_on_selector_all("[id]", "els => els.map(e => e.id)"))
 
 
 def test_every_page_renders_and_links_resolve_from_file_urls(browser: Browser, site: Path) -> None:
