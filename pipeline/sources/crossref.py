@@ -81,24 +81,38 @@ def _update_kind(entry: dict[str, Any]) -> tuple[str, str]:
     return UPDATE_KINDS.get(kind, ("update_in", "update_in"))
 
 
-def _notice_relations(item: dict[str, Any], only: str | None = None) -> list[Relation]:
-    """Relations each work updated by this notice gains (target: the notice's DOI)."""
-    notice = _doi(item.get("DOI"))
-    relations = []
-    for entry in item.get("update-to") or []:
-        updated = _doi(entry.get("DOI"))
-        if not updated or not notice or (only is not None and updated != only):
-            continue
-        relations.append(
-            Relation(
-                kind=_update_kind(entry)[0],
+def _notice_relations(items: Iterable[dict[str, Any]], only: str | None) -> list[Relation]:
+    """Relations each work updated by these notices gains (target: the notice's DOI).
+
+    ``only`` keeps the entries updating that DOI (the ``updates:`` filter of the request);
+    entries reporting the same update (publisher and Retraction Watch) are merged.
+    """
+    merged: dict[tuple[str, str, str], Relation] = {}
+    for item in items:
+        notice = _doi(item.get("DOI"))
+        for entry in item.get("update-to") or []:
+            updated = _doi(entry.get("DOI"))
+            if not updated or not notice or (only is not None and updated != only):
+                continue
+            kind = _update_kind(entry)[0]
+            key = (updated, kind, notice)
+            relation = Relation(
+                kind=kind,
                 target=f"doi:{notice}",
                 source=SOURCE,
                 detail=f"{_detail(entry)}; updates doi:{updated}",
                 date=_date(entry.get("updated")),
             )
-        )
-    return relations
+            first = merged.get(key)
+            if first is None:
+                merged[key] = relation
+            elif first.detail and relation.detail:
+                extra = _detail(entry)
+                head, _, tail = first.detail.rpartition("; updates ")
+                merged[key] = first.model_copy(
+                    update={"detail": f"{head} | {extra}; updates {tail}"}
+                )
+    return list(merged.values())
 
 
 def _record(item: dict[str, Any]) -> Record | None:
@@ -212,7 +226,7 @@ def parse(body: str | bytes, *, url: str | None = None) -> ParseResult:
         raise ParseError(f"expected a Crossref work or work-list, got message-type {kind!r}")
     records = [r for r in (_record(i) for i in items) if r]
     only = _updates_filter(url)
-    notices = _merge_same(rel for i in items for rel in _notice_relations(i, only))
+    notices = _notice_relations(items, only)
     return ParseResult(
         source=SOURCE,
         records=records,

@@ -142,7 +142,7 @@ def _record(item: dict[str, Any]) -> Record | None:
     if not journal and source == "PPR":
         journal = (item.get("bookOrReportDetails") or {}).get("publisher")
     authors = [
-        str(a.get("fullName"))
+        str(a.get("fullName") or a.get("collectiveName"))
         for a in (item.get("authorList") or {}).get("author") or []
         if a.get("fullName") or a.get("collectiveName")
     ]

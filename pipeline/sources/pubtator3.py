@@ -9,10 +9,11 @@ gives one passage per section. The mapping into our passage paths (``title``, ``
    each of our passage texts is located in the BioC passage text (title in the title passage,
    ``abstract.1``, ``abstract.2``… in order in the abstract passage), which gives each of our
    passages a BioC start offset.
-2. Without it (:func:`parse`), the abstract is split at inline labels: a label of up to six
-   capitalised words followed by ``:`` at the very start marks a structured abstract, and each
-   further such label right after a sentence end starts the next section. This heuristic can
-   split wrongly (a sentence ending before "Note: …"); prefer 1. when the record is known.
+2. Without it (:func:`parse`), the abstract is split at inline labels: a label (a capitalised
+   word and up to four more words) followed by ``:`` at the very start marks a structured
+   abstract, and each further such label right after a sentence end starts the next section.
+   This heuristic can split wrongly (a sentence such as "Two arms were compared: …" inside a
+   structured abstract); prefer 1. when the record is known.
 
 Text is compared with every Unicode space treated as a plain space (PubMed keeps NBSP where
 PubTator3 has a space); the annotation text stored is the passage's own text at that span.
@@ -39,7 +40,9 @@ EXPORT_URL = "https://www.ncbi.nlm.nih.gov/research/pubtator3-api/publications/e
 BATCH = 100  # PMIDs per export request
 
 _WORD = r"[A-Z][A-Za-z0-9/&'()\-]*"
-_LABEL = rf"{_WORD}(?:,? (?:(?:and|or|of|the|in|for|to) )?{_WORD}){{0,5}}"
+_ANY_WORD = r"[A-Za-z0-9][A-Za-z0-9/&'()\-]*"
+# "BACKGROUND", "METHODS AND FINDINGS", "Background", "Methods and findings" (≤ 5 words)
+_LABEL = rf"{_WORD}(?:,? {_ANY_WORD}){{0,4}}"
 _FIRST_LABEL = re.compile(rf"^({_LABEL}):\s+")
 _NEXT_LABEL = re.compile(rf"(?<=[.?!)\]]) ({_LABEL}):\s+")
 

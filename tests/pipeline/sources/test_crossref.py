@@ -1,0 +1,168 @@
+"""Crossref works: update-to/updated-by, relations, preprints, apply_relations."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+
+from pipeline.errors import ParseError
+from pipeline.http import HttpClient
+from pipeline.records import Flags, Record, Relation
+from pipeline.settings import Settings
+from pipeline.sources import crossref
+from tests.conftest import reference_files, requires_reference
+from tests.pipeline.sources.helpers import assert_conformant, fixture, mock_client, wrapper_body
+
+
+def test_a_retracted_work_via_updated_by_from_two_sources() -> None:
+    [record] = crossref.parse(fixture("crossref", "work-retracted.json")).records
+    assert record.record_id == "doi:10.5555/xref.0001"
+    assert record.flags == Flags(retracted=True, expression_of_concern=None, preprint=False)
+    assert record.relations == [
+        Relation(
+            kind="retraction_in",
+            target="doi:10.5555/xref.notice",
+            source="crossref",
+            detail=(
+                "Retraction; source: publisher | Retraction; source: retraction-watch; "
+                "record 990123"
+            ),
+            date="2022-01-05",
+        ),
+        Relation(
+            kind="correction_in",
+            target="doi:10.5555/xref.erratum",
+            source="crossref",
+            detail="Correction; source: publisher",
+            date="2021-06-01",
+        ),
+    ]
+    assert [(p.path, p.section, p.text) for p in record.passages] == [
+        ("title", "Title", "An invented article that was retracted"),
+        ("abstract.1", "Background", "Invented background with p<0.05."),
+        ("abstract.2", "Results", "Invented results."),
+    ]
+
+
+def test_a_posted_content_preprint_and_its_relations() -> None:
+    [record] = crossref.parse(fixture("crossref", "work-preprint.json")).records
+    assert (record.content_type, record.year) == ("preprint", 2020)
+    assert record.flags == Flags(retracted=None, expression_of_concern=None, preprint=True)
+    assert [(r.kind, r.target) for r in record.relations] == [
+        ("preprint_of", "doi:10.5555/xref.0002"),
+        ("version_of", "doi:10.5555/xref.preprint.v2"),
+    ]
+
+
+def test_updates_filter_list_gives_notices_for_the_filtered_doi_only() -> None:
+    body, url = wrapper_body(
+        Path(__file__).parents[2] / "fixtures/crossref/updates-retraction.json"
+    )
+    result = crossref.parse(body, url=url)
+    assert [r.content_type for r in result.records] == [
+        "retraction_notice",
+        "expression_of_concern",
+    ]
+    assert result.notices == [
+        Relation(
+            kind="retraction_in",
+            target="doi:10.5555/xref.0004",
+            source="crossref",
+            detail="Retraction; source: publisher; updates doi:10.5555/xref.0003",
+            date="2023-03-01",
+        ),
+        Relation(
+            kind="expression_of_concern_in",
+            target="doi:10.5555/xref.0005",
+            source="crossref",
+            detail="Expression of Concern; source: publisher; updates doi:10.5555/xref.0003",
+            date="2022-09-01",
+        ),
+    ]
+    unfiltered = crossref.parse(body)  # without the URL every update-to entry is a notice
+    assert len(unfiltered.notices) == 3
+
+
+def test_fetch_update_relations_asks_the_updates_filter() -> None:
+    body, _ = wrapper_body(Path(__file__).parents[2] / "fixtures/crossref/updates-retraction.json")
+    seen: list[dict[str, str]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(dict(request.url.params))
+        return httpx.Response(200, content=body.encode())
+
+    with mock_client(handler) as http:
+        relations = crossref.fetch_update_relations(http, "10.5555/XREF.0003")
+    assert seen == [{"filter": "updates:10.5555/xref.0003", "rows": "100"}]
+    assert [(r.kind, r.target) for r in relations] == [
+        ("retraction_in", "doi:10.5555/xref.0004"),
+        ("expression_of_concern_in", "doi:10.5555/xref.0005"),
+    ]
+
+
+def _record(flags: Flags) -> Record:
+    return Record(record_id="pmid:99000002", source="pubmed", title="t", flags=flags)
+
+
+@pytest.mark.parametrize(
+    ("before", "kinds", "after"),
+    [
+        (Flags(), ["retraction_in"], Flags(retracted=True)),
+        (Flags(retracted=False), ["correction_in"], Flags(retracted=False)),
+        (Flags(), ["correction_in"], Flags()),  # unknown stays unknown
+        (Flags(retracted=False), ["retraction_in"], Flags(retracted=True)),  # True wins
+        (
+            Flags(expression_of_concern=False),
+            ["expression_of_concern_in"],
+            Flags(expression_of_concern=True),
+        ),
+        (Flags(preprint=None), ["preprint_of"], Flags(preprint=True)),
+    ],
+)
+def test_apply_relations_merges_tri_state_flags(
+    before: Flags, kinds: list[str], after: Flags
+) -> None:
+    relations = [Relation(kind=k, target="doi:10.5555/n", source="crossref") for k in kinds]
+    merged = crossref.apply_relations(_record(before), relations)
+    assert merged.flags == after
+    assert merged.relations == relations
+
+
+def test_apply_relations_does_not_duplicate() -> None:
+    relation = Relation(kind="retraction_in", target="doi:10.5555/n", source="crossref")
+    once = crossref.apply_relations(_record(Flags()), [relation])
+    assert crossref.apply_relations(once, [relation]).relations == [relation]
+
+
+def test_not_crossref_is_refused() -> None:
+    with pytest.raises(ParseError) as caught:
+        crossref.parse('{"status": "ok"}')
+    assert caught.value.message == "expected Crossref works JSON (an object with 'message')"
+
+
+@requires_reference
+@pytest.mark.parametrize("path", reference_files("crossref"), ids=lambda p: p.name)
+def test_reference_responses_conform(path: Path) -> None:
+    body, url = wrapper_body(path)
+    assert_conformant(crossref.parse(body, url=url))
+
+
+@requires_reference
+def test_wakefield_retraction_notice_via_crossref() -> None:
+    [path] = [p for p in reference_files("crossref") if "11096" in p.name]
+    body, url = wrapper_body(path)
+    notices = crossref.parse(body, url=url).notices
+    retracted = crossref.apply_relations(_record(Flags(retracted=False)), notices)
+    assert retracted.flags.retracted is True
+    assert ("retraction_in", "doi:10.1016/s0140-6736(10)60175-4") in [
+        (r.kind, r.target) for r in retracted.relations
+    ]
+
+
+@pytest.mark.live
+def test_live_crossref_smoke() -> None:
+    with HttpClient(Settings.from_env()) as http:
+        relations = crossref.fetch_update_relations(http, "10.1016/S0140-6736(97)11096-0")
+    assert any(r.kind == "retraction_in" for r in relations)

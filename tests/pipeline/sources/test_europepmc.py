@@ -1,0 +1,212 @@
+"""Europe PMC search JSON (core/lite), preprints, JATS full text, cursor paging."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from pipeline.errors import ParseError
+from pipeline.http import HttpClient
+from pipeline.records import Flags, Relation
+from pipeline.settings import Settings
+from pipeline.sources import europepmc
+from pipeline.sources.jats import slugify
+from pipeline.sources.markup import sections, strip_markup
+from tests.conftest import reference_files, requires_reference
+from tests.pipeline.sources.helpers import assert_conformant, fixture, mock_client, wrapper_body
+
+
+def test_lite_results_leave_retraction_unknown_and_skip_other_sources() -> None:
+    result = europepmc.parse(fixture("europepmc", "search-lite.json"))
+    assert result.ids == ["pmid:99200001", "pmcid:PMC99200002", "ppr:PPR99202"]
+    assert (result.count, result.next) == (4, "AoJsyntheticCursor==")
+    med, pmc, ppr = result.records
+    assert med.title == "Zentravir in Farrow syndrome: an invented lite record."
+    assert med.journal == "Demo J Invent Med"
+    assert med.authors == ["Quillfeather A", "Marrowby T"]
+    assert med.flags == Flags(retracted=None, expression_of_concern=None, preprint=False)
+    assert pmc.metadata == {"open_access": True, "in_epmc": True}
+    assert (ppr.version, ppr.content_type, ppr.flags.preprint) == ("2", "preprint", True)
+
+
+def test_core_result_flags_relations_and_html_abstract() -> None:
+    [record] = europepmc.parse(fixture("europepmc", "search-core-retracted.json")).records
+    assert record.flags == Flags(retracted=True, expression_of_concern=False, preprint=False)
+    assert record.relations == [
+        Relation(
+            kind="retraction_in",
+            target="pmid:99200004",
+            source="europepmc",
+            detail="Demo J Invent Med. 2023;2:e1",
+        ),
+        Relation(
+            kind="erratum_in",
+            target="pmid:99200005",
+            source="europepmc",
+            detail="Demo J Invent Med. 2022;1:e7",
+        ),
+        Relation(
+            kind="has_preprint",
+            target="ppr:PPR99203",
+            source="europepmc",
+            detail="Demo preprint server",
+        ),
+    ]
+    assert [(p.path, p.section, p.text) for p in record.passages[1:]] == [
+        (
+            "abstract.1",
+            "Background",
+            "Liver events were reported (p<0.05 & q<0.1) in an invented series.",
+        ),
+        ("abstract.2", "Conclusions", "Zentravir is hepatotoxic in 102 of cases."),
+    ]
+    assert record.authors == ["Lindqvist P", "Invented Liver Group"]
+    assert result_next_is_none()
+
+
+def result_next_is_none() -> bool:
+    return europepmc.parse(fixture("europepmc", "search-core-retracted.json")).next is None
+
+
+def test_jats_full_text_paths() -> None:
+    [record] = europepmc.parse(fixture("europepmc", "fulltext-nested.xml")).records
+    assert record.record_id == "pmcid:PMC99200007"
+    assert (record.pmid, record.year, record.content_type) == ("99200007", 2024, "full_text")
+    assert record.authors == ["Quillfeather AJ", "Invented Consortium"]
+    assert record.flags == Flags()
+    assert [(p.path, p.section, p.text) for p in record.passages] == [
+        ("title", "Title", "Nested sections in an invented article"),
+        ("abstract.1", "Abstract", "An unstructured invented abstract. Second abstract paragraph."),
+        ("body.main.p1", "Main", "A paragraph directly under body."),
+        ("body.methodes_analyses.p1", "Méthodes & Analyses", "Outer methods paragraph."),
+        (
+            "body.methodes_analyses_statistics.p1",
+            "Méthodes & Analyses / Statistics",
+            "Inner one [1].",
+        ),
+        (
+            "body.methodes_analyses_statistics.p2",
+            "Méthodes & Analyses / Statistics",
+            "Inner two ends here.",
+        ),
+        ("body.results.p1", "Results", "First results."),
+        ("body.results.p2", "Results", "Item one. Item two."),
+        ("body.results_2.p1", "Results", "A second section with the same title."),
+        ("body.section.p1", "Untitled section", "Untitled section paragraph."),
+    ]
+
+
+def test_jats_without_pmcid_is_refused() -> None:
+    with pytest.raises(ParseError) as caught:
+        europepmc.parse(fixture("europepmc", "fulltext-no-pmcid.xml"))
+    assert caught.value.message == "JATS article without a PMCID (article-id pub-id-type='pmcid')"
+
+
+def test_not_search_json_is_refused() -> None:
+    with pytest.raises(ParseError) as caught:
+        europepmc.parse('{"message-type": "work-list"}')
+    assert caught.value.message == "expected Europe PMC search JSON (an object with 'resultList')"
+
+
+def test_markup_helpers() -> None:
+    assert strip_markup("a<sup>2</sup> <jats:p>b &amp; c</jats:p> if x<y and y>z") == (
+        "a2 b & c if x<y and y>z"
+    )
+    assert sections("<title>Abstract</title> <p>Only text.</p>") == [("Abstract", "Only text.")]
+    assert sections("Lead.<h4>Results</h4>R.<h4>Empty</h4>") == [
+        ("Abstract", "Lead."),
+        ("Results", "R."),
+    ]
+    assert slugify("Méthodes & Analyses") == "methodes_analyses"
+    assert slugify("") == "section"
+    assert len(slugify("word " * 30)) <= 40
+
+
+def _page(cursor: str, ids: list[str], following: str | None) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "hitCount": 5,
+        "request": {"cursorMark": cursor},
+        "resultList": {
+            "result": [{"id": i, "source": "MED", "pmid": i, "title": f"T{i}"} for i in ids]
+        },
+    }
+    if following is not None:
+        body["nextCursorMark"] = following
+    return body
+
+
+@pytest.mark.parametrize(
+    ("pages", "limit", "expected", "requests"),
+    [
+        ({"*": (["1", "2"], "c2"), "c2": (["3", "4"], "c3"), "c3": (["5"], None)}, 10, 5, 3),
+        ({"*": (["1", "2"], "c2"), "c2": (["3", "4"], "c2")}, 10, 4, 2),  # cursor repeats
+        ({"*": (["1", "2"], "c2"), "c2": (["3", "4"], "c3")}, 3, 3, 2),  # limit reached
+    ],
+)
+def test_search_records_follows_cursor_marks(
+    pages: dict[str, tuple[list[str], str | None]], limit: int, expected: int, requests: int
+) -> None:
+    seen: list[dict[str, str]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        params = dict(request.url.params)
+        seen.append(params)
+        ids, following = pages[params["cursorMark"]]
+        return httpx.Response(200, json=_page(params["cursorMark"], ids, following))
+
+    with mock_client(handler) as http:
+        records = europepmc.search_records(http, "zentravir", limit=limit)
+    assert len(records) == expected
+    assert len(seen) == requests
+    assert seen[0] == {
+        "query": "zentravir",
+        "resultType": "core",
+        "format": "json",
+        "pageSize": str(limit),
+        "cursorMark": "*",
+    }
+
+
+def test_fetch_full_text_none_when_not_open_access() -> None:
+    body = fixture("europepmc", "fulltext-nested.xml")
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/PMC99200007/fullTextXML"):
+            return httpx.Response(200, content=body)
+        return httpx.Response(404, content=b"")
+
+    with mock_client(handler) as http:
+        record = europepmc.fetch_full_text(http, "99200007")
+        assert record is not None and record.record_id == "pmcid:PMC99200007"
+        assert europepmc.fetch_full_text(http, "PMC1") is None
+
+
+@requires_reference
+@pytest.mark.parametrize("path", reference_files("europepmc"), ids=lambda p: p.name)
+def test_reference_responses_conform(path: Path) -> None:
+    body, url = wrapper_body(path)
+    result = europepmc.parse(body, url=url)
+    assert_conformant(result)
+    assert result.records
+
+
+@requires_reference
+def test_reference_preprints_link_to_their_published_version() -> None:
+    for path in reference_files("europepmc"):
+        body, url = wrapper_body(path)
+        if json.loads(path.read_text())["url"].find("SRC%3APPR") < 0:
+            continue
+        for record in europepmc.parse(body, url=url).records:
+            if record.record_id.startswith("ppr:"):
+                assert record.flags.preprint is True
+
+
+@pytest.mark.live
+def test_live_europepmc_smoke() -> None:
+    with HttpClient(Settings.from_env()) as http:
+        records = europepmc.search_records(http, "SRC:PPR AND HAS_PUBLISHED_VERSION:Y", limit=3)
+    assert len(records) == 3 and all(r.record_id.startswith("ppr:") for r in records)

@@ -1,0 +1,215 @@
+"""PubMed efetch/esearch parsing, flags and relations, and the harvest functions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from urllib.parse import parse_qs
+
+import httpx
+import pytest
+
+from pipeline.errors import ParseError
+from pipeline.http import HttpClient
+from pipeline.records import Flags, Passage, Relation
+from pipeline.settings import Settings
+from pipeline.sources import pubmed
+from tests.conftest import reference_files, requires_reference
+from tests.pipeline.sources.helpers import assert_conformant, fixture, mock_client, wrapper_body
+
+
+def test_book_chapter_is_a_record_with_labelled_sections() -> None:
+    [record] = pubmed.parse(fixture("pubmed", "book-chapter.xml")).records
+    assert record.record_id == "pmid:99100001"
+    assert record.content_type == "book_chapter"
+    assert record.title == "Farrow Syndrome (synthetic chapter)"
+    assert record.journal == "FarrowReviews (synthetic)"
+    assert record.year == 2021
+    assert record.authors == ["Chapterwright N"]
+    assert record.metadata == {
+        "book_title": "FarrowReviews (synthetic)",
+        "publisher": "Invented University Press",
+    }
+    assert [(p.path, p.section) for p in record.passages] == [
+        ("title", "Title"),
+        ("abstract.1", "CLINICAL CHARACTERISTICS"),
+        ("abstract.2", "DIAGNOSIS/TESTING"),
+        ("abstract.3", "MANAGEMENT"),
+    ]
+    assert record.passages[1].text == (
+        "Farrow syndrome is an invented disorder characterised by recurrent flares."
+    )
+    assert record.flags == Flags(retracted=False, expression_of_concern=False, preprint=False)
+
+
+def test_erratum_inline_markup_ids_status_and_retraction_without_pmid() -> None:
+    article, erratum, retracted = pubmed.parse(fixture("pubmed", "erratum.xml")).records
+    assert article.title == "Zentravir clearance and CYP3A4 in children: the 10th invented report."
+    assert article.passages[1] == Passage(
+        path="abstract.1",
+        section="Abstract",
+        text="Clearance of zentravir was 1.2\u00a0L/h in an invented cohort of 40 children; "
+        "exposure rose 2-fold with CYP3A4 inhibitors.",
+    )
+    assert (article.doi, article.pmcid) == ("10.5555/fixture.0002", "PMC99100002")
+    assert article.status == "In-Process"
+    assert article.year == 2022  # from MedlineDate "2022 Jan-Feb"
+    assert article.authors == ["Invented Kinetics Group"]
+    assert article.relations == [
+        Relation(
+            kind="erratum_in",
+            target="pmid:99100003",
+            source="pubmed",
+            detail="Demo J Invent Med. 2022;1:e9.",
+        )
+    ]
+    assert article.flags.retracted is False
+    assert erratum.content_type == "erratum"
+    assert erratum.doi == "10.5555/fixture.0003"  # from ELocationID
+    assert erratum.status == "PubMed-not-MEDLINE"
+    assert [(r.kind, r.target) for r in erratum.relations] == [("erratum_for", "pmid:99100002")]
+    assert retracted.flags.retracted is True  # RetractionIn even without a notice PMID
+    assert [(r.kind, r.target) for r in retracted.relations] == [
+        ("retraction_in", "doi:10.5555/fixture.notice")
+    ]
+
+
+def test_expression_of_concern_article_and_notice() -> None:
+    article, notice = pubmed.parse(fixture("pubmed", "expression-of-concern.xml")).records
+    assert article.flags == Flags(retracted=False, expression_of_concern=True, preprint=True)
+    assert [(p.path, p.section, p.text) for p in article.passages[1:]] == [
+        ("abstract.1", "OBJECTIVE", "To test zentravir."),
+        ("abstract.2", "RESULTS", "Invented results."),
+    ]
+    assert notice.content_type == "expression_of_concern"
+    assert notice.flags == Flags(retracted=False, expression_of_concern=False, preprint=False)
+    assert [(r.kind, r.target) for r in notice.relations] == [
+        ("expression_of_concern_for", "pmid:99100005")
+    ]
+
+
+def test_esearch_xml_and_json() -> None:
+    result = pubmed.parse(fixture("pubmed", "esearch.xml"))
+    assert (result.ids, result.count, result.next) == (["99100001", "99100002"], 3, "2")
+    assert result.meta == {"webenv": "MCID_synthetic_webenv", "querykey": "1"}
+    body = {"esearchresult": {"count": "2", "retstart": "0", "idlist": ["1", "2"]}}
+    done = pubmed.parse(json.dumps(body))
+    assert (done.ids, done.count, done.next) == (["1", "2"], 2, None)
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        (
+            "truncated.xml",
+            "expected PubMed XML (efetch PubmedArticleSet or esearch) but the XML is not "
+            "well-formed: Premature end of data in tag PubmedArticle line 5",
+        ),
+        (
+            "bomb.xml",
+            "expected PubMed XML (efetch PubmedArticleSet or esearch) but the XML declares "
+            "entities (refused: entity expansion and external entities are not allowed)",
+        ),
+        (
+            "external-entity.xml",
+            "expected PubMed XML (efetch PubmedArticleSet or esearch) but the XML declares "
+            "entities (refused: entity expansion and external entities are not allowed)",
+        ),
+        (
+            "error-page.html",
+            "expected PubMed XML (efetch PubmedArticleSet or esearch) but got an HTML page "
+            "('503 Service Temporarily Unavailable'); the service may have answered with an "
+            "error page",
+        ),
+        ("rate-limit.json", "NCBI answered with an error: API rate limit exceeded"),
+    ],
+)
+def test_bad_bodies_are_one_line_parse_errors(name: str, message: str) -> None:
+    with pytest.raises(ParseError) as caught:
+        pubmed.parse(fixture("pubmed", name))
+    assert caught.value.message == message
+
+
+def test_other_xml_is_refused() -> None:
+    with pytest.raises(ParseError) as caught:
+        pubmed.parse("<article/>")
+    assert caught.value.message == (
+        "expected PubMed XML (PubmedArticleSet or eSearchResult) but got <article>"
+    )
+
+
+def _esearch(request: httpx.Request) -> httpx.Response:
+    params = request.url.params
+    start, size = int(params["retstart"]), int(params["retmax"])
+    ids = [str(99000000 + i) for i in range(start, min(start + size, 1300))]
+    body = {"esearchresult": {"count": "1300", "retstart": str(start), "idlist": ids}}
+    return httpx.Response(200, json=body)
+
+
+def test_search_ids_pages_to_the_limit() -> None:
+    seen: list[dict[str, str]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(dict(request.url.params))
+        return _esearch(request)
+
+    with mock_client(handler) as http:
+        ids = pubmed.search_ids(http, "zentravir", limit=1200, mindate="2020", maxdate="2024/12/31")
+    assert len(ids) == 1200 and ids[0] == "99000000" and ids[-1] == "99001199"
+    assert [(p["retstart"], p["retmax"]) for p in seen] == [
+        ("0", "500"),
+        ("500", "500"),
+        ("1000", "200"),
+    ]
+    assert seen[0]["datetype"] == "pdat" and seen[0]["mindate"] == "2020"
+    with mock_client(handler) as http:
+        assert len(pubmed.search_ids(http, "zentravir", limit=5000)) == 1300
+
+
+def test_fetch_records_batches_and_posts_large_batches() -> None:
+    calls: list[tuple[str, list[str]]] = []
+    body = fixture("pubmed", "erratum.xml")
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.method == "POST":
+            ids = parse_qs(request.content.decode())["id"][0].split(",")
+        else:
+            ids = request.url.params["id"].split(",")
+        calls.append((request.method, ids))
+        return httpx.Response(200, content=body)
+
+    with mock_client(handler) as http:
+        few = pubmed.fetch_records(http, ["99100003", "99100002", "99100002"])
+        pubmed.fetch_records(http, [str(99000000 + i) for i in range(700)])
+    assert calls[0] == ("GET", ["99100002", "99100003"])  # deduplicated, numeric order
+    assert [(m, len(ids)) for m, ids in calls[1:]] == [("POST", 500), ("GET", 200)]
+    assert [r.record_id for r in few] == ["pmid:99100002", "pmid:99100003", "pmid:99100004"]
+
+
+@requires_reference
+@pytest.mark.parametrize("path", reference_files("pubmed"), ids=lambda p: p.name)
+def test_reference_responses_conform(path: Path) -> None:
+    body, url = wrapper_body(path)
+    result = pubmed.parse(body, url=url)
+    assert_conformant(result)
+    assert result.records or result.ids
+
+
+@requires_reference
+def test_wakefield_is_retracted_with_its_notice() -> None:
+    found = {}
+    for path in reference_files("pubmed"):
+        body, url = wrapper_body(path)
+        found.update({r.record_id: r for r in pubmed.parse(body, url=url).records})
+    record = found["pmid:9500320"]
+    assert record.flags.retracted is True
+    assert ("retraction_in", "pmid:15016483") in [(r.kind, r.target) for r in record.relations]
+    assert found["pmid:30831578"].flags.retracted is False
+
+
+@pytest.mark.live
+def test_live_pubmed_smoke() -> None:
+    with HttpClient(Settings.from_env()) as http:
+        ids = pubmed.search_ids(http, '"Retracted Publication"[PT] AND autism', limit=2)
+        records = pubmed.fetch_records(http, ids)
+    assert records and all(r.flags.retracted for r in records)
