@@ -1,20 +1,17 @@
 """What changed between two consecutive snapshots of a lineage, for the diff pages.
 
-Both files are attached read-only to one in-memory DuckDB connection and compared through the
-schema contract (``record_state``, ``records``, ``relations``): records new in the child,
-records with a new current version, records withdrawn upstream, and new retractions and
-expressions of concern.
+The comparison is ``snapshot diff``'s (:func:`pipeline.snapshot.diff.diff_snapshots`); this
+module only shapes it into lists for the page: new records, records with a new version,
+records withdrawn upstream or reinstated, and new retractions and expressions of concern.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-import duckdb
-
-from audit.errors import CorpusError
 from pipeline.site.snapshots import LIST_CAP, LoadedSnapshot
+from pipeline.snapshot.diff import FlagChange, RecordChange
+from pipeline.snapshot.diff import diff_snapshots as snapshot_diff
 
 
 @dataclass(frozen=True)
@@ -44,78 +41,44 @@ class SnapshotDiff:
         return f"{self.old.slug}--{self.new.slug}"
 
 
-_CURRENT = """
-    SELECT s.record_id, s.current_version, s.withdrawn, r.title, r.retracted,
-           r.expression_of_concern
-    FROM {db}.record_state s
-    LEFT JOIN {db}.records r ON r.record_id = s.record_id AND r.version = s.current_version
-"""
+def _changes(key: str, title: str, changes: list[RecordChange], note: str | None) -> DiffList:
+    items = tuple(
+        DiffItem(
+            c.record_id,
+            c.new_version or c.old_version or "",
+            c.title,
+            note.format(old=c.old_version) if note else None,
+        )
+        for c in changes[:LIST_CAP]
+    )
+    return DiffList(key=key, title=title, items=items, total=len(changes))
 
-_QUERIES: tuple[tuple[str, str, str], ...] = (
-    (
-        "new",
-        "New records",
-        """SELECT n.record_id, n.current_version, n.title, NULL FROM n
-           LEFT JOIN o USING (record_id) WHERE o.record_id IS NULL""",
-    ),
-    (
-        "changed",
-        "Records with a new version",
-        """SELECT n.record_id, n.current_version, n.title,
-                  'was version ' || o.current_version FROM n JOIN o USING (record_id)
-           WHERE n.current_version <> o.current_version""",
-    ),
-    (
-        "withdrawn",
-        "Withdrawn upstream",
-        """SELECT n.record_id, n.current_version, n.title, NULL FROM n
-           LEFT JOIN o USING (record_id)
-           WHERE n.withdrawn AND NOT coalesce(o.withdrawn, FALSE)""",
-    ),
-    (
-        "retracted",
-        "Newly retracted",
-        """SELECT n.record_id, n.current_version, n.title, NULL FROM n
-           LEFT JOIN o USING (record_id)
-           WHERE n.retracted AND NOT coalesce(o.retracted, FALSE)""",
-    ),
-    (
-        "expression_of_concern",
-        "New expressions of concern",
-        """SELECT n.record_id, n.current_version, n.title, NULL FROM n
-           LEFT JOIN o USING (record_id)
-           WHERE n.expression_of_concern AND NOT coalesce(o.expression_of_concern, FALSE)""",
-    ),
-)
+
+def _flags(key: str, title: str, changes: list[FlagChange], versions: dict[str, str]) -> DiffList:
+    items = tuple(
+        DiffItem(
+            c.record_id,
+            versions.get(c.record_id, ""),
+            c.title,
+            ("notice: " + ", ".join(c.notices)) if c.notices else None,
+        )
+        for c in changes[:LIST_CAP]
+    )
+    return DiffList(key=key, title=title, items=items, total=len(changes))
 
 
 def diff_snapshots(old: LoadedSnapshot, new: LoadedSnapshot) -> SnapshotDiff:
-    """Compare ``new`` with its parent ``old``; raises :class:`CorpusError` if unreadable."""
-    con = duckdb.connect(":memory:")
-    try:
-        con.execute(f"ATTACH '{_quote(old.path)}' AS old_db (READ_ONLY)")
-        con.execute(f"ATTACH '{_quote(new.path)}' AS new_db (READ_ONLY)")
-        con.execute("CREATE TEMP TABLE o AS " + _CURRENT.format(db="old_db"))
-        con.execute("CREATE TEMP TABLE n AS " + _CURRENT.format(db="new_db"))
-        lists = tuple(
-            _list(key, title, con.execute(sql + " ORDER BY 1").fetchall())
-            for key, title, sql in _QUERIES
-        )
-    except duckdb.Error as error:
-        message = " ".join(str(error).split())
-        raise CorpusError(f"cannot compare {old.label} and {new.label}: {message}") from None
-    finally:
-        con.close()
-    return SnapshotDiff(old=old, new=new, lists=lists)
-
-
-def _list(key: str, title: str, rows: list[tuple[Any, ...]]) -> DiffList:
-    items = tuple(
-        DiffItem(str(r[0]), str(r[1]), None if r[2] is None else str(r[2]), r[3])
-        for r in rows[:LIST_CAP]
+    """Compare ``new`` with its parent ``old`` (raises SnapshotError if either is unreadable)."""
+    diff = snapshot_diff(old.path, new.path)
+    versions = {c.record_id: c.new_version or "" for c in diff.changed + diff.new_records}
+    retracted = [f for f in diff.new_flags if f.flag == "retracted"]
+    concern = [f for f in diff.new_flags if f.flag == "expression_of_concern"]
+    lists = (
+        _changes("new", "New records", diff.new_records, None),
+        _changes("changed", "Records with a new version", diff.changed, "was version {old}"),
+        _changes("withdrawn", "Withdrawn upstream", diff.withdrawn, None),
+        _changes("reinstated", "Back upstream after a withdrawal", diff.reinstated, None),
+        _flags("retracted", "Newly retracted", retracted, versions),
+        _flags("expression_of_concern", "New expressions of concern", concern, versions),
     )
-    return DiffList(key=key, title=title, items=items, total=len(rows))
-
-
-def _quote(path: object) -> str:
-    return str(path).replace("'", "''")
+    return SnapshotDiff(old=old, new=new, lists=lists)

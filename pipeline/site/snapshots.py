@@ -2,9 +2,10 @@
 
 Snapshots are opened read-only through the schema contract in
 :mod:`pipeline.snapshot.schema` (tables ``meta``, ``sources``, ``records``, ``record_state``,
-``record_versions``, ``passages``, ``relations``); the manifest beside each file is read as
-JSON. A snapshot that cannot be opened stops the build with its name; a missing manifest or a
-file whose sha256 differs from its manifest is a warning shown on the page.
+``record_versions``, ``passages``, ``relations``); the manifest beside each file
+(``<stem>.manifest.json``) is read as JSON. A snapshot that cannot be opened stops the build
+with its name; a missing manifest or a file whose sha256 differs from its manifest is a warning
+shown on the page.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import duckdb
 
 from audit.errors import CorpusError
 from pipeline.site.loaders import BuildWarning, slugify
+from pipeline.snapshot.manifest import manifest_path
 
 LIST_CAP = 500  # at most this many records per list on a snapshot page
 
@@ -76,17 +78,6 @@ class LoadedSnapshot:
         return self.meta.get("parent_sha256") or None
 
 
-def manifest_path(snapshot: Path) -> Path | None:
-    """The manifest beside a snapshot: ``<file>.manifest.json`` or ``<stem>.manifest.json``."""
-    for candidate in (
-        snapshot.with_name(snapshot.name + ".manifest.json"),
-        snapshot.with_suffix(".manifest.json"),
-    ):
-        if candidate.is_file():
-            return candidate
-    return None
-
-
 def file_sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as handle:
@@ -125,7 +116,7 @@ def _load_one(path: Path, label: str) -> tuple[LoadedSnapshot, list[BuildWarning
     sha = file_sha256(path)
     manifest: dict[str, Any] | None = None
     mpath = manifest_path(path)
-    if mpath is None:
+    if not mpath.is_file():
         warnings.append(BuildWarning(label, "no manifest beside the snapshot"))
     else:
         try:
@@ -159,7 +150,7 @@ def _load_one(path: Path, label: str) -> tuple[LoadedSnapshot, list[BuildWarning
         slug=slugify(path.stem, fallback="snapshot"),
         sha256=sha,
         manifest=manifest,
-        manifest_name=mpath.name if mpath else None,
+        manifest_name=mpath.name if manifest is not None else None,
         meta=meta,
         sources=data["sources"],
         records=data["records"],

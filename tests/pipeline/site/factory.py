@@ -104,7 +104,7 @@ def write_snapshot(
     sha = hashlib.sha256(path.read_bytes()).hexdigest()
     if manifest:
         document = {"sha256": sha, "name": name, "parent_sha256": parent_sha256}
-        path.with_name(path.name + ".manifest.json").write_text(
+        path.with_name(path.stem + ".manifest.json").write_text(
             json.dumps(document, indent=2), encoding="utf-8"
         )
     return sha

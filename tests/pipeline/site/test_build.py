@@ -249,7 +249,7 @@ def test_the_cli_builds_prints_warnings_and_strict_fails(
     done = run_cli(*args, "--out", str(out), env=env)
     assert done.returncode == 0, done.stderr
     assert done.stdout == f"site: 20 pages (3 reports, 2 snapshots) in {out}/index.html\n"
-    (snapshots / "demo" / "demo-20250602.duckdb.manifest.json").unlink()
+    (snapshots / "demo" / "demo-20250602.manifest.json").unlink()
     done = run_cli(*args, "--out", str(out), env=env)
     assert done.returncode == 0
     assert "warning: demo/demo-20250602.duckdb: no manifest beside the snapshot\n" in done.stderr
