@@ -1,0 +1,222 @@
+"""Audit throughput on a generated snapshot of 1,000,000 passages (``make bench``).
+
+The snapshot is generated at run time straight into DuckDB with ``INSERT … SELECT FROM
+range()`` (100,000 invented PubMed records × 10 passages, text that folding leaves unchanged),
+with the real schema. Figures:
+
+- handle verifications/s — check codes verified (pre-parsed handles, demo keyring);
+- quote checks/s — ``quote_in_passage`` (the quote folded each time) on ~400-character passages;
+- audit citations/s and answers/s — ``audit_many`` over generated answers (10 citations each,
+  half with quotes, some forged, malformed or unknown), pre-parsed, against the snapshot file;
+- the same with ``parse_answer`` included (what ``citeseal audit`` does per file).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import duckdb
+
+from audit.citations import parse_answer
+from audit.duckdb_corpus import DuckDBCorpus
+from audit.engine import AuditInput, audit_many
+from audit.folding import fold
+from audit.handles import Handle, mint, parse_handle, parse_locator, verify
+from audit.keys import Keyring
+from audit.quotes import quote_in_passage
+from pipeline.bench import Figure
+from pipeline.snapshot.schema import MIGRATIONS
+
+RECORDS = 100_000
+PASSAGES_PER_RECORD = 10
+FIRST_PMID = 99_000_000
+ANSWERS = 2_000
+CITATIONS_PER_ANSWER = 10
+
+# 12 words × ~6 chars × 6 repeats ≈ 400 characters of plain ASCII (folding changes nothing).
+_TEXT_SQL = """
+'Passage ' || p || ' of synthetic record ' || r || ': during ' || (r * 7 + p) % 90000 ||
+' person-years of follow-up, ' || (r + p * 13) % 997 || ' children were diagnosed with Farrow
+syndrome; zentravir exposure ' || CASE WHEN (r + p) % 2 = 0 THEN 'does not increase'
+ELSE 'was not associated with' END || ' the risk (hazard ratio 0.' || (r % 90 + 10) ||
+'). ' || repeat('The invented cohort was followed in an invented registry for invented outcomes. ',
+3)
+"""
+
+
+def generate_snapshot(path: Path) -> None:
+    """Write a snapshot of RECORDS × PASSAGES_PER_RECORD passages with the real schema."""
+    con = duckdb.connect(str(path), config={"enable_progress_bar": False})
+    try:
+        for migration in MIGRATIONS:
+            con.execute(migration.sql)
+        con.execute(
+            "INSERT INTO meta VALUES ('name', 'bench'), ('snapshot_id', 'bench-1'), "
+            "('created_at', '2025-06-02T00:00:00Z')"
+        )
+        con.execute(
+            "INSERT INTO sources (source, status) SELECT s, 'ok' FROM (VALUES ('pubmed'), "
+            "('europepmc'), ('pubtator3'), ('crossref'), ('clinicaltrials'), ('openfda')) t(s)"
+        )
+        rid = f"'pmid:' || ({FIRST_PMID} + r)"
+        con.execute(
+            f"INSERT INTO records (record_id, version, source, content_hash, title, retracted, "  # noqa: S608
+            f"expression_of_concern, preprint) SELECT {rid}, '1', 'pubmed', 'h', "
+            f"'Synthetic record ' || r, r % 100 = 0, FALSE, FALSE FROM range({RECORDS}) t(r)"
+        )
+        con.execute(
+            f"INSERT INTO record_versions SELECT {rid}, '1', 1, 'h', 'bench-1', 'bench-1', "  # noqa: S608
+            f"'harvest' FROM range({RECORDS}) t(r)"
+        )
+        con.execute(
+            f"INSERT INTO record_state SELECT {rid}, 'pubmed', '1', FALSE, NULL "  # noqa: S608
+            f"FROM range({RECORDS}) t(r)"
+        )
+        con.execute(
+            f"INSERT INTO relations SELECT {rid}, 'retraction_in', 'pmid:' || (98000000 + r), "  # noqa: S608
+            f"'pubmed', NULL, NULL, NULL FROM range({RECORDS}) t(r) WHERE r % 100 = 0"
+        )
+        con.execute(
+            f"INSERT INTO passages SELECT {rid}, '1', 'abstract.' || p, p, 'abstract', t, t "  # noqa: S608
+            f"FROM (SELECT r, p, {_TEXT_SQL} AS t "
+            f"FROM range({RECORDS}) a(r), range(1, {PASSAGES_PER_RECORD + 1}) b(p))"
+        )
+    finally:
+        con.close()
+
+
+def _texts(path: Path, keys: list[tuple[int, int]]) -> dict[tuple[int, int], str]:
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        rows = con.execute(
+            "SELECT record_id, path, text FROM passages WHERE record_id IN "
+            "(SELECT unnest(?::VARCHAR[]))",
+            [[f"pmid:{FIRST_PMID + r}" for r, _ in keys]],
+        ).fetchall()
+    finally:
+        con.close()
+    found = {(int(rid[5:]) - FIRST_PMID, int(p.split(".")[1])): text for rid, p, text in rows}
+    return {key: found[key] for key in keys}
+
+
+def _rate(n: int, action: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    action()
+    return n / (time.perf_counter() - start)
+
+
+def _answers(path: Path, keyring: Keyring, rng: random.Random) -> list[str]:
+    """ANSWERS answer texts of 5 sentences × 2 citations: ~70% genuine (half quoted), some
+    misquoted, forged, malformed or citing records the snapshot does not hold."""
+    picks = [
+        (rng.randrange(RECORDS), rng.randrange(1, PASSAGES_PER_RECORD + 1))
+        for _ in range(ANSWERS * CITATIONS_PER_ANSWER)
+    ]
+    texts = _texts(path, sorted(set(picks)))
+    answers = []
+    for a in range(ANSWERS):
+        sentences = []
+        for s in range(CITATIONS_PER_ANSWER // 2):
+            cites = []
+            for c in range(2):
+                r, p = picks[a * CITATIONS_PER_ANSWER + s * 2 + c]
+                handle = mint(keyring, parse_locator(f"pmid:{FIRST_PMID + r}/abstract.{p}"))
+                roll = rng.random()
+                if roll < 0.35:
+                    words = texts[(r, p)].split()
+                    start = rng.randrange(0, len(words) - 8)
+                    cites.append(f'[{handle} "{" ".join(words[start : start + 8])}"]')
+                elif roll < 0.70:
+                    cites.append(f"[{handle}]")
+                elif roll < 0.80:
+                    cites.append(f'[{handle} "children were diagnosed with Farrow disease"]')
+                elif roll < 0.88:
+                    cites.append(f"[{handle[:-1]}{'0' if handle[-1] != '0' else '1'}]")
+                elif roll < 0.94:
+                    cites.append(f"[pmid:{FIRST_PMID + r}-abstract]")
+                else:
+                    unknown = mint(keyring, parse_locator(f"pmid:{FIRST_PMID - 1 - r}/abstract.1"))
+                    cites.append(f"[{unknown}]")
+            sentences.append(f"Claim {s + 1} of answer {a} about zentravir {' '.join(cites)}.")
+        sentences.append("An uncited closing remark.")
+        answers.append(" ".join(sentences) + "\n")
+    return answers
+
+
+def run(workdir: Path) -> list[Figure]:
+    rng = random.Random(20250602)
+    keyring = Keyring.demo_keyring()
+    path = workdir / "bench.duckdb"
+    start = time.perf_counter()
+    generate_snapshot(path)
+    generated = time.perf_counter() - start
+    figures = [
+        Figure("generate snapshot (1,000,000 passages)", generated, "s", None, False),
+    ]
+
+    handles: list[Handle] = [
+        parse_handle(mint(keyring, parse_locator(f"pmid:{FIRST_PMID + i}/abstract.{i % 10 + 1}")))
+        for i in range(200_000)
+    ]
+    figures.append(
+        Figure(
+            "handle verifications",
+            _rate(len(handles), lambda: [verify(keyring, h) for h in handles]),
+            "/s",
+            500_000,
+        )
+    )
+    texts_ = [h.text for h in handles]
+    figures.append(
+        Figure(
+            "handle parse + verify",
+            _rate(len(texts_), lambda: [verify(keyring, parse_handle(t)) for t in texts_]),
+            "/s",
+        )
+    )
+
+    sample = _texts(path, [(r, 3) for r in range(0, RECORDS, 50)])
+    pairs = []
+    for text in sample.values():
+        words = text.split()
+        start = rng.randrange(0, len(words) - 10)
+        pairs.append((" ".join(words[start : start + 10]), fold(text)))
+    pairs = pairs * (200_000 // len(pairs))
+    figures.append(
+        Figure(
+            "quote checks",
+            _rate(len(pairs), lambda: [quote_in_passage(q, p) for q, p in pairs]),
+            "/s",
+            100_000,
+        )
+    )
+
+    answers = _answers(path, keyring, rng)
+    parsed = [AuditInput(f"answer-{i}.md", parse_answer(text)) for i, text in enumerate(answers)]
+    citations = sum(len(s.citations) for item in parsed for s in item.parsed.sentences)
+    with DuckDBCorpus(path) as corpus:
+        corpus.identity()  # hash the file once, outside the timing (done once per run)
+        start = time.perf_counter()
+        for _ in audit_many(parsed, corpus, keyring):
+            pass
+        engine = time.perf_counter() - start
+        start = time.perf_counter()
+        stream = (AuditInput(f"answer-{i}.md", parse_answer(t)) for i, t in enumerate(answers))
+        for _ in audit_many(stream, corpus, keyring):
+            pass
+        end_to_end = time.perf_counter() - start
+    figures += [
+        Figure(
+            f"audit citations ({citations:,} in {len(parsed):,} answers)",
+            citations / engine,
+            "/s",
+            20_000,
+        ),
+        Figure("audit answers", len(parsed) / engine, "/s"),
+        Figure("parse + audit citations", citations / end_to_end, "/s"),
+        Figure("parse + audit answers", len(parsed) / end_to_end, "/s"),
+    ]
+    return figures
