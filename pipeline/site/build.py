@@ -57,6 +57,7 @@ class BuildResult:
     reports: int
     snapshots: int
     warnings: tuple[BuildWarning, ...]
+    changed_citations: int = 0  # citations whose status changed since publication (re-audit)
 
 
 def build_date_from(env: Mapping[str, str], fallback: str | None) -> str | None:
@@ -151,6 +152,7 @@ def build_site(
         reports=len(data.reports),
         snapshots=len(data.lineage.snapshots),
         warnings=data.warnings,
+        changed_citations=sum(len(o.changes) for o in data.reaudits.values()),
     )
 
 

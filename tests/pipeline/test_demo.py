@@ -1,0 +1,59 @@
+"""``citeseal demo``: offline, planted FAIL with the Tekmeria counts, a browsable site."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from audit.errors import InputError
+from pipeline.demo import run_demo
+
+
+def test_demo_prints_the_planted_fail_and_leaves_a_site(tmp_path: Path) -> None:
+    out = tmp_path / "demo"
+    done = subprocess.run(
+        [sys.executable, "-c", "from pipeline.cli import main; main()", "demo", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "   verdict: FAIL  (6 citations: 1 malformed, 1 forged, 1 quote_mismatch, 3 ok)" in lines
+    assert (
+        "   fabricated: 2  retracted cited: 1  cited sentences: 3/7  verbatim quotes: 2/3" in lines
+    )
+    assert (
+        "   re-audit: 2 citations of the published reports changed status since publication"
+        in lines
+    )
+    assert lines[-1] == f"   19 pages: {out / 'public' / 'index.html'}"
+    text = done.stdout
+    for planted in (
+        "       forged         pmid:99000001/abstract.3~",
+        "       malformed      pmid:99000001-abstract",
+        "[retracted]",
+        '"once daily for 24 weeks" [version_changed]',
+        "] uncited: Parents should discuss the treatment with their paediatrician.",
+        'closest: "Zentravir exposure does not increase the risk of Farrow syndrome."',
+    ):
+        assert planted in text
+    assert (out / "public" / "index.html").is_file()
+    reaudit = (out / "public" / "reaudit.html").read_text(encoding="utf-8")
+    assert reaudit.count("<strong>new version</strong>") == 2
+    assert done.stderr == ""
+
+
+def test_demo_refuses_a_folder_it_did_not_make(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("mine", encoding="utf-8")
+    try:
+        run_demo(tmp_path, echo=lambda _: None)
+    except InputError as error:
+        assert error.message == (
+            f"refusing to use {tmp_path}: it is not a citeseal demo folder (no .citeseal-demo file)"
+        )
+    else:
+        raise AssertionError("the demo used a folder it does not own")
+    assert (tmp_path / "notes.txt").read_text(encoding="utf-8") == "mine"
