@@ -25,7 +25,7 @@ from pathlib import Path
 import duckdb
 
 from pipeline.errors import SnapshotError
-from pipeline.snapshot.store import CARRIED_TABLES, BatchWriter, first_line
+from pipeline.snapshot.store import CARRIED_TABLES, SEP, BatchWriter, first_line
 
 
 @dataclass(frozen=True)
@@ -123,16 +123,20 @@ def known_versions(
     known: dict[str, list[KnownVersion]] = {}
     if not ids:
         return known, set()
+    joined = SEP.join(ids)
     for rid, version, seq, content_hash in con.execute(
-        "SELECT record_id, version, seq, content_hash FROM record_versions "
-        "WHERE record_id IN (SELECT unnest($1::VARCHAR[])) ORDER BY record_id, seq",
-        [ids],
+        "SELECT v.record_id, v.version, v.seq, v.content_hash FROM record_versions v "
+        "JOIN (SELECT unnest(string_split($1, $2)) AS record_id) k USING (record_id) "
+        "ORDER BY v.record_id, v.seq",
+        [joined, SEP],
     ).fetchall():
         known.setdefault(rid, []).append(KnownVersion(version, int(seq), content_hash))
     seen = {
         row[0]
         for row in con.execute(
-            "SELECT record_id FROM seen WHERE record_id IN (SELECT unnest($1::VARCHAR[]))", [ids]
+            "SELECT s.record_id FROM seen s "
+            "JOIN (SELECT unnest(string_split($1, $2)) AS record_id) k USING (record_id)",
+            [joined, SEP],
         ).fetchall()
     }
     return known, seen
@@ -162,9 +166,9 @@ def unseen_records(
     """Per source, the record ids of the lineage (not withdrawn) this harvest has not seen."""
     rows = con.execute(
         "SELECT s.source, s.record_id FROM record_state s "
-        "WHERE NOT s.withdrawn AND s.source IN (SELECT unnest($1::VARCHAR[])) "
+        "WHERE NOT s.withdrawn AND list_contains(string_split($1, $2), s.source) "
         "AND s.record_id NOT IN (SELECT record_id FROM seen) ORDER BY s.source, s.record_id",
-        [sorted(sources)],
+        [SEP.join(sorted(sources)), SEP],
     ).fetchall()
     out: dict[str, list[str]] = {}
     for source, rid in rows:
@@ -191,9 +195,9 @@ def finalize_state(
     if not withdrawn:
         return 0
     result = con.execute(
-        "UPDATE record_state SET withdrawn = TRUE, withdrawn_since = $2 "
-        "WHERE NOT withdrawn AND record_id IN (SELECT unnest($1::VARCHAR[])) "
+        "UPDATE record_state SET withdrawn = TRUE, withdrawn_since = $3 "
+        "WHERE NOT withdrawn AND record_id IN (SELECT unnest(string_split($1, $2))) "
         "AND record_id NOT IN (SELECT record_id FROM seen)",
-        [sorted(set(withdrawn)), snapshot_id],
+        [SEP.join(sorted(set(withdrawn))), SEP, snapshot_id],
     ).fetchone()
     return int(result[0]) if result else 0

@@ -1,0 +1,234 @@
+"""Snapshot build throughput on generated PubMed replay folders (never committed).
+
+:func:`generate_pubmed_replay` writes a replay folder of synthetic PubMed records — esearch
+JSON pages and efetch XML batches, exactly the requests a build of the matching spec makes,
+recorded through :class:`~pipeline.replay.RecordingTransport` from a synthesising transport —
+and the spec that harvests them. :func:`run` builds snapshots from such folders at two corpus
+sizes in child processes and reports records/s, passages/s and each child's peak RSS, so the
+figures show whether memory grows with the corpus.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
+from xml.sax.saxutils import escape
+
+import httpx
+
+from pipeline.bench import Figure
+from pipeline.errors import HarvestError, ParseError
+
+QUERY_SIZE = 10_000  # PubMed esearch reaches at most 10,000 ids per query
+FIRST_PMID = 99_100_000
+SECTIONS = (
+    "BACKGROUND",
+    "OBJECTIVE",
+    "DESIGN",
+    "SETTING",
+    "PARTICIPANTS",
+    "INTERVENTIONS",
+    "MEASUREMENTS",
+    "RESULTS",
+    "CONCLUSIONS",
+)
+WORDS = [
+    "zentravir",
+    "farrow",
+    "syndrome",
+    "cohort",
+    "children",
+    "exposure",
+    "risk",
+    "hazard",
+    "ratio",
+    "interval",
+    "flare",
+    "placebo",
+    "randomised",
+    "trial",
+    "adverse",
+    "events",
+    "hepatic",
+    "outcome",
+    "follow-up",
+    "incidence",
+    "dose",
+    "observed",
+    "reduced",
+    "increased",
+    "baseline",
+    "participants",
+    "analysis",
+    "adjusted",
+    "confidence",
+]
+SIZES = (10_000, 50_000)
+GOAL_RECORDS_PER_S = 2_000.0
+
+
+def _sentence(rng: random.Random, n: int) -> str:
+    words = [rng.choice(WORDS) for _ in range(n)]
+    return " ".join(words).capitalize() + f" ({rng.randint(1, 999)} of {rng.randint(1000, 9999)})."
+
+
+def article_xml(pmid: int, rng: random.Random) -> str:
+    """One synthetic PubmedArticle: title, 9-section abstract (10 passages), authors, DOI."""
+    sections = "".join(
+        f'<AbstractText Label="{label}" NlmCategory="{label}">'
+        f"{escape(' '.join(_sentence(rng, 14) for _ in range(3)))}</AbstractText>"
+        for label in SECTIONS
+    )
+    authors = "".join(
+        f"<Author><LastName>Synth{rng.randint(1, 500)}</LastName><ForeName>A</ForeName></Author>"
+        for _ in range(4)
+    )
+    return (
+        f'<PubmedArticle><MedlineCitation Status="MEDLINE" Owner="NLM">'
+        f'<PMID Version="1">{pmid}</PMID><Article PubModel="Electronic">'
+        "<Journal><JournalIssue><PubDate><Year>2024</Year></PubDate></JournalIssue>"
+        "<Title>Journal of Generated Benchmarks</Title></Journal>"
+        f"<ArticleTitle>{escape(_sentence(rng, 10))} (synthetic bench record)</ArticleTitle>"
+        f"<Abstract>{sections}</Abstract><AuthorList>{authors}</AuthorList>"
+        "<PublicationTypeList><PublicationType>Journal Article</PublicationType>"
+        "</PublicationTypeList></Article></MedlineCitation><PubmedData>"
+        f'<ArticleIdList><ArticleId IdType="pubmed">{pmid}</ArticleId>'
+        f'<ArticleId IdType="doi">10.5555/bench.{pmid}</ArticleId></ArticleIdList>'
+        "<PublicationStatus>epublish</PublicationStatus></PubmedData></PubmedArticle>"
+    )
+
+
+class SyntheticPubMed(httpx.BaseTransport):
+    """Answers esearch (query ``benchN`` → ids of block N) and efetch for any bench PMID."""
+
+    offline = True
+
+    def __init__(self, records: int) -> None:
+        self.records = records
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        params = dict(parse_qsl(urlsplit(str(request.url)).query))
+        if request.method == "POST":
+            request.read()
+            params.update(parse_qsl(request.content.decode("utf-8")))
+        if request.url.path.endswith("esearch.fcgi"):
+            block = int(params["term"].removeprefix("bench"))
+            first = FIRST_PMID + block * QUERY_SIZE
+            count = max(0, min(QUERY_SIZE, self.records - block * QUERY_SIZE))
+            start, size = int(params.get("retstart", 0)), int(params.get("retmax", 20))
+            ids = [str(first + i) for i in range(start, min(start + size, count))]
+            body = {
+                "esearchresult": {
+                    "count": str(count),
+                    "retmax": str(len(ids)),
+                    "retstart": str(start),
+                    "idlist": ids,
+                }
+            }
+            return httpx.Response(200, json=body, request=request)
+        pmids = [int(p) for p in params["id"].split(",")]
+        xml = "".join(article_xml(p, random.Random(p)) for p in pmids)
+        text = f'<?xml version="1.0" ?>\n<PubmedArticleSet>{xml}</PubmedArticleSet>'
+        return httpx.Response(
+            200, content=text.encode("utf-8"), headers={"content-type": "text/xml"}, request=request
+        )
+
+
+def write_spec(path: Path, name: str, records: int, replay: Path) -> Path:
+    queries = ", ".join(
+        f'{{ term = "bench{i}", limit = {QUERY_SIZE} }}'
+        for i in range((records + QUERY_SIZE - 1) // QUERY_SIZE)
+    )
+    path.write_text(
+        f'name = "{name}"\n'
+        f'description = "Generated benchmark corpus of {records} synthetic PubMed records."\n'
+        f"replay = [{json.dumps(str(replay))}]\n\n[pubmed]\nqueries = [{queries}]\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def generate_pubmed_replay(workdir: Path, records: int, *, name: str = "bench") -> Path:
+    """A replay folder and spec (``workdir/<name>.toml``) for ``records`` PubMed records."""
+    from pipeline.harvest import Harvester
+    from pipeline.http import HttpClient
+    from pipeline.replay import RecordingTransport
+    from pipeline.settings import Settings
+    from pipeline.snapshot.progress import NullProgress
+    from pipeline.snapshot.spec import load_spec
+
+    replay = workdir / f"{name}-replay"
+    spec_path = write_spec(workdir / f"{name}.toml", name, records, replay)
+    transport = RecordingTransport(SyntheticPubMed(records), replay)
+    with HttpClient(Settings(), transport=transport) as client:
+        Harvester(load_spec(spec_path), client, _NullSink(), NullProgress()).run()
+    return spec_path
+
+
+class _NullSink:
+    def records(self, source: str, records: object) -> None:
+        del source, records
+
+    def failure(self, source: str, step: str, error: HarvestError | ParseError) -> None:
+        raise error
+
+    def step(self, source: str, step: str, count: int, detail: str | None = None) -> None:
+        del source, step, count, detail
+
+
+_CHILD = """
+import json, resource, sys, time
+from pathlib import Path
+from pipeline.settings import Settings
+from pipeline.snapshot.build import build_snapshot
+started = time.perf_counter()
+result = build_snapshot(Path(sys.argv[1]), settings=Settings(), resume=False)
+elapsed = time.perf_counter() - started
+m = result.manifest
+print(json.dumps({"seconds": elapsed, "records": m.records, "passages": m.passages,
+                  "rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+                  "size": m.size}))
+"""
+
+
+def build_in_child(spec_path: Path) -> dict[str, float]:
+    """Build in a fresh interpreter; returns seconds, counts and the child's peak RSS."""
+    done = subprocess.run(  # noqa: S603 (our own interpreter and code)
+        [sys.executable, "-c", _CHILD, str(spec_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"bench build failed: {done.stderr.strip()[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def run(workdir: Path) -> list[Figure]:
+    figures: list[Figure] = []
+    for size in SIZES:
+        label = f"{size // 1000}k"
+        started = time.perf_counter()
+        spec = generate_pubmed_replay(workdir, size, name=f"bench{label}")
+        generated = time.perf_counter() - started
+        out = build_in_child(spec)
+        seconds = out["seconds"]
+        figures += [
+            Figure(
+                f"snapshot build {label}: records/s",
+                out["records"] / seconds,
+                "rec/s",
+                GOAL_RECORDS_PER_S,
+            ),
+            Figure(f"snapshot build {label}: passages/s", out["passages"] / seconds, "pass/s"),
+            Figure(f"snapshot build {label}: wall time", seconds, "s"),
+            Figure(f"snapshot build {label}: peak RSS", out["rss_kb"] / 1024, "MiB"),
+            Figure(f"snapshot build {label}: file size", out["size"] / 1e6, "MB"),
+            Figure(f"replay generation {label}", generated, "s"),
+        ]
+    return figures
