@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from audit.citations import parse_answer
-from audit.corpus import InMemoryCorpus, PassageKey, PathRef, StoredPassage, StoredRecord
+from audit.corpus import (
+    InMemoryCorpus,
+    PassageKey,
+    PathRef,
+    SnapshotIdentity,
+    StoredPassage,
+    StoredRecord,
+)
 from audit.engine import AuditInput, audit_answer, audit_many, iso_utc, reaudit
 from tests.audit.planted import KEYRING, h, make_corpus
 
@@ -22,10 +29,10 @@ class CountingCorpus:
     inner: InMemoryCorpus
     calls: list[tuple[str, int]] = field(default_factory=list)
 
-    def identity(self):
+    def identity(self) -> SnapshotIdentity:
         return self.inner.identity()
 
-    def source_status(self):
+    def source_status(self) -> Mapping[str, str]:
         return self.inner.source_status()
 
     def records(self, ids: Collection[str]) -> dict[str, StoredRecord]:
