@@ -95,15 +95,19 @@ def word_diff(old: str, new: str) -> tuple[Segment, ...]:
 
 
 def highlight(text: str, needle: str | None) -> tuple[Segment, ...]:
-    """``text`` with the first occurrence of ``needle`` marked (plain text when absent)."""
-    if needle:
-        at = text.find(needle)
-        if at >= 0:
-            end = at + len(needle)
+    """``text`` with the first occurrence of ``needle`` marked (plain text when absent).
+
+    Any run of whitespace in ``needle`` matches any run of whitespace in ``text`` (a quote
+    typed with plain spaces still marks a passage that has no-break spaces).
+    """
+    if needle and needle.strip():
+        words = [re.escape(w) for w in needle.split()]
+        found = re.search(r"\s+".join(words), text)
+        if found:
             parts = [
-                Segment("same", text[:at]),
-                Segment("mark", needle),
-                Segment("same", text[end:]),
+                Segment("same", text[: found.start()]),
+                Segment("mark", found.group()),
+                Segment("same", text[found.end() :]),
             ]
             return tuple(p for p in parts if p.text)
     return (Segment("same", text),) if text else ()
@@ -302,7 +306,7 @@ def _citation_view(citation: CitationResult, anchor: str, number: int) -> Citati
         mark, note = citation.closest_match, "closest match to the quote highlighted"
     elif citation.verdict == "ok" and citation.quote:
         mark, note = citation.quote, "the quote highlighted"
-    in_issued = bool(mark and issued and mark in issued.text)
+    in_issued = bool(issued and any(x.kind == "mark" for x in highlight(issued.text, mark)))
     in_current = citation.checked_against == "current" or not in_issued
     similarity = None if citation.similarity is None else f"{citation.similarity:.4f}"
     return CitationView(

@@ -51,6 +51,16 @@ def test_highlight_marks_the_first_occurrence_only() -> None:
         Segment("same", ", no risk"),
     )
     assert highlight("text", "absent") == (Segment("same", "text"),)
+    assert highlight("During 48\u00a0210 person-years.", "48 210 person-years") == (
+        Segment("same", "During "),
+        Segment("mark", "48\u00a0210 person-years"),
+        Segment("same", "."),
+    )
+    assert highlight("a (b) c", "(b)") == (
+        Segment("same", "a "),
+        Segment("mark", "(b)"),
+        Segment("same", " c"),
+    )
     assert highlight("text", None) == (Segment("same", "text"),)
 
 
