@@ -212,6 +212,11 @@ def test_quote_only_in_the_current_text_is_checked_against_current() -> None:
     assert result.current_passage is not None and result.current_passage.version == "2025-06-02"
 
 
+def test_quote_in_both_versions_is_checked_against_the_text_as_issued() -> None:
+    result = judge_one(h("nct:NCT99000001@2025-01-15/trial.brief_summary.1"), "compared with")
+    assert (result.verdict, result.checked_against) == ("ok", "issued")
+
+
 def test_quote_in_neither_version_is_a_mismatch() -> None:
     result = judge_one(h("nct:NCT99000001@2025-01-15/trial.brief_summary.1"), "30 mg daily")
     assert result.verdict == "quote_mismatch"

@@ -1,0 +1,105 @@
+"""Text and Markdown reports: the compact shape, and untrusted text made inert."""
+
+from __future__ import annotations
+
+from audit.engine import AnswerInput, CitationInput, SentenceInput, audit_answer
+from audit.render_text import clean_text, md_code, md_text, render_markdown, render_text
+from audit.report import Report
+from tests.audit.planted import KEYRING, h, make_corpus
+
+CORPUS = make_corpus(openfda="failed")
+GOOD = h("pmid:99000001/abstract.3")
+OLD_TRIAL = h("nct:NCT99000001@2025-01-15/trial.brief_summary.1")
+LABEL = h("setid:5eed0001-0000-4000-8000-000000000001@4/label.boxed_warning.1")
+
+
+def report(*sentences: tuple[str, str, tuple[tuple[str, str | None], ...]]) -> Report:
+    answer = AnswerInput(
+        tuple(
+            SentenceInput(i, text, kind, tuple(CitationInput.from_text(c, q) for c, q in citations))
+            for i, (kind, text, citations) in enumerate(sentences, start=1)
+        )
+    )
+    return audit_answer(answer, CORPUS, KEYRING, source_label="answer.md")
+
+
+def test_text_lines_under_citations() -> None:
+    text = render_text(
+        report(
+            ("heading", "Results", ()),
+            ("sentence", "Mismatch.", ((GOOD, "312 adults were diagnosed"),)),
+            ("sentence", "Gone.", ((h("pmid:99000001/abstract.9"), None),)),
+            ("sentence", "Down.", ((LABEL, None),)),
+            ("sentence", "Now only.", ((OLD_TRIAL, "10 mg daily"),)),
+        )
+    )
+    lines = text.splitlines()
+    assert text.endswith("\n")
+    assert lines[0] == (
+        "verdict: WARN  (4 citations: 1 unavailable, 1 withdrawn, 1 quote_mismatch, 1 ok)"
+    )
+    assert lines[3:] == [
+        "[1] heading: Results",
+        "[2] invalid_only: Mismatch.",
+        f'    quote_mismatch {GOOD} "312 adults were diagnosed"',
+        '                   closest: "312 children were diagnosed" (0.7200)',
+        "[3] invalid_only: Gone.",
+        f"    withdrawn      {h('pmid:99000001/abstract.9')}",
+        "                   no passage abstract.9 in pmid:99000001",
+        "[4] invalid_only: Down.",
+        f"    unavailable    {LABEL}",
+        "                   the openfda harvest failed in this snapshot",
+        "[5] cited: Now only.",
+        f'    ok             {OLD_TRIAL} "10 mg daily" [version_changed]',
+        "                   quote found in the current version only, not as issued",
+    ]
+
+
+def test_identity_line_without_the_demo_key() -> None:
+    data = report(("sentence", "A.", ((GOOD, None),))).model_dump()
+    data["key"] = {"fingerprint": "abcdef012345", "demo": False}
+    line = render_text(Report.model_validate(data)).splitlines()[2]
+    assert line.endswith("key: abcdef012345")
+    assert "DEMO" not in line
+
+
+def test_no_citations() -> None:
+    text = render_text(report(("sentence", "Nothing.", ())))
+    assert text.splitlines()[0] == "verdict: WARN  (0 citations)"
+
+
+def test_control_and_bidi_characters_are_shown_escaped() -> None:
+    assert clean_text("red \x1b[31mX\x1b[0m\nnext\u202eevil") == (
+        "red \\x1b[31mX\\x1b[0m next\\u202eevil"
+    )
+    text = render_text(report(("sentence", "Evil \x1b]0;title\x07 here.", ((GOOD, "a\x1bb"),))))
+    assert "\x1b" not in text and "\x07" not in text
+    assert "Evil \\x1b]0;title\\x07 here." in text
+
+
+def test_markdown_escapes_untrusted_text() -> None:
+    assert md_text("*bold* [link](x) <b>") == "\\*bold\\* \\[link\\]\\(x\\) \\<b\\>"
+    assert md_code("a`b") == "``a`b``"
+    assert md_code("`x") == "`` `x ``"
+    md = render_markdown(
+        report(("sentence", "A <script>x</script> claim.", ((GOOD, "312 children"),)))
+    )
+    assert "<script>" not in md
+    assert "1. **cited**: A \\<script\\>x\\</script\\> claim." in md
+    assert f"   - **ok** `{GOOD}` “312 children”" in md
+    assert "     - quote checked against the text as issued" in md
+    assert md.startswith("# Audit of answer.md: PASS\n")
+
+
+def test_markdown_lists_flags_details_and_closest() -> None:
+    md = render_markdown(
+        report(
+            ("sentence", "Retracted.", ((h("pmid:99000002/abstract.1"), None),)),
+            ("sentence", "Mismatch.", ((GOOD, "312 adults were diagnosed"),)),
+        )
+    )
+    assert (
+        "     - flag **retracted**: retraction notices doi:10.5555/demo.0003, pmid:99000003" in md
+    )
+    assert "     - closest: “312 children were diagnosed” (0.7200)" in md
+    assert "- warn: 1 quote\\_mismatch citation" in md
