@@ -93,7 +93,12 @@ def load_snapshots(folder: Path) -> tuple[list[LoadedSnapshot], list[BuildWarnin
     snapshots: list[LoadedSnapshot] = []
     warnings: list[BuildWarning] = []
     taken: set[str] = set()
-    for path in sorted(folder.rglob("*.duckdb"), key=lambda p: p.relative_to(folder).as_posix()):
+    found = [
+        p
+        for p in folder.rglob("*.duckdb")
+        if not any(part.startswith(".") for part in p.relative_to(folder).parts)
+    ]  # hidden files and folders are builds in progress or resume caches
+    for path in sorted(found, key=lambda p: p.relative_to(folder).as_posix()):
         label = path.relative_to(folder).as_posix()
         snapshot, found = _load_one(path, label)
         warnings.extend(found)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import functools
 import http.server
+import os
+import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +21,10 @@ from playwright.sync_api import Error as PlaywrightError
 from pipeline.site.build import build_site
 from tests.pipeline.site.factory import make_inputs
 
-CHROMIUM = Path("/usr/bin/chromium")
+# Debian's chromium; CITESEAL_CHROMIUM points elsewhere (CI runners ship Google Chrome).
+CHROMIUM = Path(
+    os.environ.get("CITESEAL_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+)
 ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -33,8 +38,8 @@ pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(
         not CHROMIUM.exists(),
-        reason="Debian's chromium is not installed at /usr/bin/chromium (make test installs it "
-        "when it can)",
+        reason=f"no Chromium at {CHROMIUM} (make test installs Debian's chromium when it can; "
+        "CITESEAL_CHROMIUM names another binary)",
     ),
 ]
 
