@@ -20,7 +20,7 @@ import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Literal
 
@@ -77,20 +77,33 @@ class Segment:
 _WORDS = re.compile(r"\s+|[^\s]+")
 
 
+@lru_cache(maxsize=4096)
 def word_diff(old: str, new: str) -> tuple[Segment, ...]:
-    """A word-level diff of ``old`` → ``new`` (whitespace kept), deletions before insertions."""
+    """A word-level diff of ``old`` → ``new`` (whitespace kept), deletions before insertions.
+
+    The common leading and trailing words are set aside first, so the matcher only sees the
+    region that changed (a revised passage usually differs in one place).
+    """
     a = _WORDS.findall(old)
     b = _WORDS.findall(new)
-    out: list[Segment] = []
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    head = 0
+    while head < min(len(a), len(b)) and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    out: list[Segment] = [Segment("same", "".join(a[:head]))]
+    a_mid, b_mid = a[head : len(a) - tail], b[head : len(b) - tail]
+    matcher = difflib.SequenceMatcher(None, a_mid, b_mid, autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
-            out.append(Segment("same", "".join(a[i1:i2])))
+            out.append(Segment("same", "".join(a_mid[i1:i2])))
             continue
         if op in ("delete", "replace"):
-            out.append(Segment("del", "".join(a[i1:i2])))
+            out.append(Segment("del", "".join(a_mid[i1:i2])))
         if op in ("insert", "replace"):
-            out.append(Segment("ins", "".join(b[j1:j2])))
+            out.append(Segment("ins", "".join(b_mid[j1:j2])))
+    out.append(Segment("same", "".join(a[len(a) - tail :])))
     return _merge(out)
 
 

@@ -61,11 +61,18 @@ def make_citation(i: int, j: int) -> CitationResult:
             verdict=verdict,  # type: ignore[arg-type]
             detail=f"synthetic {verdict} case",
         )
+    unique = f" Synthetic trial {i}.{j}."  # no two reports share a passage (no cache hits)
     issued = PassageView(
-        record_id=record_id, version="2025-01-15", path="trial.brief_summary.1", text=_ISSUED
+        record_id=record_id,
+        version="2025-01-15",
+        path="trial.brief_summary.1",
+        text=_ISSUED + unique,
     )
     current = PassageView(
-        record_id=record_id, version="2025-06-02", path="trial.brief_summary.1", text=_NOW
+        record_id=record_id,
+        version="2025-06-02",
+        path="trial.brief_summary.1",
+        text=_NOW + unique,
     )
     record = RecordView(
         record_id=record_id,
