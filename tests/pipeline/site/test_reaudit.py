@@ -4,6 +4,7 @@ lists exactly the citations whose status changed (newly retracted, new version, 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -11,9 +12,9 @@ from audit.duckdb_corpus import DuckDBCorpus
 from audit.engine import AnswerInput, CitationInput, SentenceInput, audit_answer
 from audit.handles import Locator, mint
 from audit.keys import Keyring
-from audit.report import Report
+from audit.report import CitationResult, Flag, RecordView, Report
 from pipeline.site.build import build_site, load_site
-from pipeline.site.reaudit import compare_reports
+from pipeline.site.reaudit import compare_citation, compare_reports
 from tests.pipeline.site.factory import demo_records, write_snapshot
 
 KEYS = Keyring.demo_keyring()
@@ -134,3 +135,52 @@ def test_the_reaudit_page_and_the_index_show_the_changes(
     assert "3 cited passages have changed status since publication" in index
     report = (out / "reports/answer.html").read_text(encoding="utf-8")
     assert "3 citations changed status since publication." in report
+
+
+def _citation(
+    verdict: str = "ok", flags: tuple[tuple[str, str | None], ...] = (), **record: Any
+) -> CitationResult:
+    view = None
+    if record:
+        view = RecordView(record_id="pmid:99000001", source="pubmed", **record)
+    return CitationResult(
+        raw="[h]",
+        handle="pmid:99000001/abstract.1~abcde",
+        verdict=verdict,  # type: ignore[arg-type]
+        flags=[Flag(name=n, detail=d) for n, d in flags],  # type: ignore[arg-type]
+        record=view,
+    )
+
+
+@pytest.mark.parametrize(
+    ("was", "now", "kinds"),
+    [
+        (_citation(), _citation(), []),
+        (_citation(), _citation("unavailable"), ["unavailable"]),
+        (_citation(), _citation("quote_mismatch"), ["now quote_mismatch"]),
+        (
+            _citation(flags=(("expression_of_concern", "pmid:99000005"),)),
+            _citation(),
+            ["expression of concern lifted"],
+        ),
+        (
+            _citation(flags=(("version_changed", "current 2"),)),
+            _citation(flags=(("version_changed", "current 3"),)),
+            ["new version"],
+        ),
+        (
+            _citation(current_version="1"),
+            _citation(current_version="2"),
+            ["new version"],
+        ),
+        (
+            _citation(current_version="1"),
+            _citation(current_version="1", withdrawn=True),
+            ["withdrawn"],
+        ),
+    ],
+)
+def test_each_kind_of_change_is_named(
+    was: CitationResult, now: CitationResult, kinds: list[str]
+) -> None:
+    assert compare_citation(was, now)[0] == kinds
