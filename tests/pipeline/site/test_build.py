@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+import html5lib
 import pytest
 
 from audit.errors import InputError
@@ -103,6 +104,13 @@ def test_hostile_text_in_answers_and_records_is_inert(site: Path) -> None:
     assert "Zentravir cohort &lt;script&gt;" in snapshot  # record text from the snapshot
     for page in pages:
         assert HOSTILE not in page.read_text(encoding="utf-8")
+
+
+def test_every_page_parses_without_a_single_html5_parse_error(site: Path) -> None:
+    parser = html5lib.HTMLParser(strict=True, namespaceHTMLElements=False)
+    for page in pages_of(site):
+        parser.parse(page.read_text(encoding="utf-8"))  # raises on the first parse error
+        assert parser.errors == [], page
 
 
 def test_every_page_has_the_csp_and_no_external_reference(site: Path) -> None:
