@@ -94,18 +94,25 @@ def find_candidates(text: str) -> list[Candidate]:
 
 
 def bracket_pairs(text: str) -> dict[int, int]:
-    """Matching ``[``/``(`` → ``]``/``)`` positions; unmatched brackets are ignored."""
+    """Matching ``[``/``(`` → ``]``/``)`` positions; unmatched brackets are ignored.
+
+    A closer pops openers down to its own kind (dropping unclosed ones above it); a closer
+    with no opener of its kind open is skipped. Linear time.
+    """
     pairs: dict[int, int] = {}
     stack: list[tuple[str, int]] = []
+    open_count = {"]": 0, ")": 0}
     closer_of = {"[": "]", "(": ")"}
     for index, char in enumerate(text):
         if char in closer_of:
             stack.append((closer_of[char], index))
-        elif char in "])":
-            for depth in range(len(stack) - 1, -1, -1):
-                if stack[depth][0] == char:
-                    pairs[stack[depth][1]] = index
-                    del stack[depth:]
+            open_count[closer_of[char]] += 1
+        elif open_count.get(char):
+            while True:
+                kind, opened = stack.pop()
+                open_count[kind] -= 1
+                if kind == char:
+                    pairs[opened] = index
                     break
     return pairs
 
@@ -131,10 +138,31 @@ def closed_quote(text: str, at: int, limit: int) -> int | None:
     closers = QUOTE_CLOSERS.get(text[at])
     if closers is None:
         return None
-    for index in range(at + 1, limit):
-        if text[index] in closers:
-            return index
-    return None
+    found = [i for i in (text.find(c, at + 1, limit) for c in closers) if i >= 0]
+    return min(found) if found else None
+
+
+class _QuoteFinder:
+    """:func:`closed_quote` with memory, so many openers in one region cost linear time.
+
+    If the search from ``at`` found the closer at ``c`` (or none before ``limit``), a search
+    for the same closers from any later ``at2 < c`` has the same answer.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.memory: dict[tuple[str, int], tuple[int, int | None]] = {}
+
+    def __call__(self, at: int, limit: int) -> int | None:
+        closers = QUOTE_CLOSERS.get(self.text[at])
+        if closers is None:
+            return None
+        known = self.memory.get((closers, limit))
+        if known is not None and known[0] < at and (known[1] is None or at < known[1]):
+            return known[1]
+        found = closed_quote(self.text, at, limit)
+        self.memory[(closers, limit)] = (at, found)
+        return found
 
 
 @dataclass
@@ -147,6 +175,7 @@ class _Token:
 def _tokens(text: str, start: int, end: int, cands: list[Candidate]) -> list[_Token]:
     """Tokenize a group's content: handles (atomic), closed quotes, separators, other text."""
     tokens: list[_Token] = []
+    quote_end = _QuoteFinder(text)
     starts = {c.start: c for c in cands}
     next_starts = sorted(starts)
     index = start
@@ -156,7 +185,7 @@ def _tokens(text: str, start: int, end: int, cands: list[Candidate]) -> list[_To
             index = starts[index].end
             continue
         limit = next_starts[bisect_left(next_starts, index)] if index < next_starts[-1] else end
-        close = closed_quote(text, index, min(limit, end))
+        close = quote_end(index, min(limit, end))
         if close is not None:
             tokens.append(_Token("quote", index, close + 1))
             index = close + 1
@@ -203,9 +232,10 @@ def _pair_up(text: str, tokens: list[_Token]) -> list[Element]:
             continue
         pending = []
         given: dict[int, list[_Token]] = {id(h): [] for h in handles}
+        handle_starts = [h.start for h in handles]
         for quote in quotes:
-            before = [h for h in handles if h.start < quote.start]
-            given[id(before[-1] if before else handles[0])].append(quote)
+            before = bisect_left(handle_starts, quote.start)  # handles before the quote
+            given[id(handles[max(0, before - 1)])].append(quote)
         for handle in handles:
             for quote in given[id(handle)] or [None]:
                 elements.append(_element(text, handle, quote))

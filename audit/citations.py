@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_right
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from audit.citation_scan import Element, find_units
 from audit.errors import CitationSyntaxError, InputError, LimitExceeded
@@ -125,6 +125,22 @@ class _Entry:
     content_start: int
     content_end: int
     elements: list[tuple[Element, str]] = field(default_factory=list)  # element, entry text
+    _parsed: list[Citation] | None = None
+
+    def parsed(self) -> list[Citation]:
+        """The entry's citations, parsed once (spans relative to the entry text)."""
+        if self._parsed is None:
+            self._parsed = [
+                make_citation(
+                    content[e.raw_start : e.raw_end],
+                    content[e.handle_start : e.handle_end],
+                    e.quote,
+                    e.raw_start,
+                    e.raw_end,
+                )
+                for e, content in self.elements
+            ]
+        return self._parsed
 
 
 @dataclass
@@ -237,10 +253,7 @@ def _footnote_citations(refs: _References, match: re.Match[str], start: int) -> 
                 )
             )
             continue
-        for element, content in entry.elements:
-            raw = content[element.raw_start : element.raw_end]
-            handle_text = content[element.handle_start : element.handle_end]
-            citations.append(make_citation(raw, handle_text, element.quote, start, end))
+        citations.extend(replace(c, start=start, end=end) for c in entry.parsed())
     return citations
 
 
@@ -276,10 +289,13 @@ def _pieces(block: Block, text: str, refs: _References) -> list[_Piece]:
             )
         pieces.append(_Piece(unit.start, unit.end, unit.replacement, citations))
     if refs.entries:
-        taken = [(p.start, p.end) for p in pieces]
+        taken_starts = [p.start for p in pieces]  # sorted, non-overlapping
         for match in _MARKER.finditer(text):
-            if any(s < match.end() and match.start() < e for s, e in taken):
-                continue
+            at = bisect_right(taken_starts, match.start()) - 1
+            if at >= 0 and match.start() < pieces[at].end:
+                continue  # inside a unit
+            if at + 1 < len(taken_starts) and taken_starts[at + 1] < match.end():
+                continue  # overlaps the next unit
             cites = _footnote_citations(refs, match, block.to_answer(match.start()))
             pieces.append(_Piece(match.start(), match.end(), "", cites))
         pieces.sort(key=lambda p: p.start)
@@ -370,16 +386,7 @@ def _finish(drafts: list[_Draft]) -> ParsedAnswer:
 def _unused_entry_draft(entry: _Entry, answer: str) -> _Draft:
     """A reference entry that no marker cites, audited as a list item (text as written)."""
     base = entry.content_start
-    citations = [
-        make_citation(
-            content[e.raw_start : e.raw_end],
-            content[e.handle_start : e.handle_end],
-            e.quote,
-            base + e.raw_start,
-            base + e.raw_end,
-        )
-        for e, content in entry.elements
-    ]
+    citations = [replace(c, start=base + c.start, end=base + c.end) for c in entry.parsed()]
     return _Draft(clean(answer[entry.content_start : entry.content_end]), "list_item", citations)
 
 

@@ -38,7 +38,6 @@ _QUOTE_MARKER = re.compile(r"[ ]{0,3}(?:>[ ]?)+")
 
 _BOUNDARY = re.compile(r"[.!?]+[\"'”’)\]*_]*(?=\s)")
 _STARTER = re.compile(r"\s+[\"'“‘(\[*_]*[A-Z0-9]")
-_WORD_BEFORE = re.compile(r"(\S+)$")
 _INITIALS = re.compile(r"(?:[A-Za-z]\.)+")
 
 _LEAD_IN = re.compile(r"[ \t]*(\*\*|__)(?P<text>[^*_\n]{1,120}?)\1[ \t]*(?P<punct>[:.—–-]?)")
@@ -151,10 +150,10 @@ def split_blocks(answer: str, skip: frozenset[int] = frozenset()) -> list[Block]
 
 def _is_abbreviation(text: str, stop: int) -> bool:
     """True when the word ending at ``stop`` (just after its ``.``) is an abbreviation."""
-    match = _WORD_BEFORE.search(text, 0, stop)
-    if match is None:
-        return False
-    word = match.group(1).lstrip("(\"'“‘*_[").lower()
+    begin = stop
+    while begin > 0 and not text[begin - 1].isspace():
+        begin -= 1
+    word = text[begin:stop].lstrip("(\"'“‘*_[").lower()
     if word in ABBREVIATIONS or text[max(0, stop - 6) : stop].lower() == "et al.":
         return True
     return bool(_INITIALS.fullmatch(word))  # "J.", "U.S.", "e.g."
