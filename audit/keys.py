@@ -64,29 +64,17 @@ def fingerprint(key: bytes) -> str:
     return hashlib.sha256(b"citeseal key fingerprint\x00" + key).hexdigest()[:12]
 
 
-class _Pads:
-    """HMAC-SHA256 with the key pads hashed once (RFC 2104), copied per message.
+def _key_pads(key: bytes) -> tuple[Any, Any]:
+    """HMAC-SHA256 key pads hashed once (RFC 2104): (inner, outer) hash objects to copy.
 
-    Same result as ``hmac.new(key, message, "sha256").digest()``, without rebuilding the pads:
-    one ``.copy()`` of each prepared hash per message.
+    ``outer.copy().update(inner.copy().update(m).digest())`` equals
+    ``hmac.new(key, m, "sha256")`` without rebuilding the pads per message.
     """
-
-    __slots__ = ("inner", "outer")
-
-    def __init__(self, key: bytes) -> None:
-        block = hashlib.sha256().block_size
-        if len(key) > block:
-            key = hashlib.sha256(key).digest()
-        key = key.ljust(block, b"\0")
-        self.inner = hashlib.sha256(key.translate(_IPAD))
-        self.outer = hashlib.sha256(key.translate(_OPAD))
-
-    def digest(self, data: bytes) -> bytes:
-        inner = self.inner.copy()
-        inner.update(data)
-        outer = self.outer.copy()
-        outer.update(inner.digest())
-        return outer.digest()
+    block = hashlib.sha256().block_size
+    if len(key) > block:
+        key = hashlib.sha256(key).digest()
+    key = key.ljust(block, b"\0")
+    return hashlib.sha256(key.translate(_IPAD)), hashlib.sha256(key.translate(_OPAD))
 
 
 _IPAD = bytes(x ^ 0x36 for x in range(256))
@@ -111,7 +99,7 @@ class Keyring:
                     f"key is {len(key)} bytes long; a key needs at least {MIN_KEY_BYTES} bytes"
                 )
         self._keys: tuple[bytes, ...] = tuple(keys)
-        self._pads = tuple(_Pads(key) for key in self._keys)
+        self._pads = tuple(_key_pads(key) for key in self._keys)
         self.demo = demo
         self.fingerprint = fingerprint(self._keys[0])
 
@@ -138,16 +126,28 @@ class Keyring:
 
     def check_code(self, message: str) -> str:
         """The 5-character check code of ``message`` under the current key."""
-        return _encode_check(self._pads[0].digest(message.encode("utf-8")))
+        inner_pad, outer_pad = self._pads[0]
+        inner = inner_pad.copy()
+        inner.update(message.encode("utf-8"))
+        outer = outer_pad.copy()
+        outer.update(inner.digest())
+        return _encode_check(outer.digest())
 
     def verifies(self, message: str, check: str) -> bool:
-        """True when ``check`` is the check code of ``message`` under any key (constant time)."""
+        """True when ``check`` is the check code of ``message`` under any key (constant time).
+
+        The hot path of an audit: two hash copies per key tried, no per-message key setup.
+        """
         if len(check) != CHECK_LENGTH or not check.isascii():
             return False
         data = message.encode("utf-8")
         ok = False
-        for pad in self._pads:
-            ok |= hmac.compare_digest(_encode_check(pad.digest(data)), check)
+        for inner_pad, outer_pad in self._pads:
+            inner = inner_pad.copy()
+            inner.update(data)
+            outer = outer_pad.copy()
+            outer.update(inner.digest())
+            ok |= hmac.compare_digest(_encode_check(outer.digest()), check)
         return ok
 
 
