@@ -33,6 +33,7 @@ from pipeline.http import Exchange, HttpClient
 from pipeline.records import SOURCES, Record
 from pipeline.replay import RecordingTransport, ReplayTransport
 from pipeline.settings import Settings
+from pipeline.snapshot.background import Background
 from pipeline.snapshot.ingest import Ingest
 from pipeline.snapshot.lineage import (
     carry_parent,
@@ -273,6 +274,7 @@ class _Run:
     totals: tuple[int, int, int] = (0, 0, 0)
     parent_ref: ParentRef | None = None
     _ingest: Ingest | None = None
+    _background: Background | None = None
     _writer: BatchWriter | None = None
     _responses: list[ResponseRow] = field(default_factory=list)
     _response_bytes: int = 0
@@ -290,8 +292,12 @@ class _Run:
                 carry_parent(con, self.options.parent)
             self._writer = BatchWriter(con, work)
             self._ingest = Ingest(con, self._writer, self.snapshot_id, _fold())
-            outcome = self._harvest(cache)
-            self._flush()
+            with Background() as background:
+                self._background = background
+                outcome = self._harvest(cache)
+                self._flush()
+                background.drain()
+            self._background = None
             self.withdrawn = finalize_state(con, outcome.missing, self.snapshot_id)
             self._write_sources(con)
             self.totals = _totals(con)
@@ -348,6 +354,7 @@ class _Run:
             )
             outcome = harvester.run()
             if self.options.refresh and self._ingest is not None:
+                self._submit(None)  # drain: the look-up below must see every batch
                 unseen = unseen_records(self._ingest.con, self.spec.sources())
                 for source in list(unseen):
                     unseen[source] = [r for r in unseen[source] if r not in outcome.missing]
@@ -360,8 +367,20 @@ class _Run:
 
     # -- the Sink protocol (pipeline.harvest) ---------------------------------------------------
     def records(self, source: str, records: Sequence[Record]) -> None:
-        assert self._ingest is not None
-        self._ingest.add(source, records)
+        ingest = self._ingest
+        assert ingest is not None
+        self._submit(lambda: ingest.add(source, records))
+
+    def _submit(self, task: Callable[[], None] | None) -> None:
+        """Run ``task`` on the writer thread (None: wait until the queued work is done)."""
+        background = self._background
+        if background is None:
+            if task is not None:
+                task()
+        elif task is None:
+            background.drain()
+        else:
+            background.submit(task)
 
     def failure(self, source: str, step: str, error: HarvestError | ParseError) -> None:
         self.state.setdefault(source, _SourceState()).failures += 1
@@ -402,14 +421,18 @@ class _Run:
             self._flush()
 
     def _flush(self) -> None:
-        if self._writer is None:
+        writer = self._writer
+        if writer is None:
             return
         first = self._response_id - len(self._responses) + 1
-        self._writer.insert("responses", (r.row(first + i) for i, r in enumerate(self._responses)))
-        self._writer.insert("harvest_log", self._log)
-        self._responses.clear()
-        self._log.clear()
-        self._response_bytes = 0
+        responses, log = self._responses, self._log
+        self._responses, self._log, self._response_bytes = [], [], 0
+
+        def task() -> None:
+            writer.insert("responses", (r.row(first + i) for i, r in enumerate(responses)))
+            writer.insert("harvest_log", log)
+
+        self._submit(task)
 
     # -- summary ------------------------------------------------------------------------------
     def _status(self, source: str) -> str:

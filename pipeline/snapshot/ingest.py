@@ -129,6 +129,7 @@ class Ingest:
     def _passage_rows(self, new: list[tuple[Record, str, Decision]]) -> list[tuple[Any, ...]]:
         rows: list[tuple[Any, ...]] = []
         fold = self.fold
+        # the folded text is staged only where it differs from the text (see store._SELECT)
         for record, _, decision in new:
             paths: set[str] = set()
             for seq, passage in enumerate(record.passages, start=1):
@@ -139,6 +140,7 @@ class Ingest:
                     )
                     continue
                 paths.add(passage.path)
+                folded = fold(passage.text)
                 rows.append(
                     (
                         record.record_id,
@@ -147,7 +149,7 @@ class Ingest:
                         seq,
                         passage.section,
                         passage.text,
-                        fold(passage.text),
+                        None if folded == passage.text else folded,
                     )
                 )
         return rows

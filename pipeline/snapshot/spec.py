@@ -341,38 +341,28 @@ def locate_key(text: str, loc: tuple[Any, ...]) -> int | None:
     their lines; inside them the keys are found in order, an index ``[i]`` skipping to the
     ``i``-th inline table (``{``) or array item after the key before it.
     """
-    lines = text.splitlines()
     if not loc:
         return None
-    start, end = 0, len(lines)
-    parts = list(loc)
-    head = str(parts[0])
-    header_lines = [(i, m) for i, line in enumerate(lines) if (m := _HEADER.match(line))]
-    table = [i for i, m in header_lines if m.group(1) == "[" and m.group(2) == head]
-    if table:
-        start = table[0]
-        following = [i for i, _ in header_lines if i > start]
-        end = following[0] if following else len(lines)
-        parts = parts[1:]
-        if not parts:
-            return start + 1
-        if len(parts) >= 2 and isinstance(parts[1], int):
-            array = [
-                i
-                for i, m in header_lines
-                if m.group(1) == "[[" and m.group(2) == f"{head}.{parts[0]}"
-            ]
-            if len(array) > parts[1]:
-                start = array[parts[1]]
-                following = [i for i, _ in header_lines if i > start]
-                end = following[0] if following else len(lines)
-                parts = parts[2:]
-                if not parts:
-                    return start + 1
-    else:
-        # top-level keys come before the first header
-        end = header_lines[0][0] if header_lines else len(lines)
-    return _scan(lines, start, end, parts)
+    lines = text.splitlines()
+    headers = [(i, m) for i, line in enumerate(lines) if (m := _HEADER.match(line))]
+
+    def block(index: int) -> tuple[int, int]:
+        following = [i for i, _ in headers if i > index]
+        return index, following[0] if following else len(lines)
+
+    head, parts = str(loc[0]), list(loc)
+    if len(parts) >= 3 and isinstance(parts[2], int):
+        name = f"{head}.{parts[1]}"
+        tables = [i for i, m in headers if m.group(1) == "[[" and m.group(2) == name]
+        if len(tables) > parts[2]:
+            start, end = block(tables[parts[2]])
+            return _scan(lines, start, end, parts[3:]) if parts[3:] else start + 1
+    tables = [i for i, m in headers if m.group(1) == "[" and m.group(2) == head]
+    if tables:
+        start, end = block(tables[0])
+        return _scan(lines, start, end, parts[1:]) if parts[1:] else start + 1
+    # a top-level key: before the first header
+    return _scan(lines, 0, headers[0][0] if headers else len(lines), parts)
 
 
 def _scan(lines: list[str], start: int, end: int, parts: list[Any]) -> int | None:

@@ -145,6 +145,13 @@ _COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 
 
+# How a staged column becomes a table column, where it is not copied as it is.
+_SELECT: dict[str, dict[str, str]] = {
+    "responses": {"body": "from_base64(body)::BLOB"},
+    "passages": {"folded": 'coalesce("folded", "text")'},  # staged NULL = same as the text
+}
+
+
 def connect(path: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
     """A connection to ``path`` with the bundled fts extension available (``LOAD fts``)."""
     try:
@@ -286,10 +293,8 @@ class BatchWriter:
         if source is None:
             return 0
         names = [name for name, _ in _COLUMNS[kind or table]]
-        select = ", ".join(
-            "from_base64(body)::BLOB AS body" if (table, n) == ("responses", "body") else f'"{n}"'
-            for n in names
-        )
+        special = _SELECT.get(table, {})
+        select = ", ".join(f'{special[n]} AS "{n}"' if n in special else f'"{n}"' for n in names)
         quoted = ", ".join(f'"{n}"' for n in names)
         sql = f"INSERT INTO {table} ({quoted}) SELECT {select} FROM {source}"  # noqa: S608
         result = self.con.execute(sql)

@@ -1,0 +1,249 @@
+"""The demo corpus built twice from replay: both versions kept, diff, verify, tampering."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from audit.keys import DEMO_KEY
+from pipeline.errors import TamperedSnapshotError
+from pipeline.settings import Settings
+from pipeline.snapshot.build import build_snapshot
+from pipeline.snapshot.diff import diff_snapshots
+from pipeline.snapshot.manifest import manifest_path, read_manifest, sha256_file
+from pipeline.snapshot.rebuild import rebuild_snapshot
+from pipeline.snapshot.schema import MIGRATIONS, SCHEMA_VERSION
+from pipeline.snapshot.verify import verify_snapshot
+from tests.pipeline.snapshot.conftest import DEMO_REPLAY, copy_demo_spec
+
+TRIAL = "nct:NCT99000001"
+LABEL = "setid:5eed0001-0000-4000-8000-000000000001"
+
+
+def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", "from pipeline.cli import main; main()", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=cwd,
+    )
+
+
+def query(path: Path, sql: str, params: list[object] | None = None) -> list[tuple[object, ...]]:
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        return con.execute(sql, params).fetchall()
+    finally:
+        con.close()
+
+
+def test_the_second_snapshot_holds_both_versions_of_the_trial_and_the_label(
+    demo_pair: tuple[Path, Path],
+) -> None:
+    first, second = demo_pair
+    got = query(
+        second,
+        "SELECT record_id, version, seq, origin FROM record_versions "
+        "WHERE record_id IN (?, ?) ORDER BY record_id, seq",
+        [TRIAL, LABEL],
+    )
+    assert got == [
+        (TRIAL, "2025-01-15", 1, "carried"),
+        (TRIAL, "2025-06-02", 2, "harvest"),
+        (LABEL, "3", 1, "carried"),
+        (LABEL, "4", 2, "harvest"),
+    ]
+    summaries = query(
+        second,
+        "SELECT version, text FROM passages WHERE record_id = ? "
+        "AND path = 'trial.brief_summary.1' ORDER BY version",
+        [TRIAL],
+    )
+    assert len(summaries) == 2
+    assert summaries[0][1] != summaries[1][1]
+    state = query(
+        second,
+        "SELECT record_id, current_version FROM record_state WHERE record_id IN (?, ?) ORDER BY 1",
+        [TRIAL, LABEL],
+    )
+    assert state == [(TRIAL, "2025-06-02"), (LABEL, "4")]
+    assert query(first, "SELECT count(*) FROM record_versions WHERE record_id = ?", [TRIAL]) == [
+        (1,)
+    ]
+
+
+def test_the_demo_snapshot_holds_every_source_and_the_planted_signals(
+    demo_pair: tuple[Path, Path],
+) -> None:
+    first, _ = demo_pair
+    m = read_manifest(first)
+    assert {s: v.status for s, v in m.sources.items()} == dict.fromkeys(
+        ("pubmed", "europepmc", "pubtator3", "crossref", "clinicaltrials", "openfda"), "ok"
+    )
+    assert m.failed_requests == []
+    assert m.schema_version == SCHEMA_VERSION
+    assert m.segmentation_version == "1"
+    assert m.mode == "replay"
+    ids = [r[0] for r in query(first, "SELECT record_id FROM record_state ORDER BY 1")]
+    for expected in ("pmid:99000002", "ppr:PPR990001", "pmcid:PMC99000001", TRIAL, LABEL):
+        assert expected in ids
+    flags = query(
+        first,
+        "SELECT record_id, retracted, expression_of_concern, preprint FROM records "
+        "WHERE record_id IN ('pmid:99000002', 'pmid:99000004', 'ppr:PPR990001') ORDER BY 1",
+    )
+    assert flags == [
+        ("pmid:99000002", True, False, False),
+        ("pmid:99000004", False, True, False),
+        ("ppr:PPR990001", False, False, True),
+    ]
+    assert query(first, "SELECT count(*) > 0 FROM annotations") == [(True,)]
+    assert query(first, "SELECT count(*) > 0 FROM responses") == [(True,)]
+    assert query(first, "SELECT id, name FROM schema_migrations ORDER BY id") == [
+        (m.id, m.name) for m in MIGRATIONS
+    ]
+
+
+def test_snapshots_hold_no_api_keys_no_handles_and_no_signing_key(tmp_path: Path) -> None:
+    secrets = ("NCBIKEY0123456789abcdef", "FDAKEY0123456789abcdef", "someone@example.org")
+    settings = Settings(ncbi_api_key=secrets[0], openfda_api_key=secrets[1], email=secrets[2])
+    spec = copy_demo_spec(tmp_path)
+    path = build_snapshot(spec, replay=[DEMO_REPLAY], settings=settings, resume=False).path
+    texts = query(
+        path,
+        "SELECT url || coalesce(request_body, '') FROM responses "
+        "UNION ALL SELECT coalesce(url, '') || coalesce(detail, '') FROM harvest_log "
+        "UNION ALL SELECT coalesce(value, '') FROM meta",
+    )
+    assert texts
+    for (text,) in texts:
+        assert isinstance(text, str)
+        assert not any(secret in text for secret in secrets)
+    columns = {r[0] for r in query(path, "SELECT column_name FROM information_schema.columns")}
+    assert not columns & {"handle", "check", "check_code", "hmac", "signing_key"}
+    raw = path.read_bytes()
+    assert DEMO_KEY not in raw
+    assert not any(secret.encode() in raw for secret in secrets)
+
+
+def test_diff_lists_the_changed_trial_and_label(demo_pair: tuple[Path, Path]) -> None:
+    first, second = demo_pair
+    diff = diff_snapshots(first, second)
+    assert [(c.record_id, c.old_version, c.new_version) for c in diff.changed] == [
+        (TRIAL, "2025-01-15", "2025-06-02"),
+        (LABEL, "3", "4"),
+    ]
+    assert diff.new_records == [] and diff.withdrawn == [] and diff.new_flags == []
+    done = cli("snapshot", "diff", str(first), str(second), "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert [c["record_id"] for c in data["changed"]] == [TRIAL, LABEL]
+    text = cli("snapshot", "diff", str(first), str(second)).stdout.splitlines()
+    assert text[1:4] == [
+        "  changed (2)",
+        f"    {TRIAL} @2025-01-15 → @2025-06-02  "
+        "Zentravir for Children With Farrow Syndrome (ZEN-FARROW-1)",
+        f"    {LABEL} @3 → @4  ZENTRAVIR",
+    ]
+
+
+def test_diff_against_an_empty_lineage_lists_new_records_and_flags(
+    demo_pair: tuple[Path, Path],
+) -> None:
+    first, second = demo_pair
+    reverse = diff_snapshots(second, first)  # comparing the other way: nothing is new
+    assert reverse.new_records == []
+    fresh = diff_snapshots(second, second)
+    assert fresh.empty
+
+
+def test_verify_passes_then_fails_after_one_byte_changes(
+    demo_pair: tuple[Path, Path], tmp_path: Path
+) -> None:
+    _, second = demo_pair
+    report = verify_snapshot(second)
+    assert report.parent == "ok"
+    assert report.checks[0] == f"sha256 {sha256_file(second)} matches the manifest"
+    done = cli("snapshot", "verify", str(second))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"ok {second}\n")
+
+    copy = tmp_path / second.name
+    shutil.copy(second, copy)
+    shutil.copy(manifest_path(second), manifest_path(copy))
+    verify_snapshot(copy)
+    data = bytearray(copy.read_bytes())
+    data[len(data) // 3] ^= 0x01
+    copy.write_bytes(bytes(data))
+    with pytest.raises(TamperedSnapshotError):
+        verify_snapshot(copy)
+    done = cli("snapshot", "verify", str(copy))
+    assert done.returncode == 1
+    manifest = read_manifest(copy)
+    size = copy.stat().st_size
+    assert done.stderr.splitlines() == [
+        f"error: {copy} does not match its manifest: sha256 {sha256_file(copy)} ({size} bytes), "
+        f"manifest says {manifest.sha256} ({manifest.size} bytes)",
+        "hint: the file was changed after it was built; rebuild it or restore a copy",
+    ]
+
+
+def test_verify_without_a_manifest_is_a_one_line_error(
+    demo_pair: tuple[Path, Path], tmp_path: Path
+) -> None:
+    first, _ = demo_pair
+    copy = Path(shutil.copy(first, tmp_path / first.name))
+    done = cli("snapshot", "verify", str(copy))
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"error: snapshot {copy} has no manifest ({manifest_path(copy).name} is missing)\n"
+    )
+
+
+def test_info_and_list_describe_the_corpus(demo_pair: tuple[Path, Path]) -> None:
+    first, second = demo_pair
+    done = cli("snapshot", "info", str(second.parent), "--json")
+    assert done.returncode == 0, done.stderr
+    info = json.loads(done.stdout)
+    assert info["path"] == str(second)
+    assert info["meta"]["parent_snapshot_id"] == first.stem
+    assert info["lineage"]["clinicaltrials"] == {
+        "records": 3,
+        "withdrawn": 0,
+        "versions": 4,
+        "passages": info["lineage"]["clinicaltrials"]["passages"],
+    }
+    listing = cli("snapshot", "list", str(second.parent.parent), "--json")
+    rows = json.loads(listing.stdout)
+    assert [r["path"] for r in rows] == [str(first), str(second)]
+    assert rows[1]["parent"] == first.stem
+
+
+def test_rebuild_reparses_stored_responses_into_a_child(
+    demo_pair: tuple[Path, Path], tmp_path: Path
+) -> None:
+    _, second = demo_pair
+    folder = tmp_path / "demo"
+    folder.mkdir()
+    copy = Path(shutil.copy(second, folder / second.name))
+    shutil.copy(manifest_path(second), manifest_path(copy))
+    shutil.copy(
+        second.parent / read_manifest(second).parent.path,  # type: ignore[union-attr]
+        folder,
+    )
+    result = rebuild_snapshot(copy)
+    m = result.manifest
+    assert m.mode == "rebuild"
+    assert m.rebuilt_from is not None and m.rebuilt_from.sha256 == read_manifest(copy).sha256
+    assert m.parent is not None and m.parent.snapshot_id == copy.stem
+    assert sum(s.new_versions for s in m.sources.values()) == 0  # same parsers, same content
+    assert (m.records, m.versions) == (read_manifest(copy).records, read_manifest(copy).versions)
+    assert m.failed_requests == []
+    verify_snapshot(result.path)

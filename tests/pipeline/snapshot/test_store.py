@@ -1,0 +1,124 @@
+"""Named, recorded migrations, schema checks, batched writes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pipeline.errors import SnapshotError
+from pipeline.snapshot.schema import MIGRATIONS
+from pipeline.snapshot.store import (
+    BatchWriter,
+    ResponseRow,
+    applied_migrations,
+    apply_migrations,
+    check_schema,
+    connect,
+    unpack_body,
+)
+
+
+def test_migrations_are_applied_in_order_and_recorded_once(tmp_path: Path) -> None:
+    con = connect(tmp_path / "s.duckdb")
+    assert apply_migrations(con, now="2025-01-01T00:00:00Z") == [m.id for m in MIGRATIONS]
+    assert apply_migrations(con) == []
+    rows = con.execute("SELECT id, name, applied_at FROM schema_migrations ORDER BY id").fetchall()
+    assert rows == [(m.id, m.name, "2025-01-01T00:00:00Z") for m in MIGRATIONS]
+    check_schema(con, "s.duckdb")
+    columns = [r[0] for r in con.execute("DESCRIBE responses").fetchall()]
+    assert columns[-1] == "request_body"
+    con.close()
+
+
+def test_a_database_that_is_not_a_snapshot_is_refused(tmp_path: Path) -> None:
+    con = duckdb.connect(str(tmp_path / "other.duckdb"))
+    con.execute("CREATE TABLE t (x INTEGER)")
+    with pytest.raises(SnapshotError) as caught:
+        check_schema(con, "other.duckdb")
+    assert (
+        str(caught.value) == "other.duckdb is not a citeseal snapshot (no schema_migrations table)"
+    )
+    con.close()
+
+
+def test_a_migration_recorded_under_another_name_is_refused(tmp_path: Path) -> None:
+    con = connect(tmp_path / "s.duckdb")
+    apply_migrations(con)
+    con.execute("UPDATE schema_migrations SET name = 'renamed' WHERE id = 2")
+    with pytest.raises(SnapshotError) as caught:
+        apply_migrations(con)
+    assert str(caught.value) == (
+        "migration 2 is recorded as 'renamed', expected 'responses_request_body'"
+    )
+    assert applied_migrations(con)[1] == (2, "renamed")
+    con.close()
+
+
+def test_a_missing_table_is_named(tmp_path: Path) -> None:
+    con = connect(tmp_path / "s.duckdb")
+    apply_migrations(con)
+    con.execute("DROP TABLE harvest_log")
+    with pytest.raises(SnapshotError) as caught:
+        check_schema(con, "s.duckdb")
+    assert str(caught.value) == "s.duckdb lacks the table 'harvest_log'"
+    con.close()
+
+
+text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=60)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(text, text, st.one_of(st.none(), text), st.integers(-(2**31), 2**31 - 1)),
+        max_size=20,
+    )
+)
+def test_batched_writes_round_trip_any_text(rows: list[tuple[str, str, str | None, int]]) -> None:
+    con = duckdb.connect()
+    con.execute(
+        "CREATE TABLE passages (record_id VARCHAR, version VARCHAR, path VARCHAR, seq INTEGER, "
+        "section VARCHAR, text VARCHAR, folded VARCHAR)"
+    )
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        writer = BatchWriter(con, Path(tmp))
+        staged = [
+            (a, "1", f"p{i}", n, c, b, None if i % 2 else a) for i, (a, b, c, n) in enumerate(rows)
+        ]
+        assert writer.insert("passages", staged) == len(rows)
+        assert list(Path(tmp).iterdir()) == []
+    got = con.execute("SELECT * FROM passages ORDER BY seq, path").fetchall()
+    expected = [(a, v, p, n, c, b, f if f is not None else b) for a, v, p, n, c, b, f in staged]
+    assert sorted(got, key=lambda r: (r[3], r[2])) == sorted(expected, key=lambda r: (r[3], r[2]))
+
+
+def test_responses_are_stored_compressed_and_come_back_whole(tmp_path: Path) -> None:
+    con = connect(tmp_path / "s.duckdb")
+    apply_migrations(con)
+    body = ("<PubmedArticleSet>" + "é zentravir " * 500 + "</PubmedArticleSet>").encode()
+    row = ResponseRow(
+        "pubmed",
+        "POST",
+        "https://x/efetch.fcgi",
+        200,
+        "text/xml",
+        body,
+        "2025-01-01T00:00:00Z",
+        "db=pubmed&id=99000001",
+    )
+    BatchWriter(con, tmp_path / "w").insert("responses", [row.row(1)])
+    stored = con.execute("SELECT body, sha256, request_body, octet_length(body) FROM responses")
+    blob, digest, form, size = stored.fetchone()  # type: ignore[misc]
+    assert unpack_body(blob) == body
+    assert size < len(body) // 4
+    assert form == "db=pubmed&id=99000001"
+    import hashlib
+
+    assert digest == hashlib.sha256(body).hexdigest()
+    con.close()

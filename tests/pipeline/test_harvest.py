@@ -1,0 +1,166 @@
+"""Harvest orchestration: queries and ids per source, enrichment, failures, re-checks."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import httpx
+import pytest
+
+from pipeline.errors import HarvestError, ParseError, TerminalHarvestError
+from pipeline.harvest import Harvester
+from pipeline.http import HttpClient
+from pipeline.records import Annotation, Flags, Passage, Record, Relation
+from pipeline.settings import Settings
+from pipeline.snapshot.progress import NullProgress
+from pipeline.snapshot.spec import parse_spec
+from pipeline.sources import crossref, europepmc, pubmed, pubtator3
+
+
+class Sink:
+    def __init__(self) -> None:
+        self.delivered: list[tuple[str, Record]] = []
+        self.failures: list[tuple[str, str, str]] = []
+        self.steps: list[tuple[str, str, int]] = []
+
+    def records(self, source: str, records: Sequence[Record]) -> None:
+        self.delivered.extend((source, r) for r in records)
+
+    def failure(self, source: str, step: str, error: HarvestError | ParseError) -> None:
+        self.failures.append((source, step, error.message))
+
+    def step(self, source: str, step: str, count: int, detail: str | None = None) -> None:
+        del detail
+        self.steps.append((source, step, count))
+
+
+def article(pmid: str, *, doi: str | None = None, pmcid: str | None = None) -> Record:
+    return Record(
+        record_id=f"pmid:{pmid}",
+        source="pubmed",
+        pmid=pmid,
+        doi=doi,
+        pmcid=pmcid,
+        flags=Flags(retracted=False, expression_of_concern=False, preprint=False),
+        passages=[Passage(path="title", section="Title", text=f"Article {pmid}")],
+    )
+
+
+SPEC = """\
+name = "h"
+[pubmed]
+queries = [{ term = "zentravir", limit = 5, mindate = "2020-01-15" }]
+ids = ["99000003"]
+annotations = true
+[europepmc]
+full_text = true
+[crossref]
+updates = true
+"""
+
+
+@pytest.fixture
+def calls(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[object]]:
+    log: dict[str, list[object]] = {"search": [], "fetch": [], "pubtator": [], "doi": [], "ft": []}
+
+    def search_ids(client: HttpClient, term: str, **kw: object) -> list[str]:
+        log["search"].append((term, kw))
+        return ["99000001", "99000002", "99000003"]
+
+    def fetch_records(client: HttpClient, pmids: Sequence[str]) -> list[Record]:
+        log["fetch"].append(list(pmids))
+        known = {
+            "99000001": article("99000001", doi="10.5555/demo.0001", pmcid="PMC99000001"),
+            "99000002": article("99000002", doi="10.5555/demo.0002"),
+        }
+        return [known[p] for p in pmids if p in known]
+
+    def fetch_annotations(
+        client: HttpClient, pmids: Sequence[str], *, records: object = None
+    ) -> dict[str, list[Annotation]]:
+        log["pubtator"].append(sorted(pmids))
+        span = Annotation(path="title", start=0, end=7, text="Article", type="Chemical")
+        return {"pmid:99000001": [span]}
+
+    def fetch_update_relations(client: HttpClient, doi: str) -> list[Relation]:
+        log["doi"].append(doi)
+        if doi == "10.5555/demo.0002":
+            return [
+                Relation(kind="retraction_in", target="doi:10.5555/demo.0003", source="crossref")
+            ]
+        return []
+
+    def fetch_full_text(client: HttpClient, pmcid: str) -> Record | None:
+        log["ft"].append(pmcid)
+        return Record(
+            record_id=f"pmcid:{pmcid}", source="europepmc", pmcid=pmcid, doi="10.5555/demo.0001"
+        )
+
+    monkeypatch.setattr(pubmed, "search_ids", search_ids)
+    monkeypatch.setattr(pubmed, "fetch_records", fetch_records)
+    monkeypatch.setattr(pubtator3, "fetch_annotations", fetch_annotations)
+    monkeypatch.setattr(crossref, "fetch_update_relations", fetch_update_relations)
+    monkeypatch.setattr(europepmc, "fetch_full_text", fetch_full_text)
+    return log
+
+
+def harvest(spec_text: str, sink: Sink, *, strict: bool = False) -> Harvester:
+    """Run a harvest whose source functions are faked (the transport is never reached)."""
+    spec = parse_spec(spec_text, Path("h.toml"))
+    transport = httpx.MockTransport(lambda r: httpx.Response(500))
+    with HttpClient(Settings(), transport=transport) as client:
+        harvester = Harvester(spec, client, sink, NullProgress(), strict=strict)
+        harvester.run()
+    return harvester
+
+
+def test_pubmed_records_are_enriched_before_delivery(calls: dict[str, list[object]]) -> None:
+    sink = Sink()
+    harvester = harvest(SPEC, sink)
+    assert calls["search"] == [
+        ("zentravir", {"limit": 5, "mindate": "2020/01/15", "maxdate": None})
+    ]
+    assert calls["fetch"] == [["99000001", "99000002", "99000003"]]
+    assert harvester.outcome.missing == {"pmid:99000003"}
+    by_id = {r.record_id: (s, r) for s, r in sink.delivered}
+    assert sorted(by_id) == ["pmcid:PMC99000001", "pmid:99000001", "pmid:99000002"]
+    assert [a.type for a in by_id["pmid:99000001"][1].annotations] == ["Chemical"]
+    retracted = by_id["pmid:99000002"][1]
+    assert retracted.flags.retracted is True
+    assert [r.target for r in retracted.relations] == ["doi:10.5555/demo.0003"]
+    assert by_id["pmcid:PMC99000001"][0] == "europepmc"
+    assert calls["ft"] == ["PMC99000001"]
+    assert calls["doi"] == ["10.5555/demo.0001", "10.5555/demo.0002"]  # the pmcid shares one
+    assert ("pubtator3", "annotations", 1) in sink.steps
+
+
+def test_a_failed_enrichment_is_reported_and_the_records_still_arrive(
+    calls: dict[str, list[object]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(client: HttpClient, pmids: Sequence[str], *, records: object = None) -> None:
+        raise TerminalHarvestError("GET www.ncbi.nlm.nih.gov/research/pubtator3-api answered 400")
+
+    monkeypatch.setattr(pubtator3, "fetch_annotations", broken)
+    sink = Sink()
+    harvest(SPEC, sink)
+    assert sink.failures == [
+        (
+            "pubtator3",
+            "annotations",
+            "GET www.ncbi.nlm.nih.gov/research/pubtator3-api answered 400",
+        )
+    ]
+    assert {r.record_id for _, r in sink.delivered} >= {"pmid:99000001", "pmid:99000002"}
+    with pytest.raises(TerminalHarvestError):
+        harvest(SPEC, Sink(), strict=True)
+
+
+def test_refresh_fetches_lineage_records_by_id(calls: dict[str, list[object]]) -> None:
+    sink = Sink()
+    harvester = harvest('name = "h"\n[pubmed]\n', sink)
+    assert calls["fetch"] == []
+    harvester.refresh({"pubmed": ["pmid:99000002", "pmid:99000009"]})
+    assert ["99000002", "99000009"] in calls["fetch"]
+    assert "pmid:99000009" in harvester.outcome.missing
+    assert [r.record_id for _, r in sink.delivered] == ["pmid:99000002"]
