@@ -33,7 +33,7 @@ from pipeline.snapshot.schema import MIGRATIONS
 RECORDS = 100_000
 PASSAGES_PER_RECORD = 10
 FIRST_PMID = 99_000_000
-ANSWERS = 2_000
+ANSWERS = 5_000
 CITATIONS_PER_ANSWER = 10
 
 # 12 words × ~6 chars × 6 repeats ≈ 400 characters of plain ASCII (folding changes nothing).
@@ -49,8 +49,9 @@ ELSE 'was not associated with' END || ' the risk (hazard ratio 0.' || (r % 90 + 
 
 def generate_snapshot(path: Path) -> None:
     """Write a snapshot of RECORDS × PASSAGES_PER_RECORD passages with the real schema."""
-    con = duckdb.connect(str(path), config={"enable_progress_bar": False})
+    con = duckdb.connect(str(path))
     try:
+        con.execute("SET enable_progress_bar = false")
         for migration in MIGRATIONS:
             con.execute(migration.sql)
         con.execute(
