@@ -13,7 +13,8 @@ streams. The corpus connection is the caller's and is shared by the whole run.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
@@ -313,7 +314,7 @@ def audit_many(
     now: datetime | None = None,
     chunk_answers: int = CHUNK_ANSWERS,
     chunk_citations: int = CHUNK_CITATIONS,
-) -> Iterator[Report]:
+) -> Generator[Report, None, None]:
     """Audit answers lazily, one report per input, in input order.
 
     ``inputs`` is consumed a chunk at a time; reports are yielded as each chunk is judged, so
@@ -334,10 +335,28 @@ def audit_many(
         fail_on=fail_on_policy(fail_on),
         created_at=iso_utc(now),
     )
-    for chunk in _chunks(inputs, max(1, chunk_answers), max(1, chunk_citations)):
-        lookup = _fetch(chunk, corpus, keyring)
+    chunks = _chunks(inputs, max(1, chunk_answers), max(1, chunk_citations))
+    for chunk, lookup in _looked_up(chunks, corpus, keyring):
         for item in chunk:
             yield _report(item, lookup, context)
+
+
+def _looked_up(
+    chunks: Iterator[list[AuditInput]], corpus: Corpus, keyring: Keyring
+) -> Iterator[tuple[list[AuditInput], _Lookup]]:
+    """Each chunk with its look-ups. The next chunk is read and looked up in one worker thread
+    while the caller judges the current one (DuckDB runs its query without holding the GIL),
+    so at most two chunks are held. Only the worker touches ``chunks`` and ``corpus``."""
+
+    def step() -> tuple[list[AuditInput], _Lookup] | None:
+        chunk = next(chunks, None)
+        return None if chunk is None else (chunk, _fetch(chunk, corpus, keyring))
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="citeseal-lookup") as pool:
+        pending = pool.submit(step)
+        while (ready := pending.result()) is not None:
+            pending = pool.submit(step)
+            yield ready
 
 
 def audit_answer(
