@@ -21,10 +21,10 @@ from typing import Annotated, get_args
 
 import typer
 
-from audit.citations import parse_answer, parse_claims
+from audit.citations import MAX_ANSWER_CHARS, MAX_CLAIMS_BYTES, parse_answer, parse_claims
 from audit.duckdb_corpus import DuckDBCorpus
 from audit.engine import AuditInput, audit_many
-from audit.errors import CiteSealError, InputError
+from audit.errors import CiteSealError, InputError, LimitExceeded
 from audit.render_text import render_markdown, render_text, summary_line
 from audit.report import FAIL_ON_ITEMS, FailOnItem, Report, report_json_schema_text
 from pipeline.cli.common import keyring_from_settings
@@ -83,16 +83,27 @@ def expand_inputs(names: list[str], *, claims: bool) -> list[_Source]:
     return sources
 
 
-def _read(source: _Source) -> AuditInput:
+def _read_bytes(source: _Source, limit: int) -> bytes:
+    """At most ``limit + 1`` bytes of the input, so a huge file is refused without loading it."""
     if source.path is None:
-        data = sys.stdin.buffer.read()
-    else:
-        try:
-            data = source.path.read_bytes()
-        except OSError as error:
-            raise InputError(f"cannot read: {error.strerror or error}") from None
+        return sys.stdin.buffer.read(limit + 1)
+    try:
+        with source.path.open("rb") as stream:
+            return stream.read(limit + 1)
+    except OSError as error:
+        raise InputError(f"cannot read: {error.strerror or error}") from None
+
+
+def _read(source: _Source) -> AuditInput:
     if source.claims:
+        data = _read_bytes(source, MAX_CLAIMS_BYTES)
         return AuditInput(source.label, parse_claims(data))
+    limit = MAX_ANSWER_CHARS * 4  # UTF-8 needs at most 4 bytes per character
+    data = _read_bytes(source, limit)
+    if len(data) > limit:
+        raise LimitExceeded(
+            f"answer is over {limit:,} bytes (limit {MAX_ANSWER_CHARS:,} characters)"
+        )
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:

@@ -364,3 +364,24 @@ def test_real_process_reads_stdin_and_shows_no_traceback(tmp_path: Path, snapsho
     assert done.returncode == 2
     assert done.stderr.startswith("error: -: claims JSON is not valid JSON: ")
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("size", "message"),
+    [
+        (200_001, "answer is 200,001 characters long (limit 200,000)"),
+        (800_001, "answer is over 800,000 bytes (limit 200,000 characters)"),
+    ],
+    ids=["too-many-characters", "too-many-bytes"],
+)
+def test_oversized_answer_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    snapshot: Path,
+    size: int,
+    message: str,
+) -> None:
+    path = write(tmp_path, "big.md", "x" * size)
+    done, out, err = run(monkeypatch, capsys, "audit", str(path), "-s", str(snapshot), "--demo-key")
+    assert (done, out, err) == (2, "", f"error: {path}: {message}\n")
