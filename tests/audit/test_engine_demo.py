@@ -291,6 +291,64 @@ def test_a_plain_record_has_no_flags(new: DuckDBCorpus) -> None:
     assert result.record is not None and result.record.title is not None
 
 
+@pytest.fixture(scope="session")
+def failed(demo: DemoSnapshots, tmp_path_factory: pytest.TempPathFactory) -> Iterator[DuckDBCorpus]:
+    """A rebuild of NEW in which every harvest failed (no recorded exchange): all carried."""
+    base = tmp_path_factory.mktemp("demo-failed")
+    spec = base / "demo.toml"
+    shutil.copy(DEMO / "demo.toml", spec)
+    (base / "empty").mkdir()
+    result = build_snapshot(
+        spec,
+        replay=[base / "empty"],
+        parent=demo.new,
+        settings=Settings(data_dir=base / "data"),
+        resume=False,
+    )
+    with DuckDBCorpus(result.path) as corpus:
+        yield corpus
+
+
+@pytest.fixture(scope="session")
+def literature(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DuckDBCorpus]:
+    """The demo spec without its registry sections: trials and labels not harvested."""
+    base = tmp_path_factory.mktemp("demo-literature")
+    spec = base / "demo.toml"
+    spec.write_text(
+        (DEMO / "demo.toml").read_text(encoding="utf-8").split("[clinicaltrials]")[0],
+        encoding="utf-8",
+    )
+    result = build_snapshot(
+        spec,
+        replay=[DEMO / "demo" / "replay"],
+        settings=Settings(data_dir=base / "data"),
+        resume=False,
+    )
+    with DuckDBCorpus(result.path) as corpus:
+        yield corpus
+
+
+def test_unavailable_when_the_harvest_failed_even_for_carried_records(
+    failed: DuckDBCorpus,
+) -> None:
+    assert failed.source_status()["clinicaltrials"] == "failed"
+    assert "nct:NCT99000001" in failed.records(["nct:NCT99000001"])  # carried from the parent
+    result = judge(failed, h("nct:NCT99000001@2025-06-02/trial.brief_summary.1"))
+    assert (result.verdict, result.detail) == (
+        "unavailable",
+        "the clinicaltrials harvest failed in this snapshot",
+    )
+
+
+def test_unavailable_when_the_source_was_not_harvested(literature: DuckDBCorpus) -> None:
+    result = judge(literature, h(f"setid:{SETID}@4/label.boxed_warning.1"))
+    assert (result.verdict, result.detail) == (
+        "unavailable",
+        "openfda was not harvested in this snapshot",
+    )
+    assert judge(literature, h("pmid:99000001/abstract.4")).verdict == "ok"
+
+
 # ---------------------------------------------------------------------------------------------
 # Sentence statuses and overall rules on the real snapshot
 
