@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 
 from audit.errors import CitationSyntaxError
 from audit.keys import CHECK_ALPHABET, CHECK_LENGTH, Keyring
@@ -71,9 +72,12 @@ class Locator:
         """``scheme:id``, e.g. ``nct:NCT99000001``."""
         return f"{self.scheme}:{self.id}"
 
-    @property
+    @cached_property
     def text(self) -> str:
-        """The locator as written in a handle (the text the check code signs)."""
+        """The locator as written in a handle (the text the check code signs).
+
+        Computed once per locator; the parser seeds it with the slice it parsed (the grammar
+        has one spelling per locator, so the slice is this text)."""
         pin = f"@{self.version}" if self.version is not None else ""
         return f"{self.scheme}:{self.id}{pin}/{self.path}"
 
@@ -85,9 +89,9 @@ class Handle:
     locator: Locator
     check: str
 
-    @property
+    @cached_property
     def text(self) -> str:
-        """The handle as written: ``locator.text~check``."""
+        """The handle as written: ``locator.text~check`` (computed once, seeded by the parser)."""
         return f"{self.locator.text}~{self.check}"
 
 
@@ -258,6 +262,7 @@ def parse_locator(text: str) -> Locator:
     cur = _Cursor(text)
     locator = _locator(cur)
     _end(cur)
+    locator.__dict__["text"] = text  # the cached property: what was parsed is the one spelling
     return locator
 
 
@@ -265,8 +270,13 @@ def parse_handle(text: str) -> Handle:
     """Parse ``scheme:id[@version]/path~check``; raise :class:`CitationSyntaxError`."""
     cur = _Cursor(text)
     locator = _locator(cur)
+    end = cur.pos
     check = _check(cur)
-    return Handle(locator=locator, check=check)
+    handle = Handle(locator=locator, check=check)
+    # Seed the cached texts with what was parsed (the grammar allows one spelling only).
+    locator.__dict__["text"] = text[:end]
+    handle.__dict__["text"] = text
+    return handle
 
 
 def mint(keyring: Keyring, locator: Locator) -> str:
