@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import os
+import re
 import shutil
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -33,7 +35,7 @@ from pipeline.http import Exchange, HttpClient
 from pipeline.records import SOURCES, Record
 from pipeline.replay import RecordingTransport, ReplayTransport
 from pipeline.settings import Settings
-from pipeline.snapshot.background import Background
+from pipeline.snapshot.index import INDEX_VERSION, index_unindexed
 from pipeline.snapshot.ingest import Ingest
 from pipeline.snapshot.lineage import (
     carry_parent,
@@ -72,6 +74,7 @@ from pipeline.snapshot.store import (
 ParentArg = Path | Literal["latest"] | None
 RESPONSE_FLUSH_BYTES = 16 << 20
 RESPONSE_FLUSH_COUNT = 64
+BUILD_MEMORY = "256MB"  # DuckDB memory limit while building (see limit_memory)
 ENRICHMENT_SOURCES = frozenset({"pubtator3", "crossref"})
 
 
@@ -274,7 +277,6 @@ class _Run:
     totals: tuple[int, int, int] = (0, 0, 0)
     parent_ref: ParentRef | None = None
     _ingest: Ingest | None = None
-    _background: Background | None = None
     _writer: BatchWriter | None = None
     _responses: list[ResponseRow] = field(default_factory=list)
     _response_bytes: int = 0
@@ -285,24 +287,21 @@ class _Run:
     def write(self, temp: Path, work: Path, cache: Path | None) -> None:
         con = connect(temp)
         try:
+            limit_memory(con, work)
             apply_migrations(con, now=self.created_at)
             write_meta(con, self._meta())
             create_staging(con)
+            load_fts(con)  # its stem() tokenises passages for the search index
             if self.options.parent is not None:
                 carry_parent(con, self.options.parent)
+                index_unindexed(con)
             self._writer = BatchWriter(con, work)
             self._ingest = Ingest(con, self._writer, self.snapshot_id, _fold())
-            with Background() as background:
-                self._background = background
-                outcome = self._harvest(cache)
-                self._flush()
-                background.drain()
-            self._background = None
+            outcome = self._harvest(cache)
+            self._flush()
             self.withdrawn = finalize_state(con, outcome.missing, self.snapshot_id)
             self._write_sources(con)
             self.totals = _totals(con)
-            load_fts(con)
-            con.execute("PRAGMA create_fts_index('passages', 'rowid', 'text', overwrite = 1)")
             con.execute("CHECKPOINT")
         finally:
             con.close()
@@ -329,6 +328,7 @@ class _Run:
             "schema_version": str(SCHEMA_VERSION),
             "segmentation_version": _segmentation_version(),
             "mode": self.options.mode,
+            "search_index": INDEX_VERSION,
         }
 
     def _transport(self, cache: Path | None) -> httpx.BaseTransport:
@@ -354,7 +354,6 @@ class _Run:
             )
             outcome = harvester.run()
             if self.options.refresh and self._ingest is not None:
-                self._submit(None)  # drain: the look-up below must see every batch
                 unseen = unseen_records(self._ingest.con, self.spec.sources())
                 for source in list(unseen):
                     unseen[source] = [r for r in unseen[source] if r not in outcome.missing]
@@ -367,20 +366,8 @@ class _Run:
 
     # -- the Sink protocol (pipeline.harvest) ---------------------------------------------------
     def records(self, source: str, records: Sequence[Record]) -> None:
-        ingest = self._ingest
-        assert ingest is not None
-        self._submit(lambda: ingest.add(source, records))
-
-    def _submit(self, task: Callable[[], None] | None) -> None:
-        """Run ``task`` on the writer thread (None: wait until the queued work is done)."""
-        background = self._background
-        if background is None:
-            if task is not None:
-                task()
-        elif task is None:
-            background.drain()
-        else:
-            background.submit(task)
+        assert self._ingest is not None
+        self._ingest.add(source, records)
 
     def failure(self, source: str, step: str, error: HarvestError | ParseError) -> None:
         self.state.setdefault(source, _SourceState()).failures += 1
@@ -425,14 +412,9 @@ class _Run:
         if writer is None:
             return
         first = self._response_id - len(self._responses) + 1
-        responses, log = self._responses, self._log
+        writer.insert("responses", (r.row(first + i) for i, r in enumerate(self._responses)))
+        writer.insert("harvest_log", self._log)
         self._responses, self._log, self._response_bytes = [], [], 0
-
-        def task() -> None:
-            writer.insert("responses", (r.row(first + i) for i, r in enumerate(responses)))
-            writer.insert("harvest_log", log)
-
-        self._submit(task)
 
     # -- summary ------------------------------------------------------------------------------
     def _status(self, source: str) -> str:
@@ -501,6 +483,18 @@ class _Run:
         )
 
 
+def limit_memory(con: duckdb.DuckDBPyConnection, work: Path) -> None:
+    """Bound DuckDB's memory (it spills to ``work``), so a build's RSS does not grow with the
+    corpus; ``CITESEAL_BUILD_MEMORY`` (e.g. ``2GB``) overrides :data:`BUILD_MEMORY`."""
+    limit = os.environ.get("CITESEAL_BUILD_MEMORY", BUILD_MEMORY)
+    if not re.fullmatch(r"[0-9]+(\.[0-9]+)?\s*[KMGT]i?B", limit.strip(), re.IGNORECASE):
+        raise SnapshotError(f"CITESEAL_BUILD_MEMORY must look like 512MB or 2GB, got {limit!r}")
+    work.mkdir(parents=True, exist_ok=True)
+    con.execute(f"SET memory_limit = '{limit.strip()}'")
+    con.execute(f"SET temp_directory = '{str(work / 'spill').replace(chr(39), chr(39) * 2)}'")
+    con.execute("SET preserve_insertion_order = false")
+
+
 def _totals(con: duckdb.DuckDBPyConnection) -> tuple[int, int, int]:
     row = con.execute(
         "SELECT (SELECT count(*) FROM record_state), (SELECT count(*) FROM record_versions), "
@@ -537,12 +531,9 @@ def check_built(path: Path, manifest: Manifest) -> None:
             raise SnapshotError(f"{path}: meta.snapshot_id is not {manifest.snapshot_id}")
         if _totals(con) != (manifest.records, manifest.versions, manifest.passages):
             raise SnapshotError(f"{path}: row counts differ from what the build wrote")
-        present = con.execute(
-            "SELECT count(*) FROM information_schema.tables WHERE table_schema = ?",
-            ["fts_main_passages"],
-        ).fetchone()
-        if not present or not present[0]:
-            raise SnapshotError(f"{path}: the passage search index is missing")
+        indexed = con.execute("SELECT count(*) FROM search_docs").fetchone()
+        if indexed is None or indexed[0] != manifest.passages:
+            raise SnapshotError(f"{path}: the search index does not cover every passage")
     finally:
         con.close()
 

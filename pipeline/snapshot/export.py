@@ -23,6 +23,16 @@ from pipeline.snapshot.store import check_schema, connect, first_line
 _BY_RECORD = ("record_versions", "passages", "annotations")
 _WITH_SOURCE = ("records", "record_state", "relations", "harvest_log", "sources")
 _PLAIN = ("meta", "schema_migrations")
+_ORDER = (
+    "records",
+    "record_versions",
+    "record_state",
+    "passages",
+    "annotations",
+    "relations",
+    "harvest_log",
+    "sources",
+)
 
 
 @dataclass(frozen=True)
@@ -41,7 +51,7 @@ def export_parquet(path: Path, out: Path, *, responses: bool = False) -> list[Ex
     written: list[ExportedTable] = []
     try:
         check_schema(con, str(path))
-        tables = [*_BY_RECORD, *_WITH_SOURCE, *(("responses",) if responses else ())]
+        tables = [*_ORDER, *(("responses",) if responses else ())]
         for table in tables:
             if table in _BY_RECORD:
                 query = (

@@ -14,6 +14,7 @@ from typing import Any
 import duckdb
 
 from pipeline.records import Record
+from pipeline.snapshot.index import index_batch, next_docid
 from pipeline.snapshot.lineage import Decision, decide, known_versions, touch_versions
 from pipeline.snapshot.store import BatchWriter
 
@@ -81,6 +82,7 @@ class Ingest:
         self.snapshot_id = snapshot_id
         self.fold = fold
         self.stats = IngestStats()
+        self._docid = next_docid(con)
 
     def add(self, source: str, records: Sequence[Record]) -> None:
         """Write one batch: new versions in full, reused versions only touched."""
@@ -110,7 +112,7 @@ class Ingest:
             "record_versions",
             ((d.record_id, d.version, d.seq, h, sid, sid, "harvest") for _, h, d in new),
         )
-        self.writer.insert("passages", self._passage_rows(new))
+        self._insert_passages(new)
         touch_versions(
             self.con,
             self.writer,
@@ -125,6 +127,21 @@ class Ingest:
         counts.records += len(decisions)
         counts.new_versions += len(new)
         counts.passages += sum(len({p.path for p in r.passages}) for r, _, _ in decisions)
+
+    def _insert_passages(self, new: list[tuple[Record, str, Decision]]) -> None:
+        """Insert the passages of new versions and index them for search (one staged file)."""
+        staged = self.writer.stage("passages_docs", self._passage_rows(new))
+        if staged is None:
+            return
+        con = self.con
+        con.execute(f"CREATE OR REPLACE TEMP TABLE batch_docs AS SELECT * FROM {staged}")  # noqa: S608
+        con.execute(
+            "INSERT INTO passages SELECT record_id, version, path, seq, section, text, "
+            "coalesce(folded, text) FROM batch_docs"
+        )
+        index_batch(con, "batch_docs")
+        con.execute("DROP TABLE batch_docs")
+        self.writer.discard()
 
     def _passage_rows(self, new: list[tuple[Record, str, Decision]]) -> list[tuple[Any, ...]]:
         rows: list[tuple[Any, ...]] = []
@@ -141,8 +158,10 @@ class Ingest:
                     continue
                 paths.add(passage.path)
                 folded = fold(passage.text)
+                self._docid += 1
                 rows.append(
                     (
+                        self._docid - 1,
                         record.record_id,
                         decision.version,
                         passage.path,

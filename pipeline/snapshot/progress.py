@@ -62,14 +62,17 @@ class LogProgress:
     def advance(self, source: str, count: int) -> None:
         self._done[source] = self._done.get(source, 0) + count
         now = self._clock()
-        if now - self._last.get(source, 0.0) >= self._every:
+        if now - self._last.setdefault(source, now) >= self._every:
             self._last[source] = now
             total = self._total.get(source)
             of = f"/{total}" if total is not None else ""
             self._write(f"{source}: {self._done[source]}{of} records")
 
     def finish(self, source: str, status: str) -> None:
-        self._write(f"{source}: {status}, {self._done.get(source, 0)} records")
+        if source in self._done:
+            self._write(f"{source}: {status}, {self._done[source]} records")
+        else:  # an enrichment source (PubTator3, Crossref): no records of its own
+            self._write(f"{source}: {status}")
 
     def note(self, message: str) -> None:
         self._write(message)

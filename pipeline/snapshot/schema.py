@@ -19,6 +19,8 @@ annotations       PubTator3 entities with spans relative to the passage text
 relations         retraction/EoC/erratum/correction/preprint links, per record
 responses         raw response bodies (zlib), so ``snapshot rebuild`` can re-parse
                   (migration 2 adds the credential-free form body of POST requests)
+search_docs       (migration 2) BM25 index: one document per passage version, its length
+search_terms      (migration 2) BM25 index: term frequencies per document
 harvest_log       one row per request/step, for the manifest and for debugging
 """
 
@@ -142,10 +144,23 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(
         2,
-        "responses_request_body",
+        "request_bodies_and_search_index",
         """
         -- the form of a POST request, credentials removed
         ALTER TABLE responses ADD COLUMN request_body VARCHAR;
+        -- the BM25 passage index (pipeline/snapshot/index.py), one document per passage version
+        CREATE TABLE search_docs (
+            docid BIGINT NOT NULL,
+            record_id VARCHAR NOT NULL,
+            version VARCHAR NOT NULL,
+            path VARCHAR NOT NULL,
+            length INTEGER NOT NULL           -- index terms in the passage
+        );
+        CREATE TABLE search_terms (
+            docid BIGINT NOT NULL,
+            term VARCHAR NOT NULL,            -- lower-cased, accent-free, Porter-stemmed word
+            tf INTEGER NOT NULL               -- occurrences in the passage
+        );
         """,
     ),
 )

@@ -1,11 +1,10 @@
 """Passage search (BM25) and the passages of one record, with minted handles.
 
-The full-text index is built into every snapshot at build time (DuckDB's fts extension:
-``PRAGMA create_fts_index('passages', 'rowid', 'text')``, Porter stemmer, English stop
-words, case and accents ignored). Search ranks the passages of the *current* version of each
-record that is not withdrawn. Handles are minted here, from the caller's keyring; the
-snapshot holds no key and no handle. nct, setid and ppr handles pin ``@version``; pmid and
-pmcid handles do not (see docs/contract.md).
+The index is built into every snapshot (:mod:`pipeline.snapshot.index`: words lower-cased,
+accent-free, Porter-stemmed, English stop words left out). Search ranks the passages of the
+*current* version of each record that is not withdrawn. Handles are minted here, from the
+caller's keyring; the snapshot holds no key and no handle. nct, setid and ppr handles pin
+``@version``; pmid and pmcid handles do not (see docs/contract.md).
 """
 
 from __future__ import annotations
@@ -24,7 +23,8 @@ from audit.handles import PINNED_SCHEMES, SCHEMES, Locator, mint
 from audit.keys import Keyring
 from pipeline.errors import SnapshotError
 from pipeline.records import SOURCES
-from pipeline.snapshot.store import connect, first_line, load_fts
+from pipeline.snapshot.index import INDEX_VERSION, search_sql
+from pipeline.snapshot.store import SEP, connect, first_line, load_fts, read_meta
 
 MAX_QUERY_CHARS = 1_000
 MAX_LIMIT = 1_000
@@ -84,26 +84,21 @@ def printable(text: str) -> str:
     return "".join(" " if unicodedata.category(c) in ("Cc", "Cf") else c for c in text)
 
 
-_SEARCH_SQL = """
-SELECT p.record_id, p.version, p.path, p.section, p.text, hits.score, s.source, r.title,
-       r.retracted, r.expression_of_concern, r.preprint
-FROM (
-    SELECT rowid AS rid, fts_main_passages.match_bm25(rowid, $query) AS score FROM passages
-) hits
-JOIN passages p ON p.rowid = hits.rid
-JOIN record_state s ON s.record_id = p.record_id AND s.current_version = p.version
-JOIN records r ON r.record_id = p.record_id AND r.version = p.version
-WHERE hits.score IS NOT NULL AND NOT s.withdrawn
-  AND (len($sources) = 0 OR list_contains($sources, s.source))
-ORDER BY hits.score DESC, p.record_id, p.seq
-LIMIT $limit
-"""
-
-
 def open_snapshot(path: Path) -> duckdb.DuckDBPyConnection:
-    """A read-only connection with the fts extension loaded."""
+    """A read-only connection with the fts extension loaded (for ``stem``)."""
     con = connect(path, read_only=True)
     load_fts(con)
+    try:
+        index = read_meta(con).get("search_index")
+    except duckdb.Error as error:
+        con.close()
+        raise SnapshotError(f"cannot read snapshot {path}: {first_line(error)}") from None
+    if index != INDEX_VERSION:
+        con.close()
+        raise SnapshotError(
+            f"snapshot {path} has search index {index!r}; this citeseal searches {INDEX_VERSION!r}",
+            advice="rebuild it: citeseal snapshot rebuild PATH",
+        )
     return con
 
 
@@ -125,10 +120,11 @@ def search_passages(
     unknown = [s for s in sources if s not in SOURCES]
     if unknown:
         raise InputError(f"unknown source {unknown[0]!r}; expected one of {', '.join(SOURCES)}")
+    params: dict[str, object] = {"query": query, "limit": limit}
+    if sources:
+        params.update(sources=SEP.join(sources), sep=SEP)
     try:
-        rows = con.execute(
-            _SEARCH_SQL, {"query": query, "sources": list(sources), "limit": limit}
-        ).fetchall()
+        rows = con.execute(search_sql(sources=bool(sources)), params).fetchall()
     except duckdb.Error as error:
         raise SnapshotError(f"search failed: {first_line(error)}") from None
     return [

@@ -31,7 +31,6 @@ import duckdb_ext
 from pipeline.errors import SnapshotError
 from pipeline.snapshot.schema import MIGRATIONS, SCHEMA_VERSION
 
-MAX_BATCH_BYTES = 1 << 30  # largest batch file read_json accepts
 SEP = "\x1f"  # joins id lists passed as one string (no id contains it)
 EXTENSION_DIRECTORY = str(Path(duckdb_ext.__path__[0]) / "extensions")
 
@@ -48,6 +47,8 @@ TABLES = (
     "relations",
     "responses",
     "harvest_log",
+    "search_docs",
+    "search_terms",
 )
 CARRIED_TABLES = (
     "records",
@@ -56,8 +57,9 @@ CARRIED_TABLES = (
     "passages",
     "annotations",
     "relations",
+    "search_docs",
+    "search_terms",
 )
-FTS_SCHEMA = "fts_main_passages"
 
 _COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
     "records": (
@@ -89,6 +91,16 @@ _COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
         ("first_seen", "VARCHAR"),
         ("last_seen", "VARCHAR"),
         ("origin", "VARCHAR"),
+    ),
+    "passages_docs": (  # passages staged with their search document id
+        ("docid", "BIGINT"),
+        ("record_id", "VARCHAR"),
+        ("version", "VARCHAR"),
+        ("path", "VARCHAR"),
+        ("seq", "INTEGER"),
+        ("section", "VARCHAR"),
+        ("text", "VARCHAR"),
+        ("folded", "VARCHAR"),
     ),
     "passages": (
         ("record_id", "VARCHAR"),
@@ -171,7 +183,7 @@ def first_line(error: BaseException) -> str:
 
 
 def load_fts(con: duckdb.DuckDBPyConnection) -> None:
-    """Load the full-text-search extension shipped in the ``duckdb-ext-fts`` wheel."""
+    """Load the fts extension of the ``duckdb-ext-fts`` wheel (its ``stem`` function)."""
     try:
         con.execute("LOAD fts")
     except duckdb.Error as error:
@@ -278,13 +290,15 @@ class BatchWriter:
         self._counter += 1
         path = self.workdir / f"{kind}-{self._counter}.json"
         data = {name: list(column) for (name, _), column in zip(columns, values, strict=True)}
-        path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+        encoded = json.dumps(data, ensure_ascii=False).encode("utf-8")
+        path.write_bytes(encoded)
+        limit = len(encoded) + 1024  # read_json allocates buffers of this size
         spec = ", ".join(f"'{name}': '{kind_}[]'" for name, kind_ in columns)
         unnest = ", ".join(f'unnest("{name}") AS "{name}"' for name, _ in columns)
         return (
             f"(SELECT {unnest} FROM read_json('{_sql_text(str(path))}', "  # noqa: S608
             "format = 'unstructured', "
-            f"columns = {{{spec}}}, maximum_object_size = {MAX_BATCH_BYTES}))"
+            f"columns = {{{spec}}}, maximum_object_size = {limit}))"
         )
 
     def insert(self, table: str, rows: Iterable[Sequence[Any]], *, kind: str | None = None) -> int:

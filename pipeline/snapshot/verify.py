@@ -17,7 +17,6 @@ import duckdb
 from pipeline.errors import SnapshotError, TamperedSnapshotError
 from pipeline.snapshot.manifest import Manifest, read_manifest, sha256_file
 from pipeline.snapshot.store import (
-    FTS_SCHEMA,
     applied_migrations,
     check_schema,
     connect,
@@ -57,7 +56,7 @@ def verify_snapshot(path: Path) -> VerifyReport:
             check_schema(con, str(path))
             meta = read_meta(con)
             counts = _counts(con)
-            fts = _has_fts(con)
+            indexed = _indexed(con)
         except duckdb.Error as error:
             raise SnapshotError(f"cannot read {path}: {first_line(error)}") from None
         checks.append(
@@ -78,9 +77,9 @@ def verify_snapshot(path: Path) -> VerifyReport:
             f"the manifest says {expected[0]}, {expected[1]}, {expected[2]}"
         )
     checks.append(f"{counts[0]} records, {counts[1]} versions, {counts[2]} passages as listed")
-    if not fts:
-        raise SnapshotError(f"{path}: the passage search index ({FTS_SCHEMA}) is missing")
-    checks.append("passage search index present")
+    if indexed != counts[2]:
+        raise SnapshotError(f"{path}: the search index covers {indexed} passages of {counts[2]}")
+    checks.append(f"search index ({meta.get('search_index')}) covers every passage")
     return VerifyReport(path=path, manifest=manifest, checks=checks, parent=_parent(path, manifest))
 
 
@@ -92,11 +91,9 @@ def _counts(con: duckdb.DuckDBPyConnection) -> tuple[int, int, int]:
     return (int(row[0]), int(row[1]), int(row[2])) if row else (0, 0, 0)
 
 
-def _has_fts(con: duckdb.DuckDBPyConnection) -> bool:
-    row = con.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_schema = ?", [FTS_SCHEMA]
-    ).fetchone()
-    return bool(row and row[0])
+def _indexed(con: duckdb.DuckDBPyConnection) -> int:
+    row = con.execute("SELECT count(*) FROM search_docs").fetchone()
+    return int(row[0]) if row else 0
 
 
 def _parent(path: Path, manifest: Manifest) -> str:

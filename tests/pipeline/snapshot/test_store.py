@@ -52,7 +52,7 @@ def test_a_migration_recorded_under_another_name_is_refused(tmp_path: Path) -> N
     with pytest.raises(SnapshotError) as caught:
         apply_migrations(con)
     assert str(caught.value) == (
-        "migration 2 is recorded as 'renamed', expected 'responses_request_body'"
+        "migration 2 is recorded as 'renamed', expected 'request_bodies_and_search_index'"
     )
     assert applied_migrations(con)[1] == (2, "renamed")
     con.close()

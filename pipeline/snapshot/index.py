@@ -1,0 +1,129 @@
+"""The passage search index: BM25 over words, in plain SQL, built batch by batch.
+
+Why not DuckDB's ``PRAGMA create_fts_index``: it rebuilds the whole index at the end of every
+build, needs memory that grows with the corpus (a 50,000-record build ran out of memory at a
+128 MB limit) and cannot reuse the parent's work. This index is filled while the passages of
+each batch are inserted (on the writer thread, overlapping the next batch's parsing), so the
+memory it needs is that of one batch, and a child copies its parent's rows instead of
+re-tokenising them.
+
+Tables (migration 2)::
+
+    search_docs (docid, record_id, version, path, length)   one row per passage version
+    search_terms (docid, term, tf)                         one row per (passage, term)
+
+Tokens: the text lower-cased, accents stripped, split on every run of characters outside
+``[a-z0-9]`` (so numbers are searchable), Porter-stemmed (the fts extension's ``stem``), and
+:data:`STOPWORDS` left out. The query goes through the same steps. Ranking is Okapi BM25
+(``k1`` = 1.2, ``b`` = 0.75) with document frequencies over every passage version held.
+:data:`INDEX_VERSION` is recorded in ``meta.search_index``; change it whenever a rule changes.
+"""
+
+from __future__ import annotations
+
+import duckdb
+
+INDEX_VERSION = "bm25-1"
+K1 = 1.2
+B = 0.75
+
+_STOP_TEXT = """a about above after again against all am an and any are as at be because been
+before being below between both but by can could did do does doing down during each few for
+from further had has have having he her here hers herself him himself his how i if in into is
+it its itself just me more most my myself no nor not of off on once only or other our ours
+ourselves out over own same she should so some such than that the their theirs them themselves
+then there these they this those through to too under until up very was we were what when where
+which while who whom why will with would you your yours yourself yourselves"""
+STOPWORDS = frozenset(_STOP_TEXT.split())
+_STOP_IN = ", ".join(f"'{w}'" for w in sorted(STOPWORDS))  # an IN list is hashed: fast
+
+
+def words_sql(source: str, text: str, key: str) -> str:
+    """``SELECT key, w`` for every word of ``text`` in ``source`` that is not a stop word."""
+    words = f"unnest(string_split_regex(lower(strip_accents({text})), '[^a-z0-9]+'))"
+    return (
+        f"SELECT {key}, w FROM (SELECT {key}, {words} AS w FROM {source}) "  # noqa: S608
+        f"WHERE w <> '' AND w NOT IN ({_STOP_IN})"
+    )
+
+
+def next_docid(con: duckdb.DuckDBPyConnection) -> int:
+    """The first free document id."""
+    row = con.execute("SELECT coalesce(max(docid), 0) + 1 FROM search_docs").fetchone()
+    return int(row[0]) if row else 1
+
+
+def index_batch(con: duckdb.DuckDBPyConnection, batch: str) -> None:
+    """Index the passages of ``batch``, a table with docid, record_id, version, path, text.
+
+    Words are counted per passage first and each distinct word of the batch is stemmed once
+    (stemming every occurrence costs three times more).
+    """
+    words = words_sql(batch, "text", "docid")
+    con.execute(
+        "INSERT INTO search_terms "  # noqa: S608
+        f"WITH words AS (SELECT docid, w, count(*) AS tf FROM ({words}) GROUP BY docid, w), "
+        "stems AS (SELECT w, stem(w, 'porter') AS term FROM (SELECT DISTINCT w FROM words)) "
+        "SELECT docid, term, sum(tf)::INTEGER FROM words JOIN stems USING (w) "
+        "GROUP BY docid, term"
+    )
+    con.execute(
+        "INSERT INTO search_docs SELECT b.docid, b.record_id, b.version, b.path, "  # noqa: S608
+        f"coalesce(t.n, 0)::INTEGER FROM {batch} b LEFT JOIN "
+        "(SELECT docid, sum(tf) AS n FROM search_terms WHERE docid BETWEEN "
+        f"(SELECT min(docid) FROM {batch}) AND (SELECT max(docid) FROM {batch}) "
+        "GROUP BY docid) t USING (docid)"
+    )
+
+
+def index_unindexed(con: duckdb.DuckDBPyConnection) -> int:
+    """Index every passage that has no document yet (a parent built before the index)."""
+    start = next_docid(con)
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE batch_docs AS "
+        "SELECT $1 + row_number() OVER (ORDER BY p.record_id, p.version, p.path) - 1 AS docid, "
+        "p.record_id, p.version, p.path, p.text FROM passages p "
+        "ANTI JOIN search_docs d USING (record_id, version, path)",
+        [start],
+    )
+    row = con.execute("SELECT count(*) FROM batch_docs").fetchone()
+    index_batch(con, "batch_docs")
+    con.execute("DROP TABLE batch_docs")
+    return int(row[0]) if row else 0
+
+
+def search_sql(*, sources: bool) -> str:
+    """BM25 over the current, non-withdrawn passage versions; parameters $query, $limit
+    (and $sources, a string of source names joined by the store's separator)."""
+    where = "AND list_contains(string_split($sources, $sep), s.source)" if sources else ""
+    return f"""
+WITH q AS (
+    SELECT DISTINCT stem(w, 'porter') AS term
+    FROM ({words_sql("(SELECT 1 AS one)", "$query", "one")})
+),
+stats AS (SELECT count(*) AS n, avg(length) AS avgdl FROM search_docs),
+df AS (
+    SELECT term, count(*) AS df FROM search_terms JOIN q USING (term) GROUP BY term
+),
+scored AS (
+    SELECT t.docid,
+           sum(ln(1 + (stats.n - df.df + 0.5) / (df.df + 0.5))
+               * t.tf * ({K1} + 1)
+               / (t.tf + {K1} * (1 - {B} + {B} * d.length / stats.avgdl))) AS score
+    FROM search_terms t
+    JOIN df USING (term)
+    JOIN search_docs d USING (docid)
+    CROSS JOIN stats
+    GROUP BY t.docid
+)
+SELECT p.record_id, p.version, p.path, p.section, p.text, scored.score, s.source, r.title,
+       r.retracted, r.expression_of_concern, r.preprint
+FROM scored
+JOIN search_docs d USING (docid)
+JOIN record_state s ON s.record_id = d.record_id AND s.current_version = d.version
+JOIN passages p ON p.record_id = d.record_id AND p.version = d.version AND p.path = d.path
+JOIN records r ON r.record_id = d.record_id AND r.version = d.version
+WHERE NOT s.withdrawn {where}
+ORDER BY scored.score DESC, p.record_id, p.seq
+LIMIT $limit
+"""  # noqa: S608
