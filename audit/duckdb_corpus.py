@@ -44,12 +44,19 @@ FROM record_state s JOIN k USING (record_id)
 LEFT JOIN records r ON r.record_id = s.record_id AND r.version = s.current_version
 """
 
-# Retained versions as rows, ordered in Python (a list aggregate here costs twice as much).
+# Retained versions as rows, oldest first (a list aggregate here costs twice as much).
 _VERSIONS_SQL = """
 WITH k AS (SELECT DISTINCT unnest(string_split($1, chr(30))) AS record_id)
-SELECT r.record_id, r.version, coalesce(v.seq, 0) AS seq
+SELECT r.record_id, r.version
 FROM records r JOIN k USING (record_id)
 LEFT JOIN record_versions v USING (record_id, version)
+ORDER BY coalesce(v.seq, 0), r.version
+"""
+
+# The version order of some records, for the few paths held in several versions.
+_SEQ_SQL = """
+WITH k AS (SELECT DISTINCT unnest(string_split($1, chr(30))) AS record_id)
+SELECT record_id, version, seq FROM record_versions JOIN k USING (record_id)
 """
 
 _RELATIONS_SQL = """
@@ -68,18 +75,15 @@ SELECT p.record_id, p.version, p.path, p.section, p.text, p.folded
 FROM passages p JOIN k USING (record_id, version, path)
 """
 
+# Unordered (the few paths held in several versions are ordered in Python); the folded text
+# only where it differs from the text (NULL otherwise: half the strings to hand to Python).
 _PASSAGE_VERSIONS_SQL = """
 WITH k AS (
     SELECT DISTINCT s[1] AS record_id, s[2] AS path
     FROM (SELECT string_split(unnest(string_split($1, chr(30))), chr(31)) AS s)
-),
-hit AS (
-    SELECT p.record_id, p.version, p.path, p.section, p.text, p.folded
-    FROM passages p JOIN k USING (record_id, path)
 )
-SELECT hit.*, coalesce(v.seq, 0) AS seq
-FROM hit LEFT JOIN record_versions v USING (record_id, version)
-ORDER BY hit.record_id, hit.path, seq, hit.version
+SELECT p.record_id, p.version, p.path, p.section, p.text, nullif(p.folded, p.text)
+FROM passages p JOIN k USING (record_id, path)
 """
 
 
@@ -195,31 +199,26 @@ class DuckDBCorpus:
             relations.setdefault(rid, []).append(
                 StoredRelation(kind=kind, target=target, source=source, detail=detail, date=date)
             )
-        versions: dict[str, list[tuple[int, str]]] = {}
-        for rid, version, seq in self._fetch(_VERSIONS_SQL, [blob]):
-            versions.setdefault(rid, []).append((seq, version))
+        versions: dict[str, tuple[str, ...]] = {}
+        for rid, version in self._fetch(_VERSIONS_SQL, [blob]):  # oldest first
+            held = versions.get(rid)
+            versions[rid] = (version,) if held is None else (*held, version)
         found: dict[str, StoredRecord] = {}
+        make, no_relations = StoredRecord._make, ()
         for row in self._fetch(_RECORDS_SQL, [blob]):
-            (rid, source, current, withdrawn, since, title, status, doi, pmid, pmcid) = row[:10]
-            (year, journal, retracted, concern, preprint) = row[10:]
-            found[rid] = StoredRecord(
-                record_id=rid,
-                source=source,
-                current_version=current,
-                versions=tuple(v for _, v in sorted(versions.get(rid, ()))),
-                withdrawn=bool(withdrawn),
-                withdrawn_since=since,
-                title=title,
-                status=status,
-                doi=doi,
-                pmid=pmid,
-                pmcid=pmcid,
-                year=year,
-                journal=journal,
-                retracted=retracted,
-                expression_of_concern=concern,
-                preprint=preprint,
-                relations=tuple(relations.get(rid, ())),
+            rid = row[0]
+            # StoredRecord's field order: the row with the versions after current_version,
+            # withdrawn as a bool, and the relations last.
+            found[rid] = make(
+                (
+                    rid,
+                    row[1],
+                    row[2],
+                    versions.get(rid, ()),
+                    bool(row[3]),
+                    *row[4:],
+                    tuple(relations[rid]) if rid in relations else no_relations,
+                )
             )
         return found
 
@@ -236,8 +235,24 @@ class DuckDBCorpus:
         if not refs:
             return {}
         found: dict[PathRef, list[StoredPassage]] = {}
-        rows = self._fetch(_PASSAGE_VERSIONS_SQL, [_blob(refs)])
-        for rid, version, path, section, text, folded, _seq in rows:
-            passage = StoredPassage(rid, version, path, section, text, FoldedText(folded))
-            found.setdefault(PathRef(rid, path), []).append(passage)
+        several: set[str] = set()  # records with a path held in several versions
+        make, new_ref = StoredPassage._make, PathRef._make
+        for row in self._fetch(_PASSAGE_VERSIONS_SQL, [_blob(refs)]):
+            if row[5] is None:  # the folded text is the text
+                row = (*row[:5], row[4])
+            ref = new_ref((row[0], row[2]))
+            held = found.get(ref)
+            if held is None:
+                found[ref] = [make(row)]
+            else:
+                held.append(make(row))
+                several.add(ref.record_id)
+        if several:  # oldest version first (record_versions.seq, then the version)
+            seq = {
+                (rid, version): n
+                for rid, version, n in self._fetch(_SEQ_SQL, [_blob((i,) for i in several)])
+            }
+            for held in found.values():
+                if len(held) > 1:
+                    held.sort(key=lambda p: (seq.get((p.record_id, p.version), 0), p.version))
         return found
