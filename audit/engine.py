@@ -34,6 +34,7 @@ from audit.report import (
     Report,
     SentenceResult,
     SnapshotInfo,
+    assemble,
 )
 from audit.verdicts import Facts, Judgement, fail_on_policy, judge, metrics_of, overall
 from audit.verdicts import sentence_status as status_of
@@ -146,7 +147,8 @@ class _Lookup:
         key = (passage.record_id, passage.version, passage.path)
         view = self.passage_views.get(key)
         if view is None:
-            view = self.passage_views[key] = PassageView(
+            view = self.passage_views[key] = assemble(
+                PassageView,
                 record_id=passage.record_id,
                 version=passage.version,
                 path=passage.path,
@@ -158,7 +160,8 @@ class _Lookup:
     def record_view(self, record: StoredRecord) -> RecordView:
         view = self.record_views.get(record.record_id)
         if view is None:
-            view = self.record_views[record.record_id] = RecordView(
+            view = self.record_views[record.record_id] = assemble(
+                RecordView,
                 record_id=record.record_id,
                 source=record.source,
                 current_version=record.current_version,
@@ -226,7 +229,8 @@ def _citation_result(
     record = facts.record
     shows_record = record is not None and verdict.verdict not in ("malformed", "forged")
     closest = verdict.closest
-    return CitationResult(
+    return assemble(
+        CitationResult,
         raw=citation.raw,
         handle=citation.handle_text,
         record_id=citation.handle.locator.record_id if citation.handle else None,
@@ -266,23 +270,25 @@ def _report(item: AuditInput, lookup: _Lookup, context: _Context) -> Report:
             facts = _facts(citation, lookup, context.statuses)
             results.append(_citation_result(citation, facts, judge(facts), lookup))
         sentences.append(
-            SentenceResult(
+            assemble(
+                SentenceResult,
                 index=sentence.index,
                 text=sentence.text,
-                kind=sentence.kind,  # type: ignore[arg-type]  # the parser's kinds are the report's
+                kind=sentence.kind,
                 status=status_of([r.verdict for r in results]),
                 citations=results,
             )
         )
     verdict, reasons = overall(sentences, context.fail_on)
-    return Report(
+    return assemble(
+        Report,
         contract_version=CONTRACT_VERSION,
         tool_version=__version__,
         created_at=context.created_at,
         source=item.label,
         verdict=verdict,
         verdict_reasons=reasons,
-        fail_on=context.fail_on,
+        fail_on=list(context.fail_on),
         snapshot=context.snapshot,
         key=context.key,
         metrics=metrics_of(sentences),

@@ -46,7 +46,11 @@ def closest_match(quote: str, passage_text: str) -> ClosestMatch | None:
     Uses rapidfuzz ``partial_ratio_alignment``; the span is widened to whole words. None when
     the quote or the passage is empty after folding.
     """
-    needle, haystack = fold(quote), fold(passage_text)
+    return closest_in_folded(fold(quote), fold(passage_text))
+
+
+def closest_in_folded(needle: FoldedText, haystack: FoldedText) -> ClosestMatch | None:
+    """:func:`closest_match` of a folded quote in a folded passage (nothing folded again)."""
     if not needle or not haystack:
         return None
     alignment = fuzz.partial_ratio_alignment(needle, haystack)

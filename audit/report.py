@@ -22,7 +22,7 @@ raising the contract version.
 from __future__ import annotations
 
 import json
-from typing import Literal, get_args
+from typing import Any, Literal, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -66,6 +66,26 @@ DEFAULT_FAIL_ON: tuple[FailOnItem, ...] = ("malformed", "forged")
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+_M = TypeVar("_M", bound=_Model)
+_set = object.__setattr__
+
+
+def assemble(cls: type[_M], /, **values: Any) -> _M:
+    """A report model from values the audit engine built itself, without validating them.
+
+    For the engine's hot path only (validation costs ~10 µs per citation, this ~1 µs): the
+    caller passes EVERY field, in declaration order, with values of the declared types. The
+    result is the same object ``cls(**values)`` makes (same ``__dict__``, same fields set),
+    which ``tests/audit/test_engine_assemble.py`` checks on real reports.
+    """
+    model = cls.__new__(cls)
+    _set(model, "__dict__", values)
+    _set(model, "__pydantic_fields_set__", set(values))
+    _set(model, "__pydantic_extra__", None)
+    _set(model, "__pydantic_private__", None)
+    return model
 
 
 class Flag(_Model):

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from audit.corpus import StoredPassage, StoredRecord
 from audit.folding import fold
 from audit.handles import Handle
-from audit.quotes import ClosestMatch, closest_match, quote_in_passage
+from audit.quotes import ClosestMatch, closest_in_folded
 from audit.report import (
     DEFAULT_FAIL_ON,
     FAIL_ON_ITEMS,
@@ -51,6 +51,7 @@ from audit.report import (
     SentenceResult,
     SentenceStatus,
     Verdict,
+    assemble,
 )
 
 SCHEME_SOURCE: Mapping[str, str] = {
@@ -182,10 +183,20 @@ def texts_of(f: Facts) -> Texts:
 
 def check_quote(quote: str, texts: Texts) -> tuple[CheckedAgainst, StoredPassage] | None:
     """Where the quote is verbatim (after folding): as issued first, then as now."""
-    for passage in (texts.issued, *texts.others):
-        if passage is not None and quote_in_passage(quote, passage.folded):
+    return _check_folded(fold(quote), texts)
+
+
+def _check_folded(folded: str, texts: Texts) -> tuple[CheckedAgainst, StoredPassage] | None:
+    """:func:`check_quote` with the quote folded once (what :func:`quote_in_passage` tests)."""
+    if not folded:
+        return None
+    issued = texts.issued
+    if issued is not None and folded in issued.folded:
+        return "issued", issued
+    for passage in texts.others:
+        if folded in passage.folded:
             return "issued", passage
-    if texts.current is not None and quote_in_passage(quote, texts.current.folded):
+    if texts.current is not None and folded in texts.current.folded:
         return "current", texts.current
     return None
 
@@ -193,10 +204,13 @@ def check_quote(quote: str, texts: Texts) -> tuple[CheckedAgainst, StoredPassage
 def closest_of(quote: str, texts: Texts) -> ClosestMatch | None:
     """The best closest match over the texts a quote was checked against (diagnostic only)."""
     best: ClosestMatch | None = None
+    needle = fold(quote)
     for passage in (texts.issued, texts.current, *texts.others):
         if passage is None:
             continue
-        match = closest_match(quote, passage.text)
+        # closest_match(quote, passage.text) with the quote folded once. (passage.folded is
+        # fold(passage.text) in a well-formed snapshot, but the closest match does not rely on it.)
+        match = closest_in_folded(needle, fold(passage.text))
         if match is not None and (best is None or match.similarity > best.similarity):
             best = match
     return best
@@ -274,7 +288,7 @@ def flags_of(f: Facts, texts: Texts) -> tuple[Flag, ...]:
     for name, rule in FLAG_RULES:
         detail = rule(f.record, texts, f.handle)
         if detail is not None:
-            found.append(Flag(name=name, detail=detail))
+            found.append(assemble(Flag, name=name, detail=detail))
     return tuple(found)
 
 
@@ -311,9 +325,10 @@ def judge(f: Facts) -> Judgement:
             passage=texts.issued,
             current_passage=_current_beside(f, texts.issued),
         )
-    found = check_quote(f.quote, texts)
+    folded = fold(f.quote)
+    found = _check_folded(folded, texts)
     if found is None:
-        empty = not fold(f.quote)
+        empty = not folded
         return Judgement(
             "quote_mismatch",
             detail="the quote is empty"
@@ -367,7 +382,8 @@ def metrics_of(sentences: Sequence[SentenceResult]) -> Metrics:
                 flag.name == "retracted" for flag in citation.flags
             )
     total = sum(by_verdict.values())
-    return Metrics(
+    return assemble(
+        Metrics,
         fabricated=by_verdict["malformed"] + by_verdict["forged"],
         retracted_cited=retracted,
         sentences=sum(by_status.values()),
@@ -377,8 +393,8 @@ def metrics_of(sentences: Sequence[SentenceResult]) -> Metrics:
         citations=total,
         valid_citations=by_verdict["ok"],
         citation_validity=round(by_verdict["ok"] / total, 4) if total else None,
-        by_verdict=ByVerdict(**by_verdict),
-        by_status=ByStatus(**by_status),
+        by_verdict=assemble(ByVerdict, **by_verdict),
+        by_status=assemble(ByStatus, **by_status),
     )
 
 
