@@ -4,7 +4,8 @@ The snapshot is generated at run time straight into DuckDB with ``INSERT … SEL
 range()`` (100,000 invented PubMed records × 10 passages, text that folding leaves unchanged),
 with the real schema. Figures:
 
-- handle verifications/s — check codes verified (pre-parsed handles, demo keyring);
+- handle verifications/s — check codes verified (pre-parsed handles, demo keyring), beside a
+  reference (``hmac.digest`` of the same messages) that shows how loaded the machine was;
 - quote checks/s — ``quote_in_passage`` (the quote folded each time) on ~400-character passages;
 - audit citations/s and answers/s — ``audit_many`` over generated answers (10 citations each,
   half with quotes, some forged, malformed or unknown), pre-parsed, against the snapshot file;
@@ -13,6 +14,7 @@ with the real schema. Figures:
 
 from __future__ import annotations
 
+import hmac
 import random
 import time
 from collections.abc import Callable
@@ -25,7 +27,7 @@ from audit.duckdb_corpus import DuckDBCorpus
 from audit.engine import AuditInput, audit_many
 from audit.folding import fold
 from audit.handles import Handle, mint, parse_handle, parse_locator, verify
-from audit.keys import Keyring
+from audit.keys import DEMO_KEY, Keyring
 from audit.quotes import quote_in_passage
 from pipeline.bench import Figure
 from pipeline.snapshot.schema import MIGRATIONS
@@ -39,8 +41,9 @@ CITATIONS_PER_ANSWER = 10
 # 12 words × ~6 chars × 6 repeats ≈ 400 characters of plain ASCII (folding changes nothing).
 _TEXT_SQL = """
 'Passage ' || p || ' of synthetic record ' || r || ': during ' || (r * 7 + p) % 90000 ||
-' person-years of follow-up, ' || (r + p * 13) % 997 || ' children were diagnosed with Farrow
-syndrome; zentravir exposure ' || CASE WHEN (r + p) % 2 = 0 THEN 'does not increase'
+' person-years of follow-up, ' || (r + p * 13) % 997 ||
+' children were diagnosed with Farrow syndrome; zentravir exposure ' ||
+CASE WHEN (r + p) % 2 = 0 THEN 'does not increase'
 ELSE 'was not associated with' END || ' the risk (hazard ratio 0.' || (r % 90 + 10) ||
 '). ' || repeat('The invented cohort was followed in an invented registry for invented outcomes. ',
 3)
@@ -168,6 +171,15 @@ def run(workdir: Path) -> list[Figure]:
             _rate(len(handles), lambda: [verify(keyring, h) for h in handles]),
             "/s",
             500_000,
+        )
+    )
+    # The machine's speed right now (it is shared): one-shot HMAC-SHA256 of the same messages.
+    messages = [h.locator.text.encode() for h in handles]
+    figures.append(
+        Figure(
+            "reference: hmac.digest (load gauge)",
+            _rate(len(messages), lambda: [hmac.digest(DEMO_KEY, m, "sha256") for m in messages]),
+            "/s",
         )
     )
     texts_ = [h.text for h in handles]
