@@ -28,7 +28,7 @@ from pipeline.records import Annotation, Record, Relation
 from pipeline.snapshot.spec import CorpusSpec
 from pipeline.sources import clinicaltrials, crossref, europepmc, openfda, pubmed, pubtator3
 
-CHUNK = 500  # records fetched, enriched and written together
+CHUNK = 1000  # records fetched, enriched and written together
 EPMC_ID_CHUNK = 25  # preprint ids OR-ed into one Europe PMC query
 DOI_CACHE = 4096  # DOIs whose Crossref notices are remembered (a pmid and its pmcid share one)
 T = TypeVar("T")

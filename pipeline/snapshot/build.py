@@ -35,6 +35,7 @@ from pipeline.http import Exchange, HttpClient
 from pipeline.records import SOURCES, Record
 from pipeline.replay import RecordingTransport, ReplayTransport
 from pipeline.settings import Settings
+from pipeline.snapshot.background import Background
 from pipeline.snapshot.index import INDEX_VERSION, index_unindexed
 from pipeline.snapshot.ingest import Ingest
 from pipeline.snapshot.lineage import (
@@ -57,7 +58,12 @@ from pipeline.snapshot.manifest import (
     write_manifest,
 )
 from pipeline.snapshot.progress import NullProgress
-from pipeline.snapshot.resume import ResumeTransport, clear_resume, resume_folder
+from pipeline.snapshot.resume import (
+    ResumeTransport,
+    clear_resume,
+    drop_if_stale,
+    resume_folder,
+)
 from pipeline.snapshot.schema import SCHEMA_VERSION
 from pipeline.snapshot.spec import CorpusSpec, load_spec
 from pipeline.snapshot.store import (
@@ -157,6 +163,7 @@ def build_locked(
     temp = corpus_dir / f".build-{stamp}.duckdb"
     work = corpus_dir / f".build-{stamp}.tmp"
     cache = resume_folder(corpus_dir, spec.spec_hash(), options.replay)
+    drop_if_stale(cache)
     run = _Run(spec, snapshot_id, options, settings, progress)
     try:
         run.write(temp, work, cache if options.resume else None)
@@ -277,6 +284,7 @@ class _Run:
     totals: tuple[int, int, int] = (0, 0, 0)
     parent_ref: ParentRef | None = None
     _ingest: Ingest | None = None
+    _background: Background | None = None
     _writer: BatchWriter | None = None
     _responses: list[ResponseRow] = field(default_factory=list)
     _response_bytes: int = 0
@@ -295,10 +303,16 @@ class _Run:
             if self.options.parent is not None:
                 carry_parent(con, self.options.parent)
                 index_unindexed(con)
-            self._writer = BatchWriter(con, work)
-            self._ingest = Ingest(con, self._writer, self.snapshot_id, _fold())
-            outcome = self._harvest(cache)
-            self._flush()
+            self._writer = BatchWriter(work)
+            reader = con.cursor()
+            self._ingest = Ingest(con, reader, self._writer, self.snapshot_id, _fold())
+            with Background() as background:
+                self._background = background
+                outcome = self._harvest(cache)
+                self._flush()
+                background.drain()
+            self._background = None
+            reader.close()
             self.withdrawn = finalize_state(con, outcome.missing, self.snapshot_id)
             self._write_sources(con)
             self.totals = _totals(con)
@@ -354,6 +368,7 @@ class _Run:
             )
             outcome = harvester.run()
             if self.options.refresh and self._ingest is not None:
+                self._drain()  # the look-up below must see every batch
                 unseen = unseen_records(self._ingest.con, self.spec.sources())
                 for source in list(unseen):
                     unseen[source] = [r for r in unseen[source] if r not in outcome.missing]
@@ -367,7 +382,19 @@ class _Run:
     # -- the Sink protocol (pipeline.harvest) ---------------------------------------------------
     def records(self, source: str, records: Sequence[Record]) -> None:
         assert self._ingest is not None
-        self._ingest.add(source, records)
+        task = self._ingest.prepare(source, records)  # Python work, here
+        if task is not None:
+            self._submit(task)  # SQL work, on the writer thread
+
+    def _submit(self, task: Callable[[], None]) -> None:
+        if self._background is None:
+            task()
+        else:
+            self._background.submit(task)
+
+    def _drain(self) -> None:
+        if self._background is not None:
+            self._background.drain()
 
     def failure(self, source: str, step: str, error: HarvestError | ParseError) -> None:
         self.state.setdefault(source, _SourceState()).failures += 1
@@ -412,9 +439,26 @@ class _Run:
         if writer is None:
             return
         first = self._response_id - len(self._responses) + 1
-        writer.insert("responses", (r.row(first + i) for i, r in enumerate(self._responses)))
-        writer.insert("harvest_log", self._log)
+        staged = [
+            (
+                "responses",
+                writer.stage(
+                    "responses", (r.row(first + i) for i, r in enumerate(self._responses))
+                ),
+            ),
+            ("harvest_log", writer.stage("harvest_log", self._log)),
+        ]
         self._responses, self._log, self._response_bytes = [], [], 0
+        con = self._ingest.con if self._ingest is not None else None
+        if con is None:
+            return
+
+        def task() -> None:
+            for table, rows in staged:
+                if rows is not None:
+                    rows.insert(con, table)
+
+        self._submit(task)
 
     # -- summary ------------------------------------------------------------------------------
     def _status(self, source: str) -> str:

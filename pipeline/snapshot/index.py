@@ -67,12 +67,15 @@ def index_batch(con: duckdb.DuckDBPyConnection, batch: str) -> None:
         "SELECT docid, term, sum(tf)::INTEGER FROM words JOIN stems USING (w) "
         "GROUP BY docid, term"
     )
+    bounds = con.execute(f"SELECT min(docid), max(docid) FROM {batch}").fetchone()  # noqa: S608
+    low, high = bounds if bounds else (None, None)
+    # literal bounds (not subqueries) let DuckDB skip the older row groups of search_terms
     con.execute(
         "INSERT INTO search_docs SELECT b.docid, b.record_id, b.version, b.path, "  # noqa: S608
         f"coalesce(t.n, 0)::INTEGER FROM {batch} b LEFT JOIN "
-        "(SELECT docid, sum(tf) AS n FROM search_terms WHERE docid BETWEEN "
-        f"(SELECT min(docid) FROM {batch}) AND (SELECT max(docid) FROM {batch}) "
-        "GROUP BY docid) t USING (docid)"
+        "(SELECT docid, sum(tf) AS n FROM search_terms WHERE docid BETWEEN $1 AND $2 "
+        "GROUP BY docid) t USING (docid)",
+        [low, high],
     )
 
 

@@ -1,7 +1,11 @@
 """Turn harvested :class:`~pipeline.records.Record` batches into snapshot rows.
 
-One :class:`Ingest` per build. Each batch costs a handful of SQL statements whatever its
-size: one look-up of the versions the lineage knows, one staged insert per table.
+Each batch goes in two halves. :meth:`Ingest.prepare` is Python work: content hashes, the
+version decisions (against the versions the parent carried in, read through its own
+cursor), folded text, rows staged as files. It returns the other half, a task that only runs
+SQL — inserts, the search index, the ``last_seen`` touches — so a build can run it on a
+writer thread while the next batch is fetched and parsed (DuckDB releases the GIL). Records
+met twice in one build are recognised in memory: the first one wins.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import duckdb
 from pipeline.records import Record
 from pipeline.snapshot.index import index_batch, next_docid
 from pipeline.snapshot.lineage import Decision, decide, known_versions, touch_versions
-from pipeline.snapshot.store import BatchWriter
+from pipeline.snapshot.store import BatchWriter, Staged
 
 
 @dataclass
@@ -67,86 +71,102 @@ def record_row(record: Record, version: str, content_hash: str) -> tuple[Any, ..
     )
 
 
+@dataclass
+class _Batch:
+    """The staged files of one batch, in the order they are applied."""
+
+    records: Staged | None = None
+    versions: Staged | None = None
+    passages: Staged | None = None
+    touched: Staged | None = None
+    annotations: Staged | None = None
+    relations: Staged | None = None
+    seen: Staged | None = None
+
+
 class Ingest:
-    """Accepts record batches during a harvest and writes them with their lineage."""
+    """Accepts record batches during a harvest and writes them with their lineage.
+
+    ``con`` is the connection every write goes through (one thread at a time); ``reader`` a
+    cursor of the same database used by :meth:`prepare` to read the carried versions.
+    """
 
     def __init__(
         self,
         con: duckdb.DuckDBPyConnection,
-        writer: BatchWriter,
+        reader: duckdb.DuckDBPyConnection,
+        stager: BatchWriter,
         snapshot_id: str,
         fold: Callable[[str], str],
     ) -> None:
         self.con = con
-        self.writer = writer
+        self.reader = reader
+        self.stager = stager
         self.snapshot_id = snapshot_id
         self.fold = fold
         self.stats = IngestStats()
+        self._seen: set[str] = set()
         self._docid = next_docid(con)
 
     def add(self, source: str, records: Sequence[Record]) -> None:
-        """Write one batch: new versions in full, reused versions only touched."""
-        unique: dict[str, tuple[Record, str]] = {}
+        """Prepare and apply one batch at once."""
+        task = self.prepare(source, records)
+        if task is not None:
+            task()
+
+    def prepare(self, source: str, records: Sequence[Record]) -> Callable[[], None] | None:
+        """The Python half of one batch; returns its SQL half (None: nothing to write)."""
         counts = self.stats.of(source)
+        unique: dict[str, tuple[Record, str]] = {}
         for record in records:
-            if record.record_id in unique:
+            if record.record_id in unique or record.record_id in self._seen:
                 counts.duplicates += 1
                 continue
             unique[record.record_id] = (record, record.content_hash())
-        known, seen = known_versions(self.con, unique)
-        decisions: list[tuple[Record, str, Decision]] = []
-        for rid, (record, content_hash) in unique.items():
-            if rid in seen:
-                counts.duplicates += 1
-                continue
-            decision = decide(rid, record.version, content_hash, known.get(rid, ()))
-            decisions.append((record, content_hash, decision))
-        if decisions:
-            self._write(decisions, counts)
-
-    def _write(self, decisions: list[tuple[Record, str, Decision]], counts: SourceCounts) -> None:
-        sid = self.snapshot_id
+        if not unique:
+            return None
+        self._seen.update(unique)
+        known = known_versions(self.reader, unique)
+        decisions = [
+            (record, content_hash, decide(rid, record.version, content_hash, known.get(rid, ())))
+            for rid, (record, content_hash) in unique.items()
+        ]
         new = [(r, h, d) for r, h, d in decisions if d.new]
-        self.writer.insert("records", (record_row(r, d.version, h) for r, h, d in new))
-        self.writer.insert(
-            "record_versions",
-            ((d.record_id, d.version, d.seq, h, sid, sid, "harvest") for _, h, d in new),
-        )
-        self._insert_passages(new)
-        touch_versions(
-            self.con,
-            self.writer,
-            [(d.record_id, d.version) for _, _, d in decisions if not d.new],
-            sid,
-        )
-        self._insert_annotations(decisions)
-        self._insert_relations(decisions)
-        self.writer.insert(
-            "seen", ((d.record_id, r.source, d.version) for r, _, d in decisions), kind="seen"
-        )
         counts.records += len(decisions)
         counts.new_versions += len(new)
         counts.passages += sum(len({p.path for p in r.passages}) for r, _, _ in decisions)
+        batch = self._stage(decisions, new)
+        return lambda: self._apply(batch)
 
-    def _insert_passages(self, new: list[tuple[Record, str, Decision]]) -> None:
-        """Insert the passages of new versions and index them for search (one staged file)."""
-        staged = self.writer.stage("passages_docs", self._passage_rows(new))
-        if staged is None:
-            return
-        con = self.con
-        con.execute(f"CREATE OR REPLACE TEMP TABLE batch_docs AS SELECT * FROM {staged}")  # noqa: S608
-        con.execute(
-            "INSERT INTO passages SELECT record_id, version, path, seq, section, text, "
-            "coalesce(folded, text) FROM batch_docs"
+    def _stage(
+        self,
+        decisions: list[tuple[Record, str, Decision]],
+        new: list[tuple[Record, str, Decision]],
+    ) -> _Batch:
+        sid, stage = self.snapshot_id, self.stager.stage
+        return _Batch(
+            records=stage("records", (record_row(r, d.version, h) for r, h, d in new)),
+            versions=stage(
+                "record_versions",
+                ((d.record_id, d.version, d.seq, h, sid, sid, "harvest") for _, h, d in new),
+            ),
+            passages=stage("passages_docs", self._passage_rows(new)),
+            touched=stage("keys", ((d.record_id, d.version) for _, _, d in decisions if not d.new)),
+            annotations=stage(
+                "annotations",
+                (
+                    (d.record_id, d.version, a.path, a.start, a.end, a.text, a.type, a.identifier)
+                    for r, _, d in decisions
+                    for a in r.annotations
+                ),
+            ),
+            relations=stage("relations", self._relation_rows(decisions)),
+            seen=stage("seen", ((d.record_id, r.source, d.version) for r, _, d in decisions)),
         )
-        index_batch(con, "batch_docs")
-        con.execute("DROP TABLE batch_docs")
-        self.writer.discard()
 
     def _passage_rows(self, new: list[tuple[Record, str, Decision]]) -> list[tuple[Any, ...]]:
         rows: list[tuple[Any, ...]] = []
         fold = self.fold
-        # the folded text is staged only where it differs from the text (see store._SELECT)
         for record, _, decision in new:
             paths: set[str] = set()
             for seq, passage in enumerate(record.passages, start=1):
@@ -159,6 +179,7 @@ class Ingest:
                 paths.add(passage.path)
                 folded = fold(passage.text)
                 self._docid += 1
+                # the folded text is staged only where it differs from the text (store._SELECT)
                 rows.append(
                     (
                         self._docid - 1,
@@ -173,36 +194,50 @@ class Ingest:
                 )
         return rows
 
-    def _insert_annotations(self, decisions: list[tuple[Record, str, Decision]]) -> None:
-        rows = (
-            (d.record_id, d.version, a.path, a.start, a.end, a.text, a.type, a.identifier)
-            for r, _, d in decisions
-            for a in r.annotations
-        )
-        staged = self.writer.stage("annotations", rows)
-        if staged is None:
-            return
-        # A version keeps the annotations it was first stored with (they are not part of
-        # its content hash, so a later harvest may only fill them in).
-        self.con.execute(
-            f"INSERT INTO annotations SELECT * FROM {staged} AS t WHERE NOT EXISTS "  # noqa: S608
-            "(SELECT 1 FROM annotations a WHERE a.record_id = t.record_id "
-            "AND a.version = t.version)"
-        )
-        self.writer.discard()
-
-    def _insert_relations(self, decisions: list[tuple[Record, str, Decision]]) -> None:
+    def _relation_rows(
+        self, decisions: list[tuple[Record, str, Decision]]
+    ) -> list[tuple[Any, ...]]:
         rows: dict[tuple[str, str, str, str], tuple[Any, ...]] = {}
         for record, _, decision in decisions:
             for rel in record.relations:
                 key = (decision.record_id, rel.kind, rel.target, rel.source)
                 rows.setdefault(key, (*key, rel.detail, rel.date, self.snapshot_id))
-        staged = self.writer.stage("relations", rows.values())
-        if staged is None:
-            return
-        self.con.execute(
-            f"INSERT INTO relations SELECT * FROM {staged} AS t WHERE NOT EXISTS "  # noqa: S608
-            "(SELECT 1 FROM relations r WHERE r.record_id = t.record_id AND r.kind = t.kind "
-            "AND r.target = t.target AND r.source = t.source)"
-        )
-        self.writer.discard()
+        return list(rows.values())
+
+    # -- the SQL half ---------------------------------------------------------------------------
+    def _apply(self, batch: _Batch) -> None:
+        con = self.con
+        if batch.records is not None:
+            batch.records.insert(con, "records")
+        if batch.versions is not None:
+            batch.versions.insert(con, "record_versions")
+        if batch.passages is not None:
+            source = batch.passages.source
+            con.execute(f"CREATE OR REPLACE TEMP TABLE batch_docs AS SELECT * FROM {source}")  # noqa: S608
+            con.execute(
+                "INSERT INTO passages SELECT record_id, version, path, seq, section, text, "
+                "coalesce(folded, text) FROM batch_docs"
+            )
+            index_batch(con, "batch_docs")
+            con.execute("DROP TABLE batch_docs")
+            batch.passages.done()
+        if batch.touched is not None:
+            touch_versions(con, batch.touched, self.snapshot_id)
+        if batch.annotations is not None:
+            # A version keeps the annotations it was first stored with (they are not part of
+            # its content hash, so a later harvest may only fill them in).
+            con.execute(
+                f"INSERT INTO annotations SELECT * FROM {batch.annotations.source} AS t "  # noqa: S608
+                "WHERE NOT EXISTS (SELECT 1 FROM annotations a "
+                "WHERE a.record_id = t.record_id AND a.version = t.version)"
+            )
+            batch.annotations.done()
+        if batch.relations is not None:
+            con.execute(
+                f"INSERT INTO relations SELECT * FROM {batch.relations.source} AS t "  # noqa: S608
+                "WHERE NOT EXISTS (SELECT 1 FROM relations r WHERE r.record_id = t.record_id "
+                "AND r.kind = t.kind AND r.target = t.target AND r.source = t.source)"
+            )
+            batch.relations.done()
+        if batch.seen is not None:
+            batch.seen.insert(con, "seen")

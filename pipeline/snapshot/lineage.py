@@ -25,7 +25,7 @@ from pathlib import Path
 import duckdb
 
 from pipeline.errors import SnapshotError
-from pipeline.snapshot.store import CARRIED_TABLES, SEP, BatchWriter, first_line
+from pipeline.snapshot.store import CARRIED_TABLES, SEP, Staged, first_line
 
 
 @dataclass(frozen=True)
@@ -119,47 +119,31 @@ def create_staging(con: duckdb.DuckDBPyConnection) -> None:
 
 def known_versions(
     con: duckdb.DuckDBPyConnection, record_ids: Collection[str]
-) -> tuple[dict[str, list[KnownVersion]], set[str]]:
-    """Versions the lineage holds for ``record_ids``, and which ids this harvest already saw."""
+) -> dict[str, list[KnownVersion]]:
+    """Versions the lineage holds for ``record_ids`` (oldest first)."""
     ids = sorted(set(record_ids))
     known: dict[str, list[KnownVersion]] = {}
     if not ids:
-        return known, set()
-    joined = SEP.join(ids)
+        return known
     for rid, version, seq, content_hash in con.execute(
         "SELECT v.record_id, v.version, v.seq, v.content_hash FROM record_versions v "
         "JOIN (SELECT unnest(string_split($1, $2)) AS record_id) k USING (record_id) "
         "ORDER BY v.record_id, v.seq",
-        [joined, SEP],
+        [SEP.join(ids), SEP],
     ).fetchall():
         known.setdefault(rid, []).append(KnownVersion(version, int(seq), content_hash))
-    seen = {
-        row[0]
-        for row in con.execute(
-            "SELECT s.record_id FROM seen s "
-            "JOIN (SELECT unnest(string_split($1, $2)) AS record_id) k USING (record_id)",
-            [joined, SEP],
-        ).fetchall()
-    }
-    return known, seen
+    return known
 
 
-def touch_versions(
-    con: duckdb.DuckDBPyConnection,
-    writer: BatchWriter,
-    reused: Sequence[tuple[str, str]],
-    snapshot_id: str,
-) -> None:
-    """Mark existing versions ``(record_id, version)`` as seen in this snapshot."""
-    source = writer.stage("keys", reused)
-    if source is None:
-        return
+def touch_versions(con: duckdb.DuckDBPyConnection, staged: Staged, snapshot_id: str) -> None:
+    """Mark the staged existing versions ``(record_id, version)`` as seen in this snapshot."""
     con.execute(
-        f"UPDATE record_versions SET last_seen = $1, origin = 'harvest' FROM {source} AS k "  # noqa: S608
+        "UPDATE record_versions SET last_seen = $1, origin = 'harvest' "  # noqa: S608
+        f"FROM {staged.source} AS k "
         "WHERE record_versions.record_id = k.record_id AND record_versions.version = k.version",
         [snapshot_id],
     )
-    writer.discard()
+    staged.done()
 
 
 def unseen_records(

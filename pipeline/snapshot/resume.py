@@ -4,7 +4,9 @@
 format of :mod:`pipeline.replay`), written as the answers arrive. A rerun of the same spec in
 the same mode serves these instead of asking upstream again; a successful build deletes the
 folder. The key covers the spec hash and the mode (live, or which replay folders), so a
-cache never leaks into a build that would have asked something else.
+cache never leaks into a build that would have asked something else; a cache left untouched
+for :data:`MAX_AGE_SECONDS` is stale (its answers are too old to pass for a fresh harvest) and
+is deleted instead of served.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -20,6 +23,7 @@ import httpx
 from pipeline.errors import ReplayMissError
 from pipeline.replay import RecordingTransport, ReplayTransport
 
+MAX_AGE_SECONDS = 24 * 3600
 RESUME_DIR = ".build-resume"  # hidden, and ignored by git with the other .build-* entries
 
 
@@ -28,6 +32,18 @@ def resume_folder(corpus_dir: Path, spec_hash: str, replay: Sequence[Path]) -> P
     mode = ["replay", *[str(p.resolve()) for p in replay]] if replay else ["live"]
     key = hashlib.sha256(json.dumps([spec_hash, mode]).encode("utf-8")).hexdigest()[:16]
     return corpus_dir / RESUME_DIR / key
+
+
+def drop_if_stale(folder: Path, *, now: float | None = None) -> bool:
+    """Delete ``folder`` when nothing was added to it for :data:`MAX_AGE_SECONDS`."""
+    try:
+        age = (time.time() if now is None else now) - folder.stat().st_mtime
+    except FileNotFoundError:
+        return False
+    if age <= MAX_AGE_SECONDS:
+        return False
+    clear_resume(folder)
+    return True
 
 
 def clear_resume(folder: Path) -> None:

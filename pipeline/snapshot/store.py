@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import itertools
 import json
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
@@ -269,57 +270,72 @@ def check_schema(con: duckdb.DuckDBPyConnection, where: str) -> None:
 # -- batched writes ---------------------------------------------------------------------------
 
 
-class BatchWriter:
-    """Writes rows to tables through NDJSON files in ``workdir`` and DuckDB's ``read_json``."""
+@dataclass(frozen=True)
+class Staged:
+    """Rows of one table written to a batch file, waiting to be inserted."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, workdir: Path) -> None:
-        self.con = con
+    kind: str
+    path: Path
+    size: int  # bytes of the file (read_json needs buffers this large)
+
+    @property
+    def source(self) -> str:
+        """A subquery yielding the staged rows."""
+        columns = _COLUMNS[self.kind]
+        spec = ", ".join(f"'{name}': '{kind_}[]'" for name, kind_ in columns)
+        unnest = ", ".join(f'unnest("{name}") AS "{name}"' for name, _ in columns)
+        return (
+            f"(SELECT {unnest} FROM read_json('{_sql_text(str(self.path))}', "  # noqa: S608
+            f"format = 'unstructured', columns = {{{spec}}}, "
+            f"maximum_object_size = {self.size + 1024}))"
+        )
+
+    def insert(self, con: duckdb.DuckDBPyConnection, table: str) -> int:
+        """Append the staged rows to ``table``, delete the file; returns the rows written."""
+        names = [name for name, _ in _COLUMNS[self.kind]]
+        special = _SELECT.get(table, {})
+        select = ", ".join(f'{special[n]} AS "{n}"' if n in special else f'"{n}"' for n in names)
+        quoted = ", ".join(f'"{n}"' for n in names)
+        sql = f"INSERT INTO {table} ({quoted}) SELECT {select} FROM {self.source}"  # noqa: S608
+        row = con.execute(sql).fetchone()
+        self.done()
+        return int(row[0]) if row else 0
+
+    def done(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+
+class BatchWriter:
+    """Stages rows as columnar JSON files in ``workdir`` (no database work: any thread)."""
+
+    def __init__(self, workdir: Path) -> None:
         self.workdir = workdir
         workdir.mkdir(parents=True, exist_ok=True)
-        self._counter = 0
+        self._counter = itertools.count(1)
 
-    def stage(self, kind: str, rows: Iterable[Sequence[Any]]) -> str | None:
-        """Write ``rows`` (tuples in the column order of ``kind``) to a batch file.
-
-        Returns a table expression (a subquery) for its rows, or None when there are none.
-        """
+    def stage(self, kind: str, rows: Iterable[Sequence[Any]]) -> Staged | None:
+        """Write ``rows`` (tuples in the column order of ``kind``); None when there are none."""
         columns = _COLUMNS[kind]
         values = list(zip(*rows, strict=True))
         if not values:
             return None
-        self._counter += 1
-        path = self.workdir / f"{kind}-{self._counter}.json"
+        path = self.workdir / f"{kind}-{next(self._counter)}.json"
         data = {name: list(column) for (name, _), column in zip(columns, values, strict=True)}
         encoded = json.dumps(data, ensure_ascii=False).encode("utf-8")
         path.write_bytes(encoded)
-        limit = len(encoded) + 1024  # read_json allocates buffers of this size
-        spec = ", ".join(f"'{name}': '{kind_}[]'" for name, kind_ in columns)
-        unnest = ", ".join(f'unnest("{name}") AS "{name}"' for name, _ in columns)
-        return (
-            f"(SELECT {unnest} FROM read_json('{_sql_text(str(path))}', "  # noqa: S608
-            "format = 'unstructured', "
-            f"columns = {{{spec}}}, maximum_object_size = {limit}))"
-        )
+        return Staged(kind, path, len(encoded))
 
-    def insert(self, table: str, rows: Iterable[Sequence[Any]], *, kind: str | None = None) -> int:
-        """Append rows to ``table``; returns the number of rows written."""
-        source = self.stage(kind or table, rows)
-        if source is None:
-            return 0
-        names = [name for name, _ in _COLUMNS[kind or table]]
-        special = _SELECT.get(table, {})
-        select = ", ".join(f'{special[n]} AS "{n}"' if n in special else f'"{n}"' for n in names)
-        quoted = ", ".join(f'"{n}"' for n in names)
-        sql = f"INSERT INTO {table} ({quoted}) SELECT {select} FROM {source}"  # noqa: S608
-        result = self.con.execute(sql)
-        row = result.fetchone()
-        self.discard()
-        return int(row[0]) if row else 0
-
-    def discard(self) -> None:
-        """Remove the batch files written so far (their rows are in the database)."""
-        for path in self.workdir.glob("*.json"):
-            path.unlink(missing_ok=True)
+    def insert(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        table: str,
+        rows: Iterable[Sequence[Any]],
+        *,
+        kind: str | None = None,
+    ) -> int:
+        """Stage and insert at once; returns the number of rows written."""
+        staged = self.stage(kind or table, rows)
+        return staged.insert(con, table) if staged is not None else 0
 
 
 def _sql_text(text: str) -> str:

@@ -13,13 +13,14 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from pipeline import harvest
 from pipeline.bench.bench_snapshot import generate_pubmed_replay
 from pipeline.errors import SnapshotError
 from pipeline.settings import Settings
 from pipeline.snapshot.build import build_snapshot, clean_leftovers, corpus_lock
 from pipeline.snapshot.locate import snapshots_in
 from pipeline.snapshot.manifest import manifest_path
-from pipeline.snapshot.resume import RESUME_DIR
+from pipeline.snapshot.resume import MAX_AGE_SECONDS, RESUME_DIR, drop_if_stale
 from pipeline.snapshot.verify import verify_snapshot
 from pipeline.sources import pubmed
 from tests.conftest import ROOT
@@ -93,6 +94,7 @@ def test_a_killed_build_leaves_the_parent_intact_and_the_rerun_resumes(tmp_path:
 def test_ctrl_c_removes_the_temp_file_and_keeps_the_fetched_responses(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(harvest, "CHUNK", 400)  # two chunks: 400 + 300
     spec = generate_pubmed_replay(tmp_path, 700, name="cc")
     corpus = tmp_path / "cc"
     real = pubmed.fetch_records
@@ -138,3 +140,14 @@ def test_one_build_per_corpus_at_a_time(tmp_path: Path) -> None:
     lock = tmp_path / "lock" / ".build-lock"
     assert str(caught.value) == f"another build of {tmp_path / 'lock'} is running (lock {lock})"
     assert snapshots_in(tmp_path / "lock") == []
+
+
+def test_a_resume_cache_older_than_a_day_is_dropped_not_served(tmp_path: Path) -> None:
+    folder = tmp_path / RESUME_DIR / "abc"
+    folder.mkdir(parents=True)
+    (folder / "x.json").write_text("{}")
+    now = folder.stat().st_mtime
+    assert drop_if_stale(folder, now=now + MAX_AGE_SECONDS - 60) is False
+    assert folder.is_dir()
+    assert drop_if_stale(folder, now=now + MAX_AGE_SECONDS + 60) is True
+    assert not (tmp_path / RESUME_DIR).exists()

@@ -87,11 +87,11 @@ def test_batched_writes_round_trip_any_text(rows: list[tuple[str, str, str | Non
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
-        writer = BatchWriter(con, Path(tmp))
+        writer = BatchWriter(Path(tmp))
         staged = [
             (a, "1", f"p{i}", n, c, b, None if i % 2 else a) for i, (a, b, c, n) in enumerate(rows)
         ]
-        assert writer.insert("passages", staged) == len(rows)
+        assert writer.insert(con, "passages", staged) == len(rows)
         assert list(Path(tmp).iterdir()) == []
     got = con.execute("SELECT * FROM passages ORDER BY seq, path").fetchall()
     expected = [(a, v, p, n, c, b, f if f is not None else b) for a, v, p, n, c, b, f in staged]
@@ -112,7 +112,7 @@ def test_responses_are_stored_compressed_and_come_back_whole(tmp_path: Path) -> 
         "2025-01-01T00:00:00Z",
         "db=pubmed&id=99000001",
     )
-    BatchWriter(con, tmp_path / "w").insert("responses", [row.row(1)])
+    BatchWriter(tmp_path / "w").insert(con, "responses", [row.row(1)])
     stored = con.execute("SELECT body, sha256, request_body, octet_length(body) FROM responses")
     blob, digest, form, size = stored.fetchone()  # type: ignore[misc]
     assert unpack_body(blob) == body
