@@ -17,20 +17,19 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, get_args
+from typing import TYPE_CHECKING, Annotated, get_args
 
 import typer
 
-from audit.citations import MAX_ANSWER_CHARS, MAX_CLAIMS_BYTES, parse_answer, parse_claims
-from audit.duckdb_corpus import DuckDBCorpus
-from audit.engine import AuditInput, audit_many
 from audit.errors import CiteSealError, InputError, LimitExceeded
-from audit.render_text import render_markdown, render_text, summary_line
-from audit.report import FAIL_ON_ITEMS, FailOnItem, Report, report_json_schema_text
 from pipeline.cli.common import keyring_from_settings
 from pipeline.cli.options import DemoKeyOpt, SnapshotOpt
 from pipeline.settings import Settings
 from pipeline.snapshot.locate import resolve_snapshot
+
+if TYPE_CHECKING:  # the engine, report models and DuckDB load only when a command runs
+    from audit.engine import AuditInput
+    from audit.report import FailOnItem, Report
 
 ANSWER_SUFFIXES = (".md", ".markdown", ".txt")
 CLAIMS_SUFFIXES = (".json",)
@@ -95,6 +94,9 @@ def _read_bytes(source: _Source, limit: int) -> bytes:
 
 
 def _read(source: _Source) -> AuditInput:
+    from audit.citations import MAX_ANSWER_CHARS, MAX_CLAIMS_BYTES, parse_answer, parse_claims
+    from audit.engine import AuditInput
+
     if source.claims:
         data = _read_bytes(source, MAX_CLAIMS_BYTES)
         return AuditInput(source.label, parse_claims(data))
@@ -129,6 +131,8 @@ class _Inputs:
 
 def parse_fail_on(values: list[str]) -> list[FailOnItem]:
     """``--fail-on`` values (repeatable, comma-separated) checked against the known items."""
+    from audit.report import FAIL_ON_ITEMS, FailOnItem
+
     items: list[FailOnItem] = []
     for value in values:
         for part in (p.strip() for p in value.split(",")):
@@ -153,6 +157,8 @@ def fixed_now() -> datetime | None:
 
 
 def render(report: Report, fmt: Format) -> str:
+    from audit.render_text import render_markdown, render_text
+
     if fmt is Format.json:
         return report.model_dump_json(indent=2) + "\n"
     if fmt is Format.md:
@@ -196,6 +202,8 @@ class _OutNames:
 
 def _emit(reports: Iterator[Report], fmt: Format, out: Path | None, many: bool) -> int:
     """Write or print each report; the number of failed reports."""
+    from audit.render_text import summary_line
+
     failed = 0
     names = _OutNames(out, _EXTENSION[fmt]) if out is not None else None
     first = True
@@ -264,6 +272,9 @@ def audit_command(
             out.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise InputError(f"cannot create {out}: {error.strerror or error}") from None
+    from audit.duckdb_corpus import DuckDBCorpus
+    from audit.engine import audit_many
+
     inputs = _Inputs(sources)
     with DuckDBCorpus(resolve_snapshot(snapshot)) as corpus:
         failed = _emit(audit_many(inputs, corpus, keyring, fail_on=policy, now=now), fmt, out, many)
@@ -275,6 +286,8 @@ def audit_command(
 
 def schema_report() -> None:
     """Print the JSON Schema of audit reports (the keys other tools may rely on)."""
+    from audit.report import report_json_schema_text
+
     typer.echo(report_json_schema_text(), nl=False)
 
 

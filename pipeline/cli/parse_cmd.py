@@ -13,15 +13,17 @@ import re
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 from urllib.parse import urlsplit
 
 import typer
 
 from audit.errors import InputError
 from pipeline.cli.options import JsonOpt
-from pipeline.records import ParseResult, Record
 from pipeline.sources import MODULES, parser_for
+
+if TYPE_CHECKING:
+    from pipeline.records import ParseResult, Record
 
 MAX_BYTES = 64 * 1024 * 1024
 CHOICES = (*MODULES, "auto")

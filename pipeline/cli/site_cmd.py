@@ -10,7 +10,6 @@ import typer
 
 from audit.keys import Keyring, key_file_path, load_keyring
 from pipeline.settings import Settings
-from pipeline.site.build import build_site
 
 site_app = typer.Typer(
     name="site",
@@ -47,6 +46,8 @@ def build(
     Dates come from SOURCE_DATE_EPOCH (else the newest date in the inputs): building twice
     gives identical bytes.
     """
+    from pipeline.site.build import build_site  # heavy: jinja, the engine; only when building
+
     keyring = _installation_keyring(Settings.from_env())
     result = build_site(
         reports,

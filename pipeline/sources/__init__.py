@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from pipeline.records import ParseResult
+if TYPE_CHECKING:  # pydantic models load with the parsers, not with the CLI
+    from pipeline.records import ParseResult
 
 MODULES: dict[str, str] = {
     "pubmed": "pipeline.sources.pubmed",
