@@ -1,4 +1,4 @@
-"""CLI: ``citeseal snapshot build | info | verify | diff | list | export | rebuild``."""
+"""CLI: ``citeseal snapshot build | info | verify | diff | list | export | rebuild | backfill``."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from pipeline.cli.options import JsonOpt
 from pipeline.errors import SnapshotError
 from pipeline.harvest import Progress
 from pipeline.settings import Settings
+from pipeline.snapshot.backfill import BackfillResult, backfill_snapshot
 from pipeline.snapshot.build import BuildResult, ParentArg, build_snapshot
 from pipeline.snapshot.diff import SnapshotDiff, diff_snapshots
 from pipeline.snapshot.export import export_parquet
@@ -291,6 +292,69 @@ def rebuild_command(path: PathArg, json_out: JsonOpt = False) -> None:
             resolve_snapshot(path), settings=Settings.from_env(), progress=progress
         )
     _print_build(result, json_out)
+
+
+@snapshot_app.command("backfill")
+def backfill_command(
+    path: PathArg,
+    handles: Annotated[
+        list[str],
+        typer.Argument(
+            help="nct: or setid: handles or locators that pin a version (@VERSION).",
+            show_default=False,
+        ),
+    ],
+    replay: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--replay",
+            help="Folder of recorded history exchanges instead of the network (repeatable).",
+        ),
+    ] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Fetch pinned trial/label versions the snapshot lacks from the registry history into a
+    new child snapshot (needs CITESEAL_HISTORY_BACKFILL=1)."""
+    result = backfill_snapshot(
+        resolve_snapshot(path), handles, replay=replay or (), settings=Settings.from_env()
+    )
+    _print_backfill(result, json_out)
+
+
+def _print_backfill(result: BackfillResult, json_out: bool) -> None:
+    build = result.build
+    if json_out:
+        _echo_json(
+            {
+                "items": [
+                    {
+                        "target": i.target,
+                        "record_id": i.record_id,
+                        "version": i.version,
+                        "status": i.status,
+                        "detail": i.detail,
+                    }
+                    for i in result.items
+                ],
+                "backfilled": result.backfilled,
+                "path": str(build.path) if build else None,
+                "manifest": build.manifest.model_dump(mode="json") if build else None,
+            }
+        )
+        return
+    for item in result.items:
+        typer.echo(printable(item.line))
+    if build is None:
+        typer.echo("nothing backfilled: no new snapshot written")
+        return
+    m = build.manifest
+    plural = "s" if result.backfilled != 1 else ""
+    typer.echo(f"wrote {build.path}")
+    typer.echo(f"  parent    {m.parent.path if m.parent else '(none)'}")
+    typer.echo(
+        f"  lineage   {m.records} records, {m.versions} versions, {m.passages} passages; "
+        f"{result.backfilled} version{plural} backfilled"
+    )
 
 
 def register(app: typer.Typer) -> None:
