@@ -339,6 +339,7 @@ def search_ids(
 ) -> list[str]:
     """PMIDs matching ``term`` (esearch, paged), at most ``limit`` and at most 10,000."""
     ids: list[str] = []
+    known: set[str] = set()  # beside the list: membership in O(1), order kept by the list
     start = 0
     limit = min(limit, ESEARCH_CAP)
     while len(ids) < limit:
@@ -354,7 +355,10 @@ def search_ids(
             params["mindate"] = mindate or "1800"
             params["maxdate"] = maxdate or "3000"
         result = parse(client.get(ESEARCH_URL, params=params, source=SOURCE).content)
-        ids.extend(i for i in result.ids if i not in ids)
+        for pmid in result.ids:
+            if pmid not in known:
+                known.add(pmid)
+                ids.append(pmid)
         if result.next is None:
             break
         start = int(result.next)
