@@ -26,7 +26,8 @@ from pipeline.snapshot.verify import verify_snapshot
 from tests.conftest import ROOT
 from tests.pipeline.snapshot.conftest import DEMO_REPLAY, copy_demo_spec
 
-HISTORY = ROOT / "tests" / "fixtures" / "history"
+HISTORY = ROOT / "tests" / "fixtures" / "history"  # C's fixtures (NCT99000001, the label)
+OLDER = ROOT / "tests" / "fixtures" / "backfill"  # ours: an older version of NCT99000003
 KEYRING = Keyring.demo_keyring()
 TRIAL = "nct:NCT99000003"
 OLD = "2023-05-02"  # in the replayed history only (tests/fixtures/history/clinicaltrials)
@@ -78,7 +79,7 @@ def parent(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def backfilled(parent: Path) -> BackfillResult:
-    return backfill_snapshot(parent, [handle()], replay=[HISTORY], settings=ON)
+    return backfill_snapshot(parent, [handle()], replay=[OLDER, HISTORY], settings=ON)
 
 
 @pytest.fixture
@@ -161,6 +162,8 @@ def test_cli_reports_every_outcome_and_writes_one_child(fresh: Path) -> None:
         f"setid:{SETID}@1/label.boxed_warning.1",
         "nct:NCT99000002@2023-01-01/trial.brief_summary.1",
         "--replay",
+        str(OLDER),
+        "--replay",
         str(HISTORY),
     )
     assert run.returncode == 0, run.stderr
@@ -177,7 +180,7 @@ def test_cli_reports_every_outcome_and_writes_one_child(fresh: Path) -> None:
         "SPL version)",
         "nct:NCT99000002@2023-01-01/trial.brief_summary.1: unfetchable (no recorded exchange "
         "for GET https://clinicaltrials.gov/api/int/studies/NCT99000002/history in "
-        f"{HISTORY})",
+        f"{OLDER}, {HISTORY})",
     ]
     assert lines[5:] == [
         f"wrote {children[0]}",
@@ -192,6 +195,8 @@ def test_an_unknown_version_is_not_retained_and_no_snapshot_is_written(fresh: Pa
         "backfill",
         str(fresh),
         f"{TRIAL}@2020-01-01/trial.brief_summary.1",
+        "--replay",
+        str(OLDER),
         "--replay",
         str(HISTORY),
     )
@@ -212,7 +217,7 @@ def test_an_unknown_version_is_not_retained_and_no_snapshot_is_written(fresh: Pa
 
 
 def test_disabled_backfill_exits_2_with_a_hint(fresh: Path) -> None:
-    run = cli("backfill", str(fresh), handle(), "--replay", str(HISTORY), backfill=False)
+    run = cli("backfill", str(fresh), handle(), "--replay", str(OLDER), backfill=False)
     assert (run.returncode, run.stdout) == (2, "")
     assert run.stderr.splitlines() == [
         "error: version history backfill is off",
@@ -238,12 +243,12 @@ def test_disabled_backfill_exits_2_with_a_hint(fresh: Path) -> None:
 )
 def test_bad_targets_are_refused(parent: Path, target: str, message: str) -> None:
     with pytest.raises(InputError) as caught:
-        backfill_snapshot(parent, [target], replay=[HISTORY], settings=ON)
+        backfill_snapshot(parent, [target], replay=[OLDER, HISTORY], settings=ON)
     assert caught.value.message == message
 
 
 def test_a_malformed_handle_exits_2(fresh: Path) -> None:
-    run = cli("backfill", str(fresh), "nct:NCT123@2020/x", "--replay", str(HISTORY))
+    run = cli("backfill", str(fresh), "nct:NCT123@2020/x", "--replay", str(OLDER))
     assert run.returncode == 2
     assert run.stderr.startswith("error: ")
     assert run.stdout == ""
