@@ -122,6 +122,26 @@ class Harvester:
             self._openfda()
         return self.outcome
 
+    def _deliver_search(self, source: str, query: str, records: Sequence[Record] | None) -> None:
+        """Deliver the records a query found, in chunks (None: the search failed, logged)."""
+        if records is None:
+            return
+        self.sink.step(source, "search", len(records), query)
+        for chunk in chunks(records, CHUNK):
+            self._deliver(source, chunk)
+            self.progress.advance(source, len(chunk))
+
+    def _deliver_fetched(
+        self, source: str, scheme: str, asked: Sequence[str], records: Sequence[Record] | None
+    ) -> None:
+        """Deliver records fetched by id; the ids upstream did not return are noted missing."""
+        if records is None:
+            return
+        got = {r.record_id for r in records}
+        self.outcome.missing.update(f"{scheme}:{i}" for i in asked if f"{scheme}:{i}" not in got)
+        self._deliver(source, records)
+        self.progress.advance(source, len(records))
+
     def _pubmed(self) -> None:
         assert self.spec.pubmed is not None
         ids: dict[str, None] = {}
@@ -168,11 +188,7 @@ class Harvester:
                     self.client, q.effective_query(), limit=q.limit
                 ),
             )
-            if records is not None:
-                self.sink.step("europepmc", "search", len(records), q.query)
-                for chunk in chunks(records, CHUNK):
-                    self._deliver("europepmc", chunk)
-                    self.progress.advance("europepmc", len(chunk))
+            self._deliver_search("europepmc", q.query, records)
         self.fetch_preprints(self.spec.europepmc.ids)
 
     def fetch_preprints(self, ppr_ids: Sequence[str]) -> None:
@@ -186,12 +202,7 @@ class Harvester:
                     self.client, query, limit=len(chunk)
                 ),
             )
-            if records is None:
-                continue
-            got = {r.record_id for r in records}
-            self.outcome.missing.update(f"ppr:{i}" for i in chunk if f"ppr:{i}" not in got)
-            self._deliver("europepmc", records)
-            self.progress.advance("europepmc", len(records))
+            self._deliver_fetched("europepmc", "ppr", chunk, records)
 
     def fetch_full_texts(self, pmcids: Iterable[str]) -> None:
         """Europe PMC full text of PMCIDs (``pmcid:`` records); none upstream = missing."""
@@ -229,11 +240,7 @@ class Harvester:
                     limit=q.limit,
                 ),
             )
-            if records is not None:
-                self.sink.step("clinicaltrials", "search", len(records), q.term or q.cond or "")
-                for chunk in chunks(records, CHUNK):
-                    self._deliver("clinicaltrials", chunk)
-                    self.progress.advance("clinicaltrials", len(chunk))
+            self._deliver_search("clinicaltrials", q.term or q.cond or "", records)
         self.fetch_trials(spec.ids)
 
     def fetch_trials(self, nct_ids: Sequence[str]) -> None:
@@ -243,12 +250,7 @@ class Harvester:
                 "fetch",
                 lambda chunk=chunk: clinicaltrials.fetch_records(self.client, chunk),
             )
-            if records is None:
-                continue
-            got = {r.record_id for r in records}
-            self.outcome.missing.update(f"nct:{i}" for i in chunk if f"nct:{i}" not in got)
-            self._deliver("clinicaltrials", records)
-            self.progress.advance("clinicaltrials", len(records))
+            self._deliver_fetched("clinicaltrials", "nct", chunk, records)
 
     def _openfda(self) -> None:
         spec = self.spec.openfda
@@ -260,11 +262,7 @@ class Harvester:
                 f"search {q.search!r}",
                 lambda q=q: openfda.search_records(self.client, q.search, limit=q.limit),
             )
-            if records is not None:
-                self.sink.step("openfda", "search", len(records), q.search)
-                for chunk in chunks(records, CHUNK):
-                    self._deliver("openfda", chunk)
-                    self.progress.advance("openfda", len(chunk))
+            self._deliver_search("openfda", q.search, records)
         self.fetch_labels(spec.set_ids)
 
     def fetch_labels(self, set_ids: Sequence[str]) -> None:
@@ -274,12 +272,7 @@ class Harvester:
                 "fetch",
                 lambda chunk=chunk: openfda.fetch_records(self.client, chunk),
             )
-            if records is None:
-                continue
-            got = {r.record_id for r in records}
-            self.outcome.missing.update(f"setid:{i}" for i in chunk if f"setid:{i}" not in got)
-            self._deliver("openfda", records)
-            self.progress.advance("openfda", len(records))
+            self._deliver_fetched("openfda", "setid", chunk, records)
 
     # -- enrichment ----------------------------------------------------------------------------
     def _enrich(self, records: Sequence[Record]) -> list[Record]:
