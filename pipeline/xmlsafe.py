@@ -132,6 +132,8 @@ def text_of(element: Element | None, *, skip: Iterable[str] = ()) -> str:
     """
     if element is None:
         return ""
+    if not len(element) and isinstance(element.tag, str):
+        return clean(element.text or "")  # a leaf (most calls): no walk needed
     skipped = frozenset(skip)
     parts: list[str] = []
 
@@ -153,6 +155,8 @@ def text_of(element: Element | None, *, skip: Iterable[str] = ()) -> str:
 
 def clean(text: str) -> str:
     """Collapse ASCII whitespace runs to one space and strip (NBSP and friends are kept)."""
+    if text.isprintable() and "  " not in text:
+        return text.strip()  # no tab, newline… nor double space: _WS.sub would change nothing
     return _WS.sub(" ", text).strip()
 
 
