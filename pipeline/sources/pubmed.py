@@ -150,12 +150,15 @@ def _authors(author_list: Element | None) -> list[str]:
         return []
     names = []
     for author in author_list.findall("Author"):
-        collective = text_of(author.find("CollectiveName"))
+        first: dict[object, Element] = {}  # the first child of each tag: what find() returns
+        for child in author:
+            first.setdefault(child.tag, child)
+        collective = text_of(first.get("CollectiveName"))
         if collective:
             names.append(collective)
             continue
-        last = text_of(author.find("LastName"))
-        initials = text_of(author.find("Initials")) or text_of(author.find("ForeName"))
+        last = text_of(first.get("LastName"))
+        initials = text_of(first.get("Initials")) or text_of(first.get("ForeName"))
         name = f"{last} {initials}".strip()
         if name:
             names.append(name)
@@ -171,8 +174,10 @@ def _abstract(abstract: Element | None) -> list[Passage]:
         if not text:
             continue
         label = clean(node.get("Label") or "") or clean(node.get("NlmCategory") or "")
-        passages.append(
-            Passage(path=f"abstract.{len(passages) + 1}", section=label or "Abstract", text=text)
+        passages.append(  # three str: construct without validating again
+            Passage.model_construct(
+                path=f"abstract.{len(passages) + 1}", section=label or "Abstract", text=text
+            )
         )
     return passages
 
