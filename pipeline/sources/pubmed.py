@@ -174,10 +174,8 @@ def _abstract(abstract: Element | None) -> list[Passage]:
         if not text:
             continue
         label = clean(node.get("Label") or "") or clean(node.get("NlmCategory") or "")
-        passages.append(  # three str: construct without validating again
-            Passage.model_construct(
-                path=f"abstract.{len(passages) + 1}", section=label or "Abstract", text=text
-            )
+        passages.append(
+            Passage(path=f"abstract.{len(passages) + 1}", section=label or "Abstract", text=text)
         )
     return passages
 
