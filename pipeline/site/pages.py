@@ -38,7 +38,6 @@ from pipeline.site.contexts import (
     SnapshotPage,
     SnapshotRow,
     SortColumn,
-    SourceLine,
 )
 from pipeline.site.diffs import SnapshotDiff
 from pipeline.site.loaders import LoadedReport
@@ -350,10 +349,7 @@ def snapshot_page(data: SiteData, snapshot: LoadedSnapshot) -> SnapshotPage:
             Count("record versions", f"{snapshot.record_versions:,}"),
             Count("passages", f"{snapshot.passages:,}"),
         ),
-        sources=tuple(
-            SourceLine(s.source, s.status, s.records, s.passages, s.failed_requests, s.detail)
-            for s in snapshot.sources
-        ),
+        sources=snapshot.sources,
         lists=lists,
         manifest_json=manifest,
         reports=reports,

@@ -19,6 +19,7 @@ from typing import Any
 import duckdb
 
 from audit.errors import CorpusError
+from pipeline.site.contexts import SourceLine
 from pipeline.site.loaders import BuildWarning, slugify
 from pipeline.snapshot.manifest import manifest_path
 
@@ -36,16 +37,6 @@ class NoticeRecord:
 
 
 @dataclass(frozen=True)
-class SourceRow:
-    source: str
-    status: str
-    records: int
-    passages: int
-    failed_requests: int
-    detail: str | None
-
-
-@dataclass(frozen=True)
 class LoadedSnapshot:
     path: Path
     name: str  # the corpus name (meta.name, else the folder name)
@@ -55,7 +46,7 @@ class LoadedSnapshot:
     manifest: dict[str, Any] | None
     manifest_name: str | None
     meta: dict[str, str]
-    sources: tuple[SourceRow, ...]
+    sources: tuple[SourceLine, ...]
     records: int
     record_versions: int
     passages: int
@@ -203,7 +194,7 @@ _MULTI = """
 def _read(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     meta = {str(k): str(v) for k, v in con.execute("SELECT key, value FROM meta").fetchall()}
     sources = tuple(
-        SourceRow(str(a), str(b), int(c), int(d), int(e), None if f is None else str(f))
+        SourceLine(str(a), str(b), int(c), int(d), int(e), None if f is None else str(f))
         for a, b, c, d, e, f in con.execute(
             "SELECT source, status, records, passages, failed_requests, detail"
             " FROM sources ORDER BY source"
