@@ -153,7 +153,16 @@ class Tab:
             ),
         )
         page.on("pageerror", lambda e: found.append(f"page error: {e}"))
-        page.on("requestfailed", lambda r: found.append(f"request failed: {r.url}"))
+        # ERR_ABORTED is a request of the previous page cancelled by the next navigation (a
+        # race under load), not a broken resource: a missing file fails with its own error
+        page.on(
+            "requestfailed",
+            lambda r: (
+                found.append(f"request failed: {r.url} ({r.failure})")
+                if "ERR_ABORTED" not in (r.failure or "")
+                else None
+            ),
+        )
         page.on(
             "request",
             lambda r: (
