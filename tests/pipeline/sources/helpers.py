@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from hypothesis import strategies as st
 
 from pipeline.http import HOST_RATES, HttpClient
 from pipeline.records import ParseResult
@@ -41,3 +42,16 @@ def assert_conformant(result: ParseResult) -> None:
         for passage in record.passages:
             assert passage.text.strip(), (record.record_id, passage.path)
             assert not RAW_TAG.search(passage.text), (record.record_id, passage.path)
+
+
+def json_values(keys: list[str]) -> st.SearchStrategy[object]:
+    """Arbitrary JSON whose object keys come from ``keys`` (a parser's field names), for
+    "any JSON gives records or a ParseError" property tests."""
+    return st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+        lambda children: (
+            st.lists(children, max_size=4)
+            | st.dictionaries(st.sampled_from(keys), children, max_size=4)
+        ),
+        max_leaves=30,
+    )

@@ -13,7 +13,6 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 from hypothesis import given
-from hypothesis import strategies as st
 
 from audit.errors import InputError
 from audit.folding import fold
@@ -25,6 +24,7 @@ from pipeline.settings import Settings
 from pipeline.sources import clinicaltrials
 from pipeline.sources.clinicaltrials import FIELDS, fetch_records, parse, search_records
 from tests.conftest import reference_files, requires_reference
+from tests.pipeline.sources.helpers import json_values
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "clinicaltrials"
 PATH_GRAMMAR = re.compile(r"^trial\.[a-z0-9_]+\.[1-9][0-9]*$")
@@ -462,34 +462,23 @@ def test_reference_responses_conform(path: Path) -> None:
         assert record.metadata.get("projection") == parse_qs(urlsplit(w["url"]).query)["fields"][0]
 
 
-_JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
-    lambda children: (
-        st.lists(children, max_size=4)
-        | st.dictionaries(
-            st.sampled_from(
-                [
-                    "studies",
-                    "protocolSection",
-                    "identificationModule",
-                    "nctId",
-                    "statusModule",
-                    "resultsSection",
-                    "outcomeMeasuresModule",
-                    "outcomeMeasures",
-                    "classes",
-                    "categories",
-                    "measurements",
-                    "eligibilityModule",
-                    "eligibilityCriteria",
-                    "x",
-                ]
-            ),
-            children,
-            max_size=4,
-        )
-    ),
-    max_leaves=30,
+_JSON = json_values(
+    [
+        "studies",
+        "protocolSection",
+        "identificationModule",
+        "nctId",
+        "statusModule",
+        "resultsSection",
+        "outcomeMeasuresModule",
+        "outcomeMeasures",
+        "classes",
+        "categories",
+        "measurements",
+        "eligibilityModule",
+        "eligibilityCriteria",
+        "x",
+    ]
 )
 
 

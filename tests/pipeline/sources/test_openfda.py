@@ -14,7 +14,6 @@ from typing import Any
 import httpx
 import pytest
 from hypothesis import given
-from hypothesis import strategies as st
 
 from audit.errors import InputError
 from audit.folding import fold
@@ -26,6 +25,7 @@ from pipeline.settings import Settings
 from pipeline.sources import openfda
 from pipeline.sources.openfda import fetch_records, parse, search_plan, search_records
 from tests.conftest import ROOT, reference_files, requires_reference
+from tests.pipeline.sources.helpers import json_values
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "openfda"
 SETID = "5eed0001-0000-4000-8000-000000000001"
@@ -323,32 +323,21 @@ def test_cli_parse_of_the_no_match_404_exits_0() -> None:
     assert json.loads(done.stdout)["records"] == []
 
 
-_JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
-    lambda children: (
-        st.lists(children, max_size=4)
-        | st.dictionaries(
-            st.sampled_from(
-                [
-                    "results",
-                    "error",
-                    "code",
-                    "meta",
-                    "set_id",
-                    "version",
-                    "effective_time",
-                    "openfda",
-                    "brand_name",
-                    "boxed_warning",
-                    "x_table",
-                    "x",
-                ]
-            ),
-            children,
-            max_size=4,
-        )
-    ),
-    max_leaves=30,
+_JSON = json_values(
+    [
+        "results",
+        "error",
+        "code",
+        "meta",
+        "set_id",
+        "version",
+        "effective_time",
+        "openfda",
+        "brand_name",
+        "boxed_warning",
+        "x_table",
+        "x",
+    ]
 )
 
 
