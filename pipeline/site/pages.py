@@ -41,7 +41,7 @@ from pipeline.site.contexts import (
 )
 from pipeline.site.diffs import SnapshotDiff
 from pipeline.site.loaders import LoadedReport
-from pipeline.site.snapshots import LoadedSnapshot, NoticeRecord
+from pipeline.site.snapshots import LoadedSnapshot
 
 if TYPE_CHECKING:
     from pipeline.site.build import SiteData
@@ -267,10 +267,6 @@ def snapshot_list_page(data: SiteData) -> SnapshotListPage:
     return SnapshotListPage(heading="Snapshots", lineages=tuple(lineages))
 
 
-def _items(records: tuple[NoticeRecord, ...]) -> tuple[RecordItem, ...]:
-    return tuple(RecordItem(r.record_id, r.version, r.title, r.notices) for r in records)
-
-
 def snapshot_page(data: SiteData, snapshot: LoadedSnapshot) -> SnapshotPage:
     parent = data.lineage.parent(snapshot)
     children = data.lineage.children.get(snapshot.slug, ())
@@ -288,7 +284,7 @@ def snapshot_page(data: SiteData, snapshot: LoadedSnapshot) -> SnapshotPage:
         )
     totals = snapshot.list_totals
     lists = tuple(
-        RecordList(key, title, explanation, _items(records), totals.get(key, len(records)))
+        RecordList(key, title, explanation, records, totals.get(key, len(records)))
         for key, title, explanation, records in (
             (
                 "retracted",

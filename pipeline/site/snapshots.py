@@ -19,21 +19,11 @@ from typing import Any
 import duckdb
 
 from audit.errors import CorpusError
-from pipeline.site.contexts import SourceLine
+from pipeline.site.contexts import RecordItem, SourceLine
 from pipeline.site.loaders import BuildWarning, slugify
 from pipeline.snapshot.manifest import manifest_path
 
 LIST_CAP = 500  # at most this many records per list on a snapshot page
-
-
-@dataclass(frozen=True)
-class NoticeRecord:
-    """A record the snapshot flags (retracted, expression of concern, withdrawn, new version)."""
-
-    record_id: str
-    version: str
-    title: str | None
-    notices: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -50,10 +40,10 @@ class LoadedSnapshot:
     records: int
     record_versions: int
     passages: int
-    retracted: tuple[NoticeRecord, ...]
-    expression_of_concern: tuple[NoticeRecord, ...]
-    withdrawn: tuple[NoticeRecord, ...]
-    multi_version: tuple[NoticeRecord, ...]
+    retracted: tuple[RecordItem, ...]
+    expression_of_concern: tuple[RecordItem, ...]
+    withdrawn: tuple[RecordItem, ...]
+    multi_version: tuple[RecordItem, ...]
     list_totals: dict[str, int]
 
     @property
@@ -218,13 +208,13 @@ def _read(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
 
     def listed(key: str, rows: list[tuple[Any, ...]], extra: int | None = None) -> tuple:
         totals[key] = len(rows)
-        out: list[NoticeRecord] = []
+        out: list[RecordItem] = []
         for row in rows[:LIST_CAP]:
             record_id = str(row[0])
             lines = list(notices.get(record_id, ()))
             if extra is not None and row[extra]:
                 lines.insert(0, f"since snapshot {row[extra]}")
-            out.append(NoticeRecord(record_id, str(row[1]), _opt(row[2]), tuple(lines)))
+            out.append(RecordItem(record_id, str(row[1]), _opt(row[2]), tuple(lines)))
         return tuple(out)
 
     return {
