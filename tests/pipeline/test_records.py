@@ -8,13 +8,25 @@ a spurious new version at the next build.
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import json
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic_core import to_json
 
-from pipeline.records import Flags, Passage, Record, Relation
+from pipeline.records import (
+    SOURCES,
+    Annotation,
+    Flags,
+    Passage,
+    Record,
+    Relation,
+    _canonical_payload,  # pyright: ignore[reportPrivateUsage]  (the fast path under test)
+)
 
 
 def reference_hash(record: Record) -> str:
@@ -197,3 +209,144 @@ def test_content_hash_is_pinned(name: str) -> None:
     record = build()
     assert reference_hash(record) == expected
     assert record.content_hash() == expected
+
+
+# -- the fast path against the definition, on generated records ---------------------------
+# text() draws every code point but surrogates: quotes, backslashes, control characters,
+# U+2028, astral characters… (a lone surrogate is tested on its own below)
+texts = st.text(max_size=40)
+optional_texts = st.none() | texts
+tri_states = st.sampled_from([None, True, False])
+plain_leaves = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.integers(min_value=-(10**40), max_value=10**40)
+    | texts
+)
+float_leaves = st.floats(allow_nan=True, allow_infinity=True)
+
+
+def json_values(leaves: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.recursive(
+        leaves,
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(texts, inner, max_size=4),
+        max_leaves=20,
+    )
+
+
+def records(metadata_values: st.SearchStrategy[Any]) -> st.SearchStrategy[Record]:
+    return st.builds(
+        Record,
+        record_id=texts,
+        source=st.sampled_from(SOURCES),
+        version=optional_texts,
+        version_date=optional_texts,
+        title=texts,
+        doi=optional_texts,
+        pmid=optional_texts,
+        pmcid=optional_texts,
+        year=st.none() | st.integers(),
+        journal=optional_texts,
+        authors=st.lists(texts, max_size=4),
+        publication_types=st.lists(texts, max_size=3),
+        content_type=texts,
+        status=optional_texts,
+        flags=st.builds(
+            Flags, retracted=tri_states, expression_of_concern=tri_states, preprint=tri_states
+        ),
+        relations=st.lists(
+            st.builds(
+                Relation,
+                kind=texts,
+                target=texts,
+                source=texts,
+                detail=optional_texts,
+                date=optional_texts,
+            ),
+            max_size=3,
+        ),
+        passages=st.lists(st.builds(Passage, path=texts, section=texts, text=texts), max_size=5),
+        annotations=st.lists(
+            st.builds(
+                Annotation,
+                path=texts,
+                start=st.integers(0, 99),
+                end=st.integers(0, 99),
+                text=texts,
+                type=texts,
+                identifier=optional_texts,
+            ),
+            max_size=2,
+        ),
+        metadata=st.dictionaries(texts, metadata_values, max_size=5),
+    )
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(records(json_values(plain_leaves | float_leaves)))
+def test_content_hash_equals_the_reference_definition(record: Record) -> None:
+    assert record.content_hash() == reference_hash(record)
+    assert record.content_hash_reference() == reference_hash(record)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(records(json_values(plain_leaves)))
+def test_the_fast_path_writes_the_reference_json(record: Record) -> None:
+    """Without floats every generated record takes the fast path (no fallback hides a
+    difference) and its bytes are exactly the reference canonical JSON."""
+    payload = record.model_dump(mode="json", exclude={"annotations"})
+    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert to_json(_canonical_payload(record)) == canonical.encode("utf-8")
+
+
+@settings(max_examples=100, deadline=None)
+@given(records(json_values(plain_leaves | float_leaves)))
+def test_annotations_do_not_change_the_hash(record: Record) -> None:
+    bare = record.model_copy(update={"annotations": []})
+    assert record.content_hash() == bare.content_hash()
+
+
+# -- values outside the fast path take the reference path -----------------------------------
+class Colour(enum.StrEnum):
+    RED = "red"
+
+
+class TaggedRecord(Record):
+    tag: str = "extra"
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        Record(record_id="doi:10.5555/t", source="crossref", metadata={"t": (1, "a"), "s": {3}}),
+        Record(record_id="doi:10.5555/e", source="crossref", metadata={"c": Colour.RED}),
+        Record(record_id="doi:10.5555/k", source="crossref", metadata={"d": {1: "int key"}}),
+        Record(record_id="doi:10.5555/f", source="crossref", metadata={"f": [0.1, -0.0]}),
+        TaggedRecord(record_id="doi:10.5555/sub", source="crossref"),
+    ],
+    ids=["tuple-and-set", "str-enum", "int-key", "floats", "subclass"],
+)
+def test_unusual_values_hash_as_the_reference_does(record: Record) -> None:
+    assert record.content_hash() == reference_hash(record)
+
+
+def test_values_assigned_after_validation_hash_as_the_reference_does() -> None:
+    record = _article()
+    record.title = Colour.RED
+    record.year = True
+    assert record.content_hash() == reference_hash(record)
+    record.authors = ("Synth A",)  # pyright: ignore[reportAttributeAccessIssue]  (not validated)
+    warning = r"Expected `list\[str\]` - serialized value may not be as expected"
+    with pytest.warns(UserWarning, match=warning):
+        expected = reference_hash(record)
+    with pytest.warns(UserWarning, match=warning):
+        assert record.content_hash() == expected
+
+
+def test_a_lone_surrogate_fails_as_the_reference_does() -> None:
+    record = Record(record_id="doi:10.5555/s", source="crossref", title="a\ud800b")
+    with pytest.raises(UnicodeEncodeError):
+        reference_hash(record)
+    with pytest.raises(UnicodeEncodeError):
+        record.content_hash()
