@@ -29,6 +29,20 @@ class CiteSealError(Exception):
     def __str__(self) -> str:
         return self.message
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # keyword-only details (advice, caret positions) survive pickling, e.g. from the
+        # snapshot writer process back to the build
+        return (_restore, (type(self), self.args, dict(self.__dict__)))
+
+
+def _restore(
+    cls: type[CiteSealError], args: tuple[object, ...], state: dict[str, object]
+) -> CiteSealError:
+    error = cls.__new__(cls)
+    Exception.__init__(error, *args)
+    error.__dict__.update(state)
+    return error
+
 
 class InputError(CiteSealError):
     """The user's input cannot be used as given."""

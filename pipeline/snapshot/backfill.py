@@ -39,7 +39,6 @@ from pipeline.snapshot.build import (
     clean_leftovers,
     corpus_lock,
     free_stamp,
-    limit_memory,
     resolve_parent,
     seal,
 )
@@ -60,9 +59,12 @@ from pipeline.snapshot.store import (
     ResponseRow,
     apply_migrations,
     connect,
+    insert_sources,
+    limit_memory,
     load_fts,
     now_text,
     read_meta,
+    snapshot_totals,
     write_meta,
 )
 from pipeline.sources import history
@@ -330,7 +332,7 @@ def _write_child(
             carry_parent(con, parent)
             index_unindexed(con)
             writer = BatchWriter(work)
-            ingest = Ingest(con, con.cursor(), writer, snapshot_id, fold)
+            ingest = Ingest.into(con, writer, snapshot_id, fold)
             by_source: dict[str, list[Record]] = {}
             for record in records:
                 by_source.setdefault(record.source, []).append(record)
@@ -338,8 +340,8 @@ def _write_child(
                 ingest.add(source, batch)
             _mark_backfilled(con, snapshot_id)
             _store_exchanges(con, writer, exchanges)
-            con.executemany("INSERT INTO sources VALUES (?, ?, ?, ?, ?, ?)", sources)
-            totals = _totals(con)
+            insert_sources(con, sources)
+            totals = snapshot_totals(con)
             con.execute("CHECKPOINT")
         finally:
             con.close()
@@ -455,12 +457,3 @@ def _store_exchanges(
         for e in exchanges
     ]
     writer.insert(con, "harvest_log", log)
-
-
-def _totals(con: duckdb.DuckDBPyConnection) -> tuple[int, int, int]:
-    row = con.execute(
-        "SELECT (SELECT count(*) FROM record_state), (SELECT count(*) FROM record_versions), "
-        "(SELECT count(*) FROM passages)"
-    ).fetchone()
-    assert row is not None
-    return int(row[0]), int(row[1]), int(row[2])

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import os
-import re
 import shutil
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -35,9 +33,8 @@ from pipeline.http import Exchange, HttpClient
 from pipeline.records import SOURCES, Record
 from pipeline.replay import RecordingTransport, ReplayTransport
 from pipeline.settings import Settings
-from pipeline.snapshot.background import Background
-from pipeline.snapshot.index import INDEX_VERSION, index_unindexed
-from pipeline.snapshot.ingest import Ingest
+from pipeline.snapshot.index import INDEX_VERSION, index_unindexed, next_docid
+from pipeline.snapshot.ingest import Ingest, apply_batch
 from pipeline.snapshot.lineage import (
     carry_parent,
     create_staging,
@@ -71,16 +68,23 @@ from pipeline.snapshot.store import (
     ResponseRow,
     apply_migrations,
     check_schema,
+    checkpoint,
     connect,
+    first_line,
+    insert_sources,
+    insert_staged,
+    limit_memory,
     load_fts,
     now_text,
+    snapshot_totals,
     write_meta,
 )
+from pipeline.snapshot.writer import WriterProcess
 
 ParentArg = Path | Literal["latest"] | None
 RESPONSE_FLUSH_BYTES = 16 << 20
 RESPONSE_FLUSH_COUNT = 64
-BUILD_MEMORY = "256MB"  # DuckDB memory limit while building (see limit_memory)
+WRITER_THREADS = 1  # DuckDB threads in the writer process; the harvest process has the other core
 ENRICHMENT_SOURCES = frozenset({"pubtator3", "crossref"})
 
 
@@ -284,7 +288,7 @@ class _Run:
     totals: tuple[int, int, int] = (0, 0, 0)
     parent_ref: ParentRef | None = None
     _ingest: Ingest | None = None
-    _background: Background | None = None
+    _db: WriterProcess | None = None
     _writer: BatchWriter | None = None
     _responses: list[ResponseRow] = field(default_factory=list)
     _response_bytes: int = 0
@@ -293,33 +297,35 @@ class _Run:
 
     # -- writing ------------------------------------------------------------------------------
     def write(self, temp: Path, work: Path, cache: Path | None) -> None:
-        con = connect(temp)
-        try:
-            limit_memory(con, work)
-            apply_migrations(con, now=self.created_at)
-            write_meta(con, self._meta())
-            create_staging(con)
-            load_fts(con)  # its stem() tokenises passages for the search index
-            if self.options.parent is not None:
-                carry_parent(con, self.options.parent)
-                index_unindexed(con)
+        """Harvest into ``temp``; the database work runs in a writer process (see
+        :mod:`pipeline.snapshot.writer`) while this one fetches, parses and stages."""
+        parent = self.options.parent
+        with WriterProcess(temp) as db:
+            self._db = db
+            db.call(limit_memory, work, threads=WRITER_THREADS)
+            db.call(apply_migrations, now=self.created_at)
+            db.call(write_meta, self._meta())
+            db.call(create_staging)
+            db.call(load_fts)  # its stem() tokenises passages for the search index
+            if parent is not None:
+                db.call(carry_parent, parent)
+                db.call(index_unindexed)
             self._writer = BatchWriter(work)
-            reader = con.cursor()
-            self._ingest = Ingest(con, reader, self._writer, self.snapshot_id, _fold())
-            with Background() as background:
-                self._background = background
+            first_docid = db.call(next_docid)
+            # The lineage's versions are the parent's (records met twice in this build are
+            # caught in memory), so they are read from the parent file, not through the writer.
+            with _reader(parent) as reader:
+                self._ingest = Ingest(
+                    reader, self._writer, self.snapshot_id, _fold(), first_docid=first_docid
+                )
                 outcome = self._harvest(cache)
                 self._flush()
-                background.drain()
-            self._background = None
-            reader.close()
-            self.withdrawn = finalize_state(con, outcome.missing, self.snapshot_id)
-            self._write_sources(con)
-            self.totals = _totals(con)
-            con.execute("CHECKPOINT")
-        finally:
-            con.close()
-        self.warnings.extend(self._ingest.stats.warnings if self._ingest else [])
+            self.withdrawn = db.call(finalize_state, outcome.missing, self.snapshot_id)
+            db.call(insert_sources, self._source_rows())
+            self.totals = db.call(snapshot_totals)
+            db.call(checkpoint)
+        self._db = None
+        self.warnings.extend(self._ingest.stats.warnings)
 
     def _meta(self) -> dict[str, str | None]:
         parent = self.options.parent
@@ -367,9 +373,9 @@ class _Run:
                 self.spec, client, self, self.progress, strict=self.options.strict
             )
             outcome = harvester.run()
-            if self.options.refresh and self._ingest is not None:
-                self._drain()  # the look-up below must see every batch
-                unseen = unseen_records(self._ingest.con, self.spec.sources())
+            if self.options.refresh and self._db is not None:
+                # the look-up runs after every batch queued before it
+                unseen = self._db.call(unseen_records, self.spec.sources())
                 for source in list(unseen):
                     unseen[source] = [r for r in unseen[source] if r not in outcome.missing]
                 outcome = harvester.refresh({s: ids for s, ids in unseen.items() if ids})
@@ -381,20 +387,10 @@ class _Run:
 
     # -- the Sink protocol (pipeline.harvest) ---------------------------------------------------
     def records(self, source: str, records: Sequence[Record]) -> None:
-        assert self._ingest is not None
-        task = self._ingest.prepare(source, records)  # Python work, here
-        if task is not None:
-            self._submit(task)  # SQL work, on the writer thread
-
-    def _submit(self, task: Callable[[], None]) -> None:
-        if self._background is None:
-            task()
-        else:
-            self._background.submit(task)
-
-    def _drain(self) -> None:
-        if self._background is not None:
-            self._background.drain()
+        assert self._ingest is not None and self._db is not None
+        batch = self._ingest.prepare(source, records)  # Python work, here
+        if batch is not None:
+            self._db.submit(apply_batch, batch, self.snapshot_id)  # SQL, in the writer process
 
     def failure(self, source: str, step: str, error: HarvestError | ParseError) -> None:
         self.state.setdefault(source, _SourceState()).failures += 1
@@ -449,16 +445,8 @@ class _Run:
             ("harvest_log", writer.stage("harvest_log", self._log)),
         ]
         self._responses, self._log, self._response_bytes = [], [], 0
-        con = self._ingest.con if self._ingest is not None else None
-        if con is None:
-            return
-
-        def task() -> None:
-            for table, rows in staged:
-                if rows is not None:
-                    rows.insert(con, table)
-
-        self._submit(task)
+        if self._db is not None:
+            self._db.submit(insert_staged, staged)
 
     # -- summary ------------------------------------------------------------------------------
     def _status(self, source: str) -> str:
@@ -484,20 +472,21 @@ class _Run:
             )
         return out
 
-    def _write_sources(self, con: duckdb.DuckDBPyConnection) -> None:
+    def _source_rows(self) -> list[tuple[object, ...]]:
+        rows: list[tuple[object, ...]] = []
         for source, summary in self._summaries().items():
             detail = "; ".join(f.step + ": " + f.error for f in self.failed if f.source == source)
-            con.execute(
-                "INSERT INTO sources VALUES (?, ?, ?, ?, ?, ?)",
-                [
+            rows.append(
+                (
                     source,
                     summary.status,
                     summary.records,
                     summary.passages,
                     summary.failed_requests,
                     detail[:2000] or None,
-                ],
+                )
             )
+        return rows
 
     def manifest(self, corpus_dir: Path) -> Manifest:
         records, versions, passages = self.totals
@@ -527,25 +516,29 @@ class _Run:
         )
 
 
-def limit_memory(con: duckdb.DuckDBPyConnection, work: Path) -> None:
-    """Bound DuckDB's memory (it spills to ``work``), so a build's RSS does not grow with the
-    corpus; ``CITESEAL_BUILD_MEMORY`` (e.g. ``2GB``) overrides :data:`BUILD_MEMORY`."""
-    limit = os.environ.get("CITESEAL_BUILD_MEMORY", BUILD_MEMORY)
-    if not re.fullmatch(r"[0-9]+(\.[0-9]+)?\s*[KMGT]i?B", limit.strip(), re.IGNORECASE):
-        raise SnapshotError(f"CITESEAL_BUILD_MEMORY must look like 512MB or 2GB, got {limit!r}")
-    work.mkdir(parents=True, exist_ok=True)
-    con.execute(f"SET memory_limit = '{limit.strip()}'")
-    con.execute(f"SET temp_directory = '{str(work / 'spill').replace(chr(39), chr(39) * 2)}'")
-    con.execute("SET preserve_insertion_order = false")
+@contextlib.contextmanager
+def _reader(parent: Path | None) -> Iterator[duckdb.DuckDBPyConnection | None]:
+    """A read-only view of the parent snapshot (None without a parent).
 
-
-def _totals(con: duckdb.DuckDBPyConnection) -> tuple[int, int, int]:
-    row = con.execute(
-        "SELECT (SELECT count(*) FROM record_state), (SELECT count(*) FROM record_versions), "
-        "(SELECT count(*) FROM passages)"
-    ).fetchone()
-    assert row is not None
-    return int(row[0]), int(row[1]), int(row[2])
+    The parent is attached to a private in-memory database rather than opened: a process
+    that already has the file open (a server, a test) may do so with another configuration,
+    which DuckDB refuses for a second ``connect`` of the same file.
+    """
+    if parent is None:
+        yield None
+        return
+    con = duckdb.connect()
+    try:
+        try:
+            quoted = str(parent).replace("'", "''")
+            con.execute(f"ATTACH '{quoted}' AS parent (READ_ONLY)")
+            con.execute("USE parent")
+        except duckdb.Error as error:
+            message = f"cannot read parent snapshot {parent}: {first_line(error)}"
+            raise SnapshotError(message) from None
+        yield con
+    finally:
+        con.close()
 
 
 def _fold() -> Callable[[str], str]:
@@ -573,7 +566,7 @@ def check_built(path: Path, manifest: Manifest) -> None:
         row = con.execute("SELECT value FROM meta WHERE key = 'snapshot_id'").fetchone()
         if row is None or row[0] != manifest.snapshot_id:
             raise SnapshotError(f"{path}: meta.snapshot_id is not {manifest.snapshot_id}")
-        if _totals(con) != (manifest.records, manifest.versions, manifest.passages):
+        if snapshot_totals(con) != (manifest.records, manifest.versions, manifest.passages):
             raise SnapshotError(f"{path}: row counts differ from what the build wrote")
         indexed = con.execute("SELECT count(*) FROM search_docs").fetchone()
         if indexed is None or indexed[0] != manifest.passages:

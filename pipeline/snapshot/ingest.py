@@ -1,11 +1,14 @@
 """Turn harvested :class:`~pipeline.records.Record` batches into snapshot rows.
 
 Each batch goes in two halves. :meth:`Ingest.prepare` is Python work: content hashes, the
-version decisions (against the versions the parent carried in, read through its own
-cursor), folded text, rows staged as files. It returns the other half, a task that only runs
-SQL — inserts, the search index, the ``last_seen`` touches — so a build can run it on a
-writer thread while the next batch is fetched and parsed (DuckDB releases the GIL). Records
-met twice in one build are recognised in memory: the first one wins.
+version decisions (against the versions the lineage already holds, read through ``reader``),
+folded text, rows staged as files. It returns a :class:`StagedBatch`, which
+:func:`apply_batch` writes with SQL only — inserts, the search index, the ``last_seen``
+touches — so a build can run it in its writer process
+(:class:`~pipeline.snapshot.writer.WriterProcess`) while the next batch is fetched and
+parsed. Records met twice in one build are recognised in memory: the first one wins, so the
+versions the lineage holds are exactly those carried from the parent (a build reads them
+from the parent file itself, while the writer process fills the new one).
 """
 
 from __future__ import annotations
@@ -79,8 +82,8 @@ def record_row(record: Record, version: str, content_hash: str) -> tuple[Any, ..
 
 
 @dataclass
-class _Batch:
-    """The staged files of one batch, in the order they are applied."""
+class StagedBatch:
+    """The staged files of one batch, in the order :func:`apply_batch` applies them."""
 
     records: Staged | None = None
     versions: Staged | None = None
@@ -92,37 +95,52 @@ class _Batch:
 
 
 class Ingest:
-    """Accepts record batches during a harvest and writes them with their lineage.
+    """Accepts record batches during a harvest and stages them with their lineage.
 
-    ``con`` is the connection every write goes through (one thread at a time); ``reader`` a
-    cursor of the same database used by :meth:`prepare` to read the carried versions.
+    ``reader`` reads the versions the lineage holds (None: it holds none); ``first_docid`` is
+    the first free search document id of the snapshot being written.
     """
 
     def __init__(
         self,
-        con: duckdb.DuckDBPyConnection,
-        reader: duckdb.DuckDBPyConnection,
+        reader: duckdb.DuckDBPyConnection | None,
         stager: BatchWriter,
         snapshot_id: str,
         fold: Callable[[str], str],
+        *,
+        first_docid: int,
     ) -> None:
-        self.con = con
         self.reader = reader
         self.stager = stager
         self.snapshot_id = snapshot_id
         self.fold = fold
         self.stats = IngestStats()
+        self.con: duckdb.DuckDBPyConnection | None = None  # set by into(), used by add()
         self._seen: set[str] = set()
-        self._docid = next_docid(con)
+        self._docid = first_docid
+
+    @classmethod
+    def into(
+        cls,
+        con: duckdb.DuckDBPyConnection,
+        stager: BatchWriter,
+        snapshot_id: str,
+        fold: Callable[[str], str],
+    ) -> Ingest:
+        """An ingest reading from and (through :meth:`add`) writing to ``con`` itself."""
+        ingest = cls(con.cursor(), stager, snapshot_id, fold, first_docid=next_docid(con))
+        ingest.con = con
+        return ingest
 
     def add(self, source: str, records: Sequence[Record]) -> None:
-        """Prepare and apply one batch at once."""
-        task = self.prepare(source, records)
-        if task is not None:
-            task()
+        """Prepare one batch and apply it to :attr:`con` at once (see :meth:`into`)."""
+        assert self.con is not None, "add() needs an ingest made by Ingest.into()"
+        batch = self.prepare(source, records)
+        if batch is not None:
+            apply_batch(self.con, batch, self.snapshot_id)
 
-    def prepare(self, source: str, records: Sequence[Record]) -> Callable[[], None] | None:
-        """The Python half of one batch; returns its SQL half (None: nothing to write)."""
+    def prepare(self, source: str, records: Sequence[Record]) -> StagedBatch | None:
+        """The Python half of one batch (None: nothing to write); see :func:`apply_batch`."""
         counts = self.stats.of(source)
         unique: dict[str, tuple[Record, str]] = {}
         for record in records:
@@ -133,7 +151,7 @@ class Ingest:
         if not unique:
             return None
         self._seen.update(unique)
-        known = known_versions(self.reader, unique)
+        known = known_versions(self.reader, unique) if self.reader is not None else {}
         decisions = [
             (record, content_hash, decide(rid, record.version, content_hash, known.get(rid, ())))
             for rid, (record, content_hash) in unique.items()
@@ -142,16 +160,15 @@ class Ingest:
         counts.records += len(decisions)
         counts.new_versions += len(new)
         counts.passages += sum(len({p.path for p in r.passages}) for r, _, _ in decisions)
-        batch = self._stage(decisions, new)
-        return lambda: self._apply(batch)
+        return self._stage(decisions, new)
 
     def _stage(
         self,
         decisions: list[tuple[Record, str, Decision]],
         new: list[tuple[Record, str, Decision]],
-    ) -> _Batch:
+    ) -> StagedBatch:
         sid, stage = self.snapshot_id, self.stager.stage
-        return _Batch(
+        return StagedBatch(
             records=stage("records", (record_row(r, d.version, h) for r, h, d in new)),
             versions=stage(
                 "record_versions",
@@ -213,40 +230,42 @@ class Ingest:
                 rows.setdefault(key, (*key, rel.detail, rel.date, self.snapshot_id))
         return list(rows.values())
 
-    # -- the SQL half ---------------------------------------------------------------------------
-    def _apply(self, batch: _Batch) -> None:
-        con = self.con
-        if batch.records is not None:
-            batch.records.insert(con, "records")
-        if batch.versions is not None:
-            batch.versions.insert(con, "record_versions")
-        if batch.passages is not None:
-            source = batch.passages.source
-            con.execute(f"CREATE OR REPLACE TEMP TABLE batch_docs AS SELECT * FROM {source}")  # noqa: S608
-            con.execute(
-                "INSERT INTO passages SELECT record_id, version, path, seq, section, text, "
-                "coalesce(folded, text) FROM batch_docs"
-            )
-            index_batch(con, "batch_docs")
-            con.execute("DROP TABLE batch_docs")
-            batch.passages.done()
-        if batch.touched is not None:
-            touch_versions(con, batch.touched, self.snapshot_id)
-        if batch.annotations is not None:
-            # A version keeps the annotations it was first stored with (they are not part of
-            # its content hash, so a later harvest may only fill them in).
-            con.execute(
-                f"INSERT INTO annotations SELECT * FROM {batch.annotations.source} AS t "  # noqa: S608
-                "WHERE NOT EXISTS (SELECT 1 FROM annotations a "
-                "WHERE a.record_id = t.record_id AND a.version = t.version)"
-            )
-            batch.annotations.done()
-        if batch.relations is not None:
-            con.execute(
-                f"INSERT INTO relations SELECT * FROM {batch.relations.source} AS t "  # noqa: S608
-                "WHERE NOT EXISTS (SELECT 1 FROM relations r WHERE r.record_id = t.record_id "
-                "AND r.kind = t.kind AND r.target = t.target AND r.source = t.source)"
-            )
-            batch.relations.done()
-        if batch.seen is not None:
-            batch.seen.insert(con, "seen")
+
+# -- the SQL half -------------------------------------------------------------------------------
+def apply_batch(con: duckdb.DuckDBPyConnection, batch: StagedBatch, snapshot_id: str) -> None:
+    """Write one staged batch: versions, passages and their search index, touches, annotations,
+    relations, and the records seen (module-level: a writer process receives it by name)."""
+    if batch.records is not None:
+        batch.records.insert(con, "records")
+    if batch.versions is not None:
+        batch.versions.insert(con, "record_versions")
+    if batch.passages is not None:
+        source = batch.passages.source
+        con.execute(f"CREATE OR REPLACE TEMP TABLE batch_docs AS SELECT * FROM {source}")  # noqa: S608
+        con.execute(
+            "INSERT INTO passages SELECT record_id, version, path, seq, section, text, "
+            "coalesce(folded, text) FROM batch_docs"
+        )
+        index_batch(con, "batch_docs")
+        con.execute("DROP TABLE batch_docs")
+        batch.passages.done()
+    if batch.touched is not None:
+        touch_versions(con, batch.touched, snapshot_id)
+    if batch.annotations is not None:
+        # A version keeps the annotations it was first stored with (they are not part of
+        # its content hash, so a later harvest may only fill them in).
+        con.execute(
+            f"INSERT INTO annotations SELECT * FROM {batch.annotations.source} AS t "  # noqa: S608
+            "WHERE NOT EXISTS (SELECT 1 FROM annotations a "
+            "WHERE a.record_id = t.record_id AND a.version = t.version)"
+        )
+        batch.annotations.done()
+    if batch.relations is not None:
+        con.execute(
+            f"INSERT INTO relations SELECT * FROM {batch.relations.source} AS t "  # noqa: S608
+            "WHERE NOT EXISTS (SELECT 1 FROM relations r WHERE r.record_id = t.record_id "
+            "AND r.kind = t.kind AND r.target = t.target AND r.source = t.source)"
+        )
+        batch.relations.done()
+    if batch.seen is not None:
+        batch.seen.insert(con, "seen")

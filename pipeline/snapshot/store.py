@@ -19,6 +19,8 @@ import base64
 import hashlib
 import itertools
 import json
+import os
+import re
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,6 +35,7 @@ from pipeline.errors import SnapshotError
 from pipeline.snapshot.schema import MIGRATIONS, SCHEMA_VERSION
 
 SEP = "\x1f"  # joins id lists passed as one string (no id contains it)
+BUILD_MEMORY = "256MB"  # DuckDB memory limit while building (see limit_memory)
 EXTENSION_DIRECTORY = str(Path(duckdb_ext.__path__[0]) / "extensions")
 
 # Tables a snapshot must hold, and those carried from a parent into its child.
@@ -199,6 +202,42 @@ def now_text() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def limit_memory(con: duckdb.DuckDBPyConnection, work: Path, *, threads: int | None = None) -> None:
+    """Bound DuckDB's memory (it spills to ``work``), so a build's RSS does not grow with the
+    corpus; ``CITESEAL_BUILD_MEMORY`` (e.g. ``2GB``) overrides :data:`BUILD_MEMORY`.
+    ``threads`` caps DuckDB's worker threads (None: one per core)."""
+    limit = os.environ.get("CITESEAL_BUILD_MEMORY", BUILD_MEMORY)
+    if not re.fullmatch(r"[0-9]+(\.[0-9]+)?\s*[KMGT]i?B", limit.strip(), re.IGNORECASE):
+        raise SnapshotError(f"CITESEAL_BUILD_MEMORY must look like 512MB or 2GB, got {limit!r}")
+    work.mkdir(parents=True, exist_ok=True)
+    con.execute(f"SET memory_limit = '{limit.strip()}'")
+    con.execute(f"SET temp_directory = '{_sql_text(str(work / 'spill'))}'")
+    con.execute("SET preserve_insertion_order = false")
+    if threads is not None:
+        con.execute(f"SET threads = {int(threads)}")
+
+
+def checkpoint(con: duckdb.DuckDBPyConnection) -> None:
+    """Write everything to the database file."""
+    con.execute("CHECKPOINT")
+
+
+def snapshot_totals(con: duckdb.DuckDBPyConnection) -> tuple[int, int, int]:
+    """``(records, record versions, passages)`` of a snapshot."""
+    row = con.execute(
+        "SELECT (SELECT count(*) FROM record_state), (SELECT count(*) FROM record_versions), "
+        "(SELECT count(*) FROM passages)"
+    ).fetchone()
+    assert row is not None
+    return int(row[0]), int(row[1]), int(row[2])
+
+
+def insert_sources(con: duckdb.DuckDBPyConnection, rows: Sequence[Sequence[object]]) -> None:
+    """Rows of the ``sources`` table (source, status, records, passages, failed, detail)."""
+    if rows:
+        con.executemany("INSERT INTO sources VALUES (?, ?, ?, ?, ?, ?)", rows)
+
+
 # -- migrations -------------------------------------------------------------------------------
 
 
@@ -336,6 +375,15 @@ class BatchWriter:
         """Stage and insert at once; returns the number of rows written."""
         staged = self.stage(kind or table, rows)
         return staged.insert(con, table) if staged is not None else 0
+
+
+def insert_staged(
+    con: duckdb.DuckDBPyConnection, staged: Sequence[tuple[str, Staged | None]]
+) -> None:
+    """Insert each staged batch file into its table, in order (None: nothing staged)."""
+    for table, rows in staged:
+        if rows is not None:
+            rows.insert(con, table)
 
 
 def _sql_text(text: str) -> str:

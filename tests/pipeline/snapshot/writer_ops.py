@@ -1,0 +1,25 @@
+"""Functions the writer-process tests send to the child (it imports them by name)."""
+
+from __future__ import annotations
+
+import duckdb
+
+
+def create_numbers(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute("CREATE TABLE numbers (n INTEGER)")
+
+
+def add_number(con: duckdb.DuckDBPyConnection, n: int) -> None:
+    con.execute("INSERT INTO numbers VALUES (?)", [n])
+
+
+def numbers(con: duckdb.DuckDBPyConnection) -> list[int]:
+    return [int(row[0]) for row in con.execute("SELECT n FROM numbers ORDER BY n").fetchall()]
+
+
+def long_statement(con: duckdb.DuckDBPyConnection) -> int:
+    """A statement that runs for minutes (the tests kill the process long before)."""
+    row = con.execute(
+        "SELECT count(*) FROM range(1000000000000) a WHERE a.range % 7 = 3"
+    ).fetchone()
+    return int(row[0]) if row else 0
