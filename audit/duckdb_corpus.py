@@ -30,7 +30,7 @@ from audit.corpus import (
 from audit.errors import CorpusError
 from audit.folding import FoldedText
 
-READABLE_SCHEMA_VERSION = 2  # migration 2 adds a column the audit does not read
+READABLE_SCHEMA_VERSION = 3  # 2 adds a column the audit does not read; 3 drops an index
 _FIELD = "\x1f"  # chr(31) in the SQL below
 _KEY = "\x1e"  # chr(30)
 _TABLES = ("meta", "sources", "records", "record_versions", "record_state", "passages")

@@ -14,7 +14,9 @@ records           one row per record *version* (record_id, version): metadata, t
 record_versions   per record version: order (seq), content hash, first/last seen snapshot,
                   origin ('harvest' | 'carried' | 'backfill')
 record_state      per record: current version, withdrawn upstream or not
-passages          (record_id, version, path): section label, text, folded text
+passages          (record_id, version, path): section label, text, folded text (unique by
+                  construction; migration 3 drops its primary-key index, which cost a build
+                  time and memory in proportion to the corpus and served no query)
 annotations       PubTator3 entities with spans relative to the passage text
 relations         retraction/EoC/erratum/correction/preprint links, per record
 responses         raw response bodies (zlib), so ``snapshot rebuild`` can re-parse
@@ -28,7 +30,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 class Migration(NamedTuple):
@@ -161,6 +163,25 @@ MIGRATIONS: tuple[Migration, ...] = (
             term VARCHAR NOT NULL,            -- lower-cased, accent-free, Porter-stemmed word
             tf INTEGER NOT NULL               -- occurrences in the passage
         );
+        """,
+    ),
+    Migration(
+        3,
+        "passages_without_primary_key_index",
+        """
+        CREATE TABLE passages_v3 (
+            record_id VARCHAR NOT NULL,
+            version VARCHAR NOT NULL,
+            path VARCHAR NOT NULL,
+            seq INTEGER NOT NULL,
+            section VARCHAR,
+            text VARCHAR NOT NULL,
+            folded VARCHAR NOT NULL
+        );
+        INSERT INTO passages_v3 SELECT record_id, version, path, seq, section, text, folded
+            FROM passages;
+        DROP TABLE passages;
+        ALTER TABLE passages_v3 RENAME TO passages;
         """,
     ),
 )

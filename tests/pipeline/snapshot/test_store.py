@@ -34,6 +34,29 @@ def test_migrations_are_applied_in_order_and_recorded_once(tmp_path: Path) -> No
     con.close()
 
 
+def test_migration_3_keeps_the_passages_and_drops_only_their_index(tmp_path: Path) -> None:
+    con = connect(tmp_path / "s.duckdb")
+    con.execute(
+        "CREATE TABLE schema_migrations (id INTEGER PRIMARY KEY, name VARCHAR NOT NULL, "
+        "applied_at VARCHAR NOT NULL)"
+    )
+    for migration in MIGRATIONS[:2]:  # a snapshot of schema 2, with a passage
+        con.execute(migration.sql)
+        con.execute(
+            "INSERT INTO schema_migrations VALUES (?, ?, 'then')", [migration.id, migration.name]
+        )
+    row = ("pmid:99000001", "1", "title", 1, "Title", "Zentravir  trial", "Zentravir trial")
+    con.execute("INSERT INTO passages VALUES (?, ?, ?, ?, ?, ?, ?)", list(row))
+    assert apply_migrations(con) == [3]
+    assert con.execute("SELECT * FROM passages").fetchall() == [row]
+    constraints = con.execute(
+        "SELECT constraint_type FROM duckdb_constraints() WHERE table_name = 'passages' "
+        "ORDER BY constraint_index"
+    ).fetchall()
+    assert [c[0] for c in constraints] == ["NOT NULL"] * 6  # every column but section
+    con.close()
+
+
 def test_a_database_that_is_not_a_snapshot_is_refused(tmp_path: Path) -> None:
     con = duckdb.connect(str(tmp_path / "other.duckdb"))
     con.execute("CREATE TABLE t (x INTEGER)")
