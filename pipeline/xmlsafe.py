@@ -34,6 +34,8 @@ _PARSER_OPTIONS: dict[str, Any] = {
     "remove_pis": True,
 }
 _WS = re.compile(r"[ \t\n\r\f\v]+")
+_SHORT = 64  # below this length str.isprintable() is quicker than five substring scans
+_ELEMENT: type = etree._Element  # pyright: ignore[reportPrivateUsage]  (comments, PIs differ)
 _HTML_START = re.compile(
     rb"^\s*(?:<\?xml[^>]*>\s*)?(?:<!doctype\s+html|<html[\s>]|<head[\s>]|<body[\s>])", re.I
 )
@@ -132,8 +134,8 @@ def text_of(element: Element | None, *, skip: Iterable[str] = ()) -> str:
     """
     if element is None:
         return ""
-    if not len(element) and isinstance(element.tag, str):
-        return clean(element.text or "")  # a leaf (most calls): no walk needed
+    if type(element) is _ELEMENT and not len(element):
+        return clean(element.text or "")  # a leaf element (most calls): no walk needed
     skipped = frozenset(skip)
     parts: list[str] = []
 
@@ -155,8 +157,20 @@ def text_of(element: Element | None, *, skip: Iterable[str] = ()) -> str:
 
 def clean(text: str) -> str:
     """Collapse ASCII whitespace runs to one space and strip (NBSP and friends are kept)."""
-    if text.isprintable() and "  " not in text:
-        return text.strip()  # no tab, newline… nor double space: _WS.sub would change nothing
+    # without a tab, newline, CR, VT, FF or double space _WS.sub would change nothing; a
+    # short text is checked by isprintable() (one call), a long one by five memchr scans
+    if "  " not in text:
+        if len(text) < _SHORT:
+            if text.isprintable():
+                return text.strip()
+        elif (
+            "\n" not in text
+            and "\t" not in text
+            and "\r" not in text
+            and "\x0b" not in text
+            and "\x0c" not in text
+        ):
+            return text.strip()
     return _WS.sub(" ", text).strip()
 
 

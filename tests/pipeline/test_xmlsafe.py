@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from lxml import etree  # pyright: ignore[reportAttributeAccessIssue]  (no stubs)
 
 from pipeline.errors import ParseError
-from pipeline.xmlsafe import html_error_title, load_json, parse_xml, text_of
+from pipeline.xmlsafe import clean, html_error_title, load_json, local, parse_xml, text_of
 
 WHAT = "test XML"
 
@@ -81,3 +87,83 @@ def test_bad_json(body: str, message: str) -> None:
 def test_html_error_title() -> None:
     assert html_error_title(b"<html><body>x</body></html>") == "untitled"
     assert html_error_title(b"<PubmedArticleSet/>") is None
+
+
+# -- clean and text_of against their plain definitions (both have fast paths) ----------------
+def reference_clean(text: str) -> str:
+    return re.sub(r"[ \t\n\r\f\v]+", " ", text).strip()
+
+
+def reference_text_of(element: Any, skip: tuple[str, ...] = ()) -> str:
+    """The full walk: text, children (recursively) and their tails, skipped children's tails."""
+    parts: list[str] = []
+
+    def walk(node: Any, top: bool) -> None:
+        if not top and local(node.tag) in skip:
+            parts.append(node.tail or "")
+            return
+        if isinstance(node.tag, str):
+            parts.append(node.text or "")
+        for child in node:
+            walk(child, False)
+        if not top:
+            parts.append(node.tail or "")
+
+    walk(element, True)
+    return reference_clean("".join(parts))
+
+
+# whitespace of every kind (ASCII runs collapse; NBSP, U+2028, U+3000… are kept), long texts
+# (the fast path differs above 64 characters) and non-printable characters
+WHITESPACE_AND_FRIENDS = list(" \t\n\r\x0b\x0c\x1c\x85\xa0\u2028\u3000ab\u00e9\x7f.")
+# prose: words apart by one space, now and then by one other separator (each ASCII one must
+# be found on its own, in short and long texts alike)
+prose = st.lists(
+    st.tuples(
+        st.text(alphabet="ab\u00e9\u00a0.", min_size=1, max_size=9),
+        st.sampled_from([" "] * 12 + ["\t", "\n", "\r", "\x0b", "\x0c", "  ", "\x1c", "\u3000"]),
+    ),
+    max_size=30,
+).map(lambda pairs: "".join(word + gap for word, gap in pairs))
+spaced_texts = (
+    st.text(alphabet=st.sampled_from(WHITESPACE_AND_FRIENDS) | st.characters(), max_size=200)
+    | prose
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(spaced_texts)
+def test_clean_collapses_ascii_whitespace_only(text: str) -> None:
+    assert clean(text) == reference_clean(text)
+
+
+xml_texts = st.text(alphabet=st.sampled_from(list("ab \t\n\u00a0\u00e9<&")), max_size=80).map(
+    lambda t: t.replace("&", "&amp;").replace("<", "&lt;")
+)
+
+
+@st.composite
+def xml_trees(draw: st.DrawFn, depth: int = 0) -> str:
+    """A small element with mixed content: text, child elements, comments and PIs, tails."""
+    tag = draw(st.sampled_from(["p", "i", "table-wrap", "sup"]))
+    parts = [draw(xml_texts)]
+    if depth < 3:
+        for _ in range(draw(st.integers(0, 3))):
+            kind = draw(st.sampled_from(["element", "element", "comment", "pi"]))
+            if kind == "element":
+                parts.append(draw(xml_trees(depth + 1)))
+            elif kind == "comment":
+                parts.append("<!-- c -->")
+            else:
+                parts.append("<?pi x?>")
+            parts.append(draw(xml_texts))
+    return f"<{tag}>{''.join(parts)}</{tag}>"
+
+
+@settings(max_examples=300, deadline=None)
+@given(xml_trees())
+def test_text_of_is_the_whole_walk(body: str) -> None:
+    root = etree.fromstring(body)  # comments and PIs kept (parse_xml drops them)
+    for element in root.iter():
+        assert text_of(element) == reference_text_of(element)
+        assert text_of(element, skip=("table-wrap",)) == reference_text_of(element, ("table-wrap",))
