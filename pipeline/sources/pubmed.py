@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 from pipeline.errors import ParseError
 from pipeline.http import HttpClient
-from pipeline.records import Flags, ParseResult, Passage, Record, Relation
+from pipeline.records import ParseResult, Record
 from pipeline.xmlsafe import Element, clean, load_json, parse_xml, text_of
 
 log = logging.getLogger("citeseal.sources.pubmed")
@@ -51,6 +51,7 @@ CONTENT_TYPES: tuple[tuple[str, str], ...] = (
     ("published erratum", "erratum"),
     ("preprint", "preprint"),
 )
+_RETRACTING = frozenset({"RetractionIn", "RetractedandRepublishedIn"})
 _DOI_IN_TEXT = re.compile(r"doi:\s*(10\.\d{4,9}/\S+?)\.?(?:\s|$)", re.I)
 
 
@@ -68,7 +69,7 @@ def parse(body: str | bytes, *, url: str | None = None) -> ParseResult:
     if tag == "PubmedArticleSet":
         records = [
             _article(node) if node.tag == "PubmedArticle" else _book(node)
-            for node in root
+            for node in root[:]
             if node.tag in {"PubmedArticle", "PubmedBookArticle"}
         ]
         return ParseResult(source=SOURCE, records=records)
@@ -127,19 +128,57 @@ def _int(value: object) -> int | None:
         return None
 
 
-def _first(node: Element, *paths: str) -> Element | None:
-    for path in paths:
-        found = node.find(path)
+Children = dict[object, list[Element]]
+_NONE: list[Element] = []
+_YEAR = re.compile(r"\b(1[6-9]\d\d|2\d\d\d)\b")
+
+
+def _children(node: Element) -> Children:
+    """The children of ``node`` by tag, in document order: one pass over the children instead
+    of one ``find()`` per name (``find("A")`` is ``_first(groups, "A")``)."""
+    groups: Children = {}
+    for child in node[:]:  # a slice: much cheaper than an lxml child iterator
+        group = groups.get(child.tag)
+        if group is None:
+            groups[child.tag] = [child]
+        else:
+            group.append(child)
+    return groups
+
+
+def _first(groups: Children, tag: str) -> Element | None:
+    group = groups.get(tag)
+    return group[0] if group else None
+
+
+def _first_child(node: Element, tag: str) -> Element | None:
+    """``node.find(tag)`` for a plain tag name: the first child with that tag."""
+    for child in node[:]:
+        if child.tag == tag:
+            return child
+    return None
+
+
+def _first_under(parents: list[Element], tag: str) -> Element | None:
+    """``node.find("P/tag")`` given ``parents``, the node's P children: the first ``tag``
+    child of the first P that has one."""
+    for parent in parents:
+        found = _first_child(parent, tag)
         if found is not None:
             return found
     return None
+
+
+def _all_under(parents: list[Element], tag: str) -> list[Element]:
+    """``node.findall("P/tag")`` given ``parents``, the node's P children."""
+    return [child for parent in parents for child in parent[:] if child.tag == tag]
 
 
 def _year(*dates: Element | None) -> int | None:
     for date in dates:
         if date is None:
             continue
-        found = re.search(r"\b(1[6-9]\d\d|2\d\d\d)\b", text_of(date.find("Year")) or text_of(date))
+        found = _YEAR.search(text_of(_first_child(date, "Year")) or text_of(date))
         if found:
             return int(found.group(1))
     return None
@@ -149,42 +188,61 @@ def _authors(author_list: Element | None) -> list[str]:
     if author_list is None:
         return []
     names = []
-    for author in author_list.findall("Author"):
-        first: dict[object, Element] = {}  # the first child of each tag: what find() returns
-        for child in author:
-            first.setdefault(child.tag, child)
-        collective = text_of(first.get("CollectiveName"))
-        if collective:
-            names.append(collective)
+    for author in author_list[:]:
+        if author.tag != "Author":
             continue
-        last = text_of(first.get("LastName"))
-        initials = text_of(first.get("Initials")) or text_of(first.get("ForeName"))
-        name = f"{last} {initials}".strip()
+        # the first child of each tag, as find() would give it
+        collective = last = initials = fore = None
+        for child in author[:]:
+            tag = child.tag
+            if tag == "LastName":
+                last = child if last is None else last
+            elif tag == "ForeName":
+                fore = child if fore is None else fore
+            elif tag == "Initials":
+                initials = child if initials is None else initials
+            elif tag == "CollectiveName":
+                collective = child if collective is None else collective
+        if collective is not None:
+            name = text_of(collective)
+            if name:
+                names.append(name)
+                continue
+        name = f"{text_of(last)} {text_of(initials) or text_of(fore)}".strip()
         if name:
             names.append(name)
     return names
 
 
-def _abstract(abstract: Element | None) -> list[Passage]:
+def _abstract(abstract: Element | None, passages: list[dict[str, str]]) -> None:
+    """Append the abstract's passages (as the fields of a Passage) to ``passages``."""
     if abstract is None:
-        return []
-    passages: list[Passage] = []
-    for node in abstract.findall("AbstractText"):
+        return
+    number = 0
+    for node in abstract[:]:
+        if node.tag != "AbstractText":
+            continue
         text = text_of(node)
         if not text:
             continue
-        label = clean(node.get("Label") or "") or clean(node.get("NlmCategory") or "")
+        label = node.get("Label")
+        label = clean(label) if label else ""
+        if not label:
+            category = node.get("NlmCategory")
+            label = clean(category) if category else ""
+        number += 1
         passages.append(
-            Passage(path=f"abstract.{len(passages) + 1}", section=label or "Abstract", text=text)
+            {"path": f"abstract.{number}", "section": label or "Abstract", "text": text}
         )
-    return passages
 
 
 def _ids(id_list: Element | None) -> dict[str, str]:
     ids: dict[str, str] = {}
     if id_list is None:
         return ids
-    for node in id_list.findall("ArticleId"):
+    for node in id_list[:]:
+        if node.tag != "ArticleId":
+            continue
         kind = (node.get("IdType") or "").lower()
         value = text_of(node)
         if kind and value and kind not in ids:
@@ -192,17 +250,18 @@ def _ids(id_list: Element | None) -> dict[str, str]:
     return ids
 
 
-def _relations(citation: Element) -> tuple[list[Relation], set[str]]:
-    relations: list[Relation] = []
+def _relations(lists: list[Element]) -> tuple[list[dict[str, str | None]], set[str]]:
+    """Relations (as the fields of a Relation) from the ``CommentsCorrectionsList`` elements."""
+    relations: list[dict[str, str | None]] = []
     seen_types: set[str] = set()
-    for node in citation.findall("CommentsCorrectionsList/CommentsCorrections"):
+    for node in _all_under(lists, "CommentsCorrections"):
         ref_type = node.get("RefType") or ""
         kind = REF_TYPES.get(ref_type)
         if kind is None:
             continue
         seen_types.add(ref_type)
-        ref_source = text_of(node.find("RefSource"))
-        pmid = text_of(node.find("PMID"))
+        ref_source = text_of(_first_child(node, "RefSource"))
+        pmid = text_of(_first_child(node, "PMID"))
         doi = _DOI_IN_TEXT.search(ref_source + " ")
         if pmid:
             target = f"pmid:{pmid}"
@@ -211,123 +270,151 @@ def _relations(citation: Element) -> tuple[list[Relation], set[str]]:
         else:
             continue  # some notices carry no identifier; the flag still counts (seen_types)
         relations.append(
-            Relation(kind=kind, target=target, source=SOURCE, detail=ref_source or None)
+            {"kind": kind, "target": target, "source": SOURCE, "detail": ref_source or None}
         )
     return relations, seen_types
 
 
-def _flags_and_type(pub_types: list[str], ref_types: set[str]) -> tuple[Flags, str]:
+def _flags_and_type(pub_types: list[str], ref_types: set[str]) -> tuple[dict[str, bool], str]:
+    """The Flags fields and the content type."""
     lowered = {p.lower() for p in pub_types}
-    retracted = "retracted publication" in lowered or bool(
-        ref_types & {"RetractionIn", "RetractedandRepublishedIn"}
-    )
-    flags = Flags(
-        retracted=retracted,
-        expression_of_concern="ExpressionOfConcernIn" in ref_types,
-        preprint="preprint" in lowered,
-    )
-    content_type = next((ct for pt, ct in CONTENT_TYPES if pt in lowered), "article")
-    return flags, content_type
+    flags = {
+        "retracted": "retracted publication" in lowered or not _RETRACTING.isdisjoint(ref_types),
+        "expression_of_concern": "ExpressionOfConcernIn" in ref_types,
+        "preprint": "preprint" in lowered,
+    }
+    for pub_type, content_type in CONTENT_TYPES:
+        if pub_type in lowered:
+            return flags, content_type
+    return flags, "article"
 
 
-def _doi_from_elocation(article: Element | None) -> str | None:
-    if article is None:
-        return None
-    for node in article.findall("ELocationID"):
+def _doi_from_elocation(locations: list[Element]) -> str | None:
+    for node in locations:
         if (node.get("EIdType") or "").lower() == "doi":
             return text_of(node) or None
     return None
 
 
+def _other_abstract(others: list[Element]) -> Element | None:
+    """``find("OtherAbstract[@Language='eng']")``, else the first ``OtherAbstract``."""
+    for other in others:
+        if other.get("Language") == "eng":
+            return other
+    return others[0] if others else None
+
+
 def _article(node: Element) -> Record:
-    citation = node.find("MedlineCitation")
+    # The Record is validated from plain fields: pydantic builds the nested models in one
+    # call (same models, same fields set, faster than one __init__ per Passage)
+    parts = _children(node)
+    citation = _first(parts, "MedlineCitation")
     if citation is None:
         raise ParseError("PubmedArticle without MedlineCitation")
-    pmid = text_of(citation.find("PMID"))
+    cited = _children(citation)
+    pmid = text_of(_first(cited, "PMID"))
     if not pmid.isdigit():
         raise ParseError(f"PubmedArticle with an invalid PMID {pmid[:40]!r}")
-    article = citation.find("Article")
+    article = _first(cited, "Article")
     if article is None:
         raise ParseError(f"PubMed record {pmid} has no Article element")
-    title = text_of(article.find("ArticleTitle")) or text_of(article.find("VernacularTitle"))
-    passages = [Passage(path="title", section="Title", text=title)] if title else []
-    abstract = article.find("Abstract")
+    fields = _children(article)
+    title = text_of(_first(fields, "ArticleTitle")) or text_of(_first(fields, "VernacularTitle"))
+    passages = [{"path": "title", "section": "Title", "text": title}] if title else []
+    abstract = _first(fields, "Abstract")
     if abstract is None:
-        abstract = _first(citation, "OtherAbstract[@Language='eng']", "OtherAbstract")
-    passages += _abstract(abstract)
-    pub_types = [text_of(p) for p in article.findall("PublicationTypeList/PublicationType")]
-    relations, ref_types = _relations(citation)
+        abstract = _other_abstract(cited.get("OtherAbstract", _NONE))
+    _abstract(abstract, passages)
+    pub_types = [
+        text_of(p) for p in _all_under(fields.get("PublicationTypeList", _NONE), "PublicationType")
+    ]
+    relations, ref_types = _relations(cited.get("CommentsCorrectionsList", _NONE))
     flags, content_type = _flags_and_type(pub_types, ref_types)
-    ids = _ids(node.find("PubmedData/ArticleIdList"))
-    journal = article.find("Journal")
+    pubmed_data = parts.get("PubmedData", _NONE)
+    ids = _ids(_first_under(pubmed_data, "ArticleIdList"))
+    journal = _first(fields, "Journal")
+    journal_parts = _children(journal) if journal is not None else {}
     metadata: dict[str, object] = {}
-    status_pub = text_of(node.find("PubmedData/PublicationStatus"))
+    status_pub = text_of(_first_under(pubmed_data, "PublicationStatus"))
     if status_pub:
         metadata["publication_status"] = status_pub
-    return Record(
-        record_id=f"pmid:{pmid}",
-        source=SOURCE,
-        title=title,
-        doi=(ids.get("doi") or _doi_from_elocation(article) or None),
-        pmid=pmid,
-        pmcid=ids.get("pmc") or ids.get("pmcid"),
-        year=_year(
-            journal.find("JournalIssue/PubDate") if journal is not None else None,
-            article.find("ArticleDate"),
-        ),
-        journal=text_of(journal.find("Title")) if journal is not None else None,
-        authors=_authors(article.find("AuthorList")),
-        publication_types=pub_types,
-        content_type=content_type,
-        status=citation.get("Status"),
-        flags=flags,
-        relations=relations,
-        passages=passages,
-        metadata=metadata,
+    return Record.model_validate(
+        {
+            "record_id": f"pmid:{pmid}",
+            "source": SOURCE,
+            "title": title,
+            "doi": (
+                ids.get("doi") or _doi_from_elocation(fields.get("ELocationID", _NONE)) or None
+            ),
+            "pmid": pmid,
+            "pmcid": ids.get("pmc") or ids.get("pmcid"),
+            "year": _year(
+                _first_under(journal_parts.get("JournalIssue", _NONE), "PubDate"),
+                _first(fields, "ArticleDate"),
+            ),
+            "journal": text_of(_first(journal_parts, "Title")) if journal is not None else None,
+            "authors": _authors(_first(fields, "AuthorList")),
+            "publication_types": pub_types,
+            "content_type": content_type,
+            "status": citation.get("Status"),
+            "flags": flags,
+            "relations": relations,
+            "passages": passages,
+            "metadata": metadata,
+        }
     )
 
 
 def _book(node: Element) -> Record:
-    document = node.find("BookDocument")
+    document = _first_child(node, "BookDocument")
     if document is None:
         raise ParseError("PubmedBookArticle without BookDocument")
-    pmid = text_of(document.find("PMID"))
+    fields = _children(document)
+    pmid = text_of(_first(fields, "PMID"))
     if not pmid.isdigit():
         raise ParseError(f"PubmedBookArticle with an invalid PMID {pmid[:40]!r}")
-    book = document.find("Book")
-    book_title = text_of(book.find("BookTitle")) if book is not None else ""
-    chapter = text_of(document.find("ArticleTitle"))
+    book = _first(fields, "Book")
+    book_parts = _children(book) if book is not None else {}
+    book_title = text_of(_first(book_parts, "BookTitle")) if book is not None else ""
+    chapter = text_of(_first(fields, "ArticleTitle"))
     title = chapter or book_title
-    passages = [Passage(path="title", section="Title", text=title)] if title else []
-    passages += _abstract(document.find("Abstract"))
-    pub_types = [text_of(p) for p in document.findall("PublicationType")]
-    relations, ref_types = _relations(document)
+    passages = [{"path": "title", "section": "Title", "text": title}] if title else []
+    _abstract(_first(fields, "Abstract"), passages)
+    pub_types = [text_of(p) for p in fields.get("PublicationType", _NONE)]
+    relations, ref_types = _relations(fields.get("CommentsCorrectionsList", _NONE))
     flags, _ = _flags_and_type(pub_types, ref_types)
-    ids = _ids(document.find("ArticleIdList"))
-    ids.update(_ids(node.find("PubmedBookData/ArticleIdList")))
-    authors = _authors(document.find("AuthorList"))
+    ids = _ids(_first(fields, "ArticleIdList"))
+    book_data = [child for child in node[:] if child.tag == "PubmedBookData"]
+    ids.update(_ids(_first_under(book_data, "ArticleIdList")))
+    authors = _authors(_first(fields, "AuthorList"))
     if not authors and book is not None:
-        authors = _authors(book.find("AuthorList"))
+        authors = _authors(_first(book_parts, "AuthorList"))
     metadata: dict[str, object] = {"book_title": book_title} if book_title else {}
-    publisher = text_of(book.find("Publisher/PublisherName")) if book is not None else ""
+    publisher = (
+        text_of(_first_under(book_parts.get("Publisher", _NONE), "PublisherName"))
+        if book is not None
+        else ""
+    )
     if publisher:
         metadata["publisher"] = publisher
-    return Record(
-        record_id=f"pmid:{pmid}",
-        source=SOURCE,
-        title=title,
-        doi=ids.get("doi"),
-        pmid=pmid,
-        pmcid=ids.get("pmc") or ids.get("pmcid"),
-        year=_year(book.find("PubDate") if book is not None else None),
-        journal=book_title or None,
-        authors=authors,
-        publication_types=pub_types,
-        content_type="book_chapter" if chapter else "book",
-        flags=flags,
-        relations=relations,
-        passages=passages,
-        metadata=metadata,
+    return Record.model_validate(
+        {
+            "record_id": f"pmid:{pmid}",
+            "source": SOURCE,
+            "title": title,
+            "doi": ids.get("doi"),
+            "pmid": pmid,
+            "pmcid": ids.get("pmc") or ids.get("pmcid"),
+            "year": _year(_first(book_parts, "PubDate") if book is not None else None),
+            "journal": book_title or None,
+            "authors": authors,
+            "publication_types": pub_types,
+            "content_type": "book_chapter" if chapter else "book",
+            "flags": flags,
+            "relations": relations,
+            "passages": passages,
+            "metadata": metadata,
+        }
     )
 
 
