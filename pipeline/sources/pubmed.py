@@ -129,7 +129,7 @@ def _int(value: object) -> int | None:
 
 
 Children = dict[object, list[Element]]
-_NONE: list[Element] = []
+_NONE: tuple[Element, ...] = ()  # groups.get(tag, _NONE): no such children
 _YEAR = re.compile(r"\b(1[6-9]\d\d|2\d\d\d)\b")
 
 
@@ -159,7 +159,7 @@ def _first_child(node: Element, tag: str) -> Element | None:
     return None
 
 
-def _first_under(parents: list[Element], tag: str) -> Element | None:
+def _first_under(parents: Sequence[Element], tag: str) -> Element | None:
     """``node.find("P/tag")`` given ``parents``, the node's P children: the first ``tag``
     child of the first P that has one."""
     for parent in parents:
@@ -169,7 +169,7 @@ def _first_under(parents: list[Element], tag: str) -> Element | None:
     return None
 
 
-def _all_under(parents: list[Element], tag: str) -> list[Element]:
+def _all_under(parents: Sequence[Element], tag: str) -> list[Element]:
     """``node.findall("P/tag")`` given ``parents``, the node's P children."""
     return [child for parent in parents for child in parent[:] if child.tag == tag]
 
@@ -250,7 +250,7 @@ def _ids(id_list: Element | None) -> dict[str, str]:
     return ids
 
 
-def _relations(lists: list[Element]) -> tuple[list[dict[str, str | None]], set[str]]:
+def _relations(lists: Sequence[Element]) -> tuple[list[dict[str, str | None]], set[str]]:
     """Relations (as the fields of a Relation) from the ``CommentsCorrectionsList`` elements."""
     relations: list[dict[str, str | None]] = []
     seen_types: set[str] = set()
@@ -289,14 +289,14 @@ def _flags_and_type(pub_types: list[str], ref_types: set[str]) -> tuple[dict[str
     return flags, "article"
 
 
-def _doi_from_elocation(locations: list[Element]) -> str | None:
+def _doi_from_elocation(locations: Sequence[Element]) -> str | None:
     for node in locations:
         if (node.get("EIdType") or "").lower() == "doi":
             return text_of(node) or None
     return None
 
 
-def _other_abstract(others: list[Element]) -> Element | None:
+def _other_abstract(others: Sequence[Element]) -> Element | None:
     """``find("OtherAbstract[@Language='eng']")``, else the first ``OtherAbstract``."""
     for other in others:
         if other.get("Language") == "eng":
