@@ -44,7 +44,7 @@ from pipeline.snapshot.build import (
 )
 from pipeline.snapshot.index import INDEX_VERSION, index_unindexed
 from pipeline.snapshot.ingest import Ingest
-from pipeline.snapshot.lineage import carry_parent, create_staging
+from pipeline.snapshot.lineage import carry_parent, create_staging, drop_staging
 from pipeline.snapshot.manifest import (
     Manifest,
     ParentRef,
@@ -341,6 +341,7 @@ def _write_child(
             _mark_backfilled(con, snapshot_id)
             _store_exchanges(con, writer, exchanges)
             insert_sources(con, sources)
+            drop_staging(con)
             totals = snapshot_totals(con)
             con.execute("CHECKPOINT")
         finally:

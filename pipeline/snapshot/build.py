@@ -38,6 +38,7 @@ from pipeline.snapshot.ingest import Ingest, apply_batch
 from pipeline.snapshot.lineage import (
     carry_parent,
     create_staging,
+    drop_staging,
     finalize_state,
     unseen_records,
 )
@@ -85,6 +86,7 @@ ParentArg = Path | Literal["latest"] | None
 RESPONSE_FLUSH_BYTES = 16 << 20
 RESPONSE_FLUSH_COUNT = 64
 WRITER_THREADS = 1  # DuckDB threads in the writer process; the harvest process has the other core
+REOPEN_EVERY = 5  # record batches (of up to harvest.CHUNK records) between database reopens
 ENRICHMENT_SOURCES = frozenset({"pubtator3", "crossref"})
 
 
@@ -289,6 +291,7 @@ class _Run:
     parent_ref: ParentRef | None = None
     _ingest: Ingest | None = None
     _db: WriterProcess | None = None
+    _batches: int = 0
     _writer: BatchWriter | None = None
     _responses: list[ResponseRow] = field(default_factory=list)
     _response_bytes: int = 0
@@ -302,11 +305,11 @@ class _Run:
         parent = self.options.parent
         with WriterProcess(temp) as db:
             self._db = db
-            db.call(limit_memory, work, threads=WRITER_THREADS)
+            db.configure(limit_memory, work, threads=WRITER_THREADS)
+            db.configure(load_fts)  # its stem() tokenises passages for the search index
             db.call(apply_migrations, now=self.created_at)
             db.call(write_meta, self._meta())
             db.call(create_staging)
-            db.call(load_fts)  # its stem() tokenises passages for the search index
             if parent is not None:
                 db.call(carry_parent, parent)
                 db.call(index_unindexed)
@@ -321,6 +324,7 @@ class _Run:
                 outcome = self._harvest(cache)
                 self._flush()
             self.withdrawn = db.call(finalize_state, outcome.missing, self.snapshot_id)
+            db.call(drop_staging)
             db.call(insert_sources, self._source_rows())
             self.totals = db.call(snapshot_totals)
             db.call(checkpoint)
@@ -391,6 +395,9 @@ class _Run:
         batch = self._ingest.prepare(source, records)  # Python work, here
         if batch is not None:
             self._db.submit(apply_batch, batch, self.snapshot_id)  # SQL, in the writer process
+            self._batches += 1
+            if self._batches % REOPEN_EVERY == 0:
+                self._db.reopen()  # DuckDB's memory back: flat RSS however large the corpus
 
     def failure(self, source: str, step: str, error: HarvestError | ParseError) -> None:
         self.state.setdefault(source, _SourceState()).failures += 1

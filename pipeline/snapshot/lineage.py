@@ -110,11 +110,20 @@ def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[str]:
 
 
 def create_staging(con: duckdb.DuckDBPyConnection) -> None:
-    """The build's scratch table of records seen in this harvest (not part of the file)."""
+    """The build's scratch table of records seen in this harvest (dropped before sealing).
+
+    A table of the file, not a TEMP one: the writer process reopens the database during a
+    long build (see :mod:`pipeline.snapshot.writer`), which would lose a TEMP table.
+    """
     con.execute(
-        "CREATE TEMP TABLE seen (record_id VARCHAR PRIMARY KEY, source VARCHAR NOT NULL, "
+        "CREATE TABLE seen (record_id VARCHAR PRIMARY KEY, source VARCHAR NOT NULL, "
         "version VARCHAR NOT NULL)"
     )
+
+
+def drop_staging(con: duckdb.DuckDBPyConnection) -> None:
+    """Remove the scratch table: it is not part of a snapshot."""
+    con.execute("DROP TABLE IF EXISTS seen")
 
 
 def known_versions(

@@ -6,14 +6,21 @@ thread is parsing XML — on two cores the index work ran 2.5× slower than alon
 process has its own interpreter and GIL: the harvest process parses and stages batch files
 while the writer process inserts and indexes the previous batches, each on its own core.
 
-Protocol: the parent sends ``(function, args, kwargs)`` over a pipe; ``function`` is a
-module-level function whose first parameter is the DuckDB connection (pickled by reference,
-so closures are refused). The child runs the messages one after another and answers each
-with ``("ok", result)`` or ``("error", exception)``, in order. :meth:`WriterProcess.submit`
-returns at once (at most :data:`DEPTH` messages are unanswered, so a slow writer slows the
-harvest instead of piling up batch files); :meth:`WriterProcess.call` waits for everything
-queued before it and returns its result. An error is raised in the parent at the next
-``submit``/``call``/``drain``, and the child skips the work queued after it.
+Protocol: the parent sends ``(kind, function, args, kwargs)`` over a pipe; ``function`` is
+a module-level function whose first parameter is the DuckDB connection (pickled by
+reference, so closures are refused). The child runs the messages one after another and
+answers each with ``("ok", result)`` or ``("error", exception)``, in order.
+:meth:`WriterProcess.submit` returns at once (at most :data:`DEPTH` messages are unanswered,
+so a slow writer slows the harvest instead of piling up batch files);
+:meth:`WriterProcess.call` waits for everything queued before it and returns its result. An
+error is raised in the parent at the next ``submit``/``call``/``drain``, and the child skips
+the work queued after it.
+
+Memory: DuckDB keeps what it has read and written cached up to its memory limit and does not
+give back some of it (spilled scratch space, allocator pages) until the database is closed.
+:meth:`WriterProcess.reopen` closes and reopens the database (replaying the
+:meth:`WriterProcess.configure` calls), so a build that reopens it every few thousand records
+holds about the same memory whatever the size of the corpus.
 
 The child is ``python -m pipeline.snapshot.writer`` started with :mod:`subprocess` (not
 :mod:`multiprocessing`, whose ``spawn`` re-runs the caller's main script): it inherits the
@@ -91,10 +98,25 @@ class WriterProcess:
     # -- the parent's side ----------------------------------------------------------------------
     def submit(self, function: Callable[..., object], *args: object, **kwargs: object) -> None:
         """Queue ``function(con, *args, **kwargs)``; raises an earlier message's error."""
+        self._queue(("call", function, args, kwargs))
+
+    def configure(self, function: Callable[..., object], *args: object, **kwargs: object) -> None:
+        """Run a connection setting now and again after every :meth:`reopen`."""
+        self._queue(("configure", function, args, kwargs))
+        self.drain()
+
+    def reopen(self) -> None:
+        """Queue a close and reopen of the database, which returns DuckDB's memory."""
+        self._queue(("reopen", None, (), {}))
+
+    def _queue(
+        self,
+        message: tuple[str, Callable[..., object] | None, tuple[object, ...], dict[str, object]],
+    ) -> None:
         while self._pending >= self._depth:
             self._receive()
         self._raise()
-        self._send((function, args, kwargs))
+        self._send(message)
 
     def call(self, function: Callable[..., T], *args: object, **kwargs: object) -> T:
         """Run ``function(con, *args, **kwargs)`` after everything queued; return its result."""
@@ -183,12 +205,14 @@ class WriterProcess:
 def _serve(path: str, conn: Connection, alive: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     threading.Thread(target=_watch, args=(alive,), name="parent-watch", daemon=True).start()
+    settings: list[tuple[Callable[..., object], tuple[object, ...], dict[str, object]]] = []
+    con: duckdb.DuckDBPyConnection | None = None
+    failure: BaseException | None = None  # answered once, then the rest is skipped
     try:
         con = connect(Path(path))
     except BaseException as error:  # noqa: BLE001 (every failure goes back to the parent)
-        _answer_error(conn, error)
-        con = None
-    failed = con is None
+        failure = error
+    failed = False
     while True:
         try:
             message = conn.recv()
@@ -199,12 +223,26 @@ def _serve(path: str, conn: Connection, alive: int) -> None:
                 con.close()
             conn.send(("ok", None))
             break
-        if failed:
-            conn.send(("skipped", None))
+        if failed or failure is not None or con is None:
+            if failure is not None:
+                _answer_error(conn, failure)
+                failure = None
+            else:
+                conn.send(("skipped", None))
+            failed = True
             continue
-        function, args, kwargs = message
+        kind, function, args, kwargs = message
         try:
-            result = function(con, *args, **kwargs)
+            if kind == "reopen":
+                con.close()
+                con = connect(Path(path))
+                for setting, setting_args, setting_kwargs in settings:
+                    setting(con, *setting_args, **setting_kwargs)
+                result = None
+            else:
+                result = function(con, *args, **kwargs)
+                if kind == "configure":
+                    settings.append((function, args, kwargs))
         except BaseException as error:  # noqa: BLE001 (every failure goes back to the parent)
             failed = True
             _answer_error(conn, error)

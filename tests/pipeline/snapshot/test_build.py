@@ -14,11 +14,13 @@ import pytest
 from audit.keys import DEMO_KEY
 from pipeline.errors import TamperedSnapshotError
 from pipeline.settings import Settings
+from pipeline.snapshot import build
 from pipeline.snapshot.build import build_snapshot
 from pipeline.snapshot.diff import diff_snapshots
 from pipeline.snapshot.manifest import manifest_path, read_manifest, sha256_file
 from pipeline.snapshot.rebuild import rebuild_snapshot
 from pipeline.snapshot.schema import MIGRATIONS, SCHEMA_VERSION
+from pipeline.snapshot.store import TABLES
 from pipeline.snapshot.verify import verify_snapshot
 from tests.pipeline.snapshot.conftest import DEMO_REPLAY, copy_demo_spec
 
@@ -109,6 +111,24 @@ def test_the_demo_snapshot_holds_every_source_and_the_planted_signals(
     assert query(first, "SELECT id, name FROM schema_migrations ORDER BY id") == [
         (m.id, m.name) for m in MIGRATIONS
     ]
+
+
+def test_reopening_the_database_after_every_batch_changes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_pair: tuple[Path, Path]
+) -> None:
+    monkeypatch.setattr(build, "REOPEN_EVERY", 1)
+    spec = copy_demo_spec(tmp_path)
+    path = build_snapshot(spec, replay=[DEMO_REPLAY], settings=Settings(), resume=False).path
+    same = (
+        "SELECT record_id, version, content_hash FROM record_versions ORDER BY ALL",
+        "SELECT record_id, version, path, text, folded FROM passages ORDER BY ALL",
+        "SELECT d.record_id, d.version, d.path, t.term, t.tf FROM search_terms t "
+        "JOIN search_docs d USING (docid) ORDER BY ALL",
+    )
+    for sql in same:
+        assert query(path, sql) == query(demo_pair[0], sql)
+    tables = query(path, "SELECT table_name FROM duckdb_tables() ORDER BY 1")
+    assert [t[0] for t in tables] == sorted(TABLES)  # the build's scratch table is gone
 
 
 def test_snapshots_hold_no_api_keys_no_handles_and_no_signing_key(tmp_path: Path) -> None:

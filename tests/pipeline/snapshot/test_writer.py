@@ -48,6 +48,17 @@ def test_queued_work_runs_in_order_and_call_returns_the_result(tmp_path: Path) -
     assert gone(pid)
 
 
+def test_reopen_keeps_the_data_and_replays_the_settings(tmp_path: Path) -> None:
+    with WriterProcess(tmp_path / "db.duckdb") as db:
+        db.configure(writer_ops.set_threads, 1)
+        db.call(writer_ops.create_numbers)
+        db.submit(writer_ops.add_number, 4)
+        db.submit(writer_ops.set_threads, 3)  # a plain call: not replayed
+        db.reopen()
+        assert db.call(writer_ops.numbers) == [4]
+        assert db.call(writer_ops.threads) == 1
+
+
 def test_a_failed_message_raises_at_the_next_call_and_the_rest_is_skipped(
     tmp_path: Path,
 ) -> None:

@@ -23,3 +23,12 @@ def long_statement(con: duckdb.DuckDBPyConnection) -> int:
         "SELECT count(*) FROM range(1000000000000) a WHERE a.range % 7 = 3"
     ).fetchone()
     return int(row[0]) if row else 0
+
+
+def set_threads(con: duckdb.DuckDBPyConnection, n: int) -> None:
+    con.execute(f"SET threads = {int(n)}")
+
+
+def threads(con: duckdb.DuckDBPyConnection) -> int:
+    row = con.execute("SELECT current_setting('threads')").fetchone()
+    return int(row[0]) if row else 0
