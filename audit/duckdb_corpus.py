@@ -30,7 +30,7 @@ from audit.corpus import (
 from audit.errors import CorpusError
 from audit.folding import FoldedText
 
-READABLE_SCHEMA_VERSION = 3  # 2 adds a column the audit does not read; 3 drops an index
+READABLE_SCHEMA_VERSION = 3  # 2: a column the audit does not read; 3: folded may be NULL
 _FIELD = "\x1f"  # chr(31) in the SQL below
 _KEY = "\x1e"  # chr(30)
 _TABLES = ("meta", "sources", "records", "record_versions", "record_state", "passages")
@@ -71,12 +71,13 @@ WITH k AS (
     SELECT DISTINCT s[1] AS record_id, s[2] AS version, s[3] AS path
     FROM (SELECT string_split(unnest(string_split($1, chr(30))), chr(31)) AS s)
 )
-SELECT p.record_id, p.version, p.path, p.section, p.text, p.folded
+SELECT p.record_id, p.version, p.path, p.section, p.text, coalesce(p.folded, p.text)
 FROM passages p JOIN k USING (record_id, version, path)
 """
 
 # Unordered (the few paths held in several versions are ordered in Python); the folded text
 # only where it differs from the text (NULL otherwise: half the strings to hand to Python).
+# Snapshots of schema 3 store it so; older ones store it always (hence nullif).
 _PASSAGE_VERSIONS_SQL = """
 WITH k AS (
     SELECT DISTINCT s[1] AS record_id, s[2] AS path

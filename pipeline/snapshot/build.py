@@ -33,8 +33,9 @@ from pipeline.http import Exchange, HttpClient
 from pipeline.records import SOURCES, Record
 from pipeline.replay import RecordingTransport, ReplayTransport
 from pipeline.settings import Settings
+from pipeline.snapshot.apply import apply_batch
 from pipeline.snapshot.index import INDEX_VERSION, index_unindexed, next_docid
-from pipeline.snapshot.ingest import Ingest, apply_batch
+from pipeline.snapshot.ingest import Ingest
 from pipeline.snapshot.lineage import (
     carry_parent,
     create_staging,

@@ -2,9 +2,10 @@
 
 Each batch goes in two halves. :meth:`Ingest.prepare` is Python work: content hashes, the
 version decisions (against the versions the lineage already holds, read through ``reader``),
-folded text, rows staged as files. It returns a :class:`StagedBatch`, which
-:func:`apply_batch` writes with SQL only — inserts, the search index, the ``last_seen``
-touches — so a build can run it in its writer process
+folded text, index tokens, rows staged as files. It returns a
+:class:`~pipeline.snapshot.apply.StagedBatch`, which
+:func:`~pipeline.snapshot.apply.apply_batch` writes with SQL only — inserts, the search
+index, the ``last_seen`` touches — so a build can run it in its writer process
 (:class:`~pipeline.snapshot.writer.WriterProcess`) while the next batch is fetched and
 parsed. Records met twice in one build are recognised in memory: the first one wins, so the
 versions the lineage holds are exactly those carried from the parent (a build reads them
@@ -22,9 +23,10 @@ import duckdb
 
 from audit.folding import fold as audit_fold
 from pipeline.records import Record
-from pipeline.snapshot.index import index_batch, next_docid
-from pipeline.snapshot.lineage import Decision, decide, known_versions, touch_versions
-from pipeline.snapshot.store import BatchWriter, Staged
+from pipeline.snapshot.apply import StagedBatch, apply_batch
+from pipeline.snapshot.index import ascii_words, next_docid
+from pipeline.snapshot.lineage import Decision, decide, known_versions
+from pipeline.snapshot.store import BatchWriter
 
 
 def _plain(text: str) -> bool:
@@ -79,19 +81,6 @@ def record_row(record: Record, version: str, content_hash: str) -> tuple[Any, ..
         record.flags.preprint,
         _json(record.metadata),
     )
-
-
-@dataclass
-class StagedBatch:
-    """The staged files of one batch, in the order :func:`apply_batch` applies them."""
-
-    records: Staged | None = None
-    versions: Staged | None = None
-    passages: Staged | None = None
-    touched: Staged | None = None
-    annotations: Staged | None = None
-    relations: Staged | None = None
-    seen: Staged | None = None
 
 
 class Ingest:
@@ -205,7 +194,7 @@ class Ingest:
                 text = passage.text
                 folded = text.strip() if plain_ok and _plain(text) else fold(text)
                 self._docid += 1
-                # the folded text is staged only where it differs from the text (store._SELECT)
+                # the folded text is stored only where it differs from the text (schema 3)
                 rows.append(
                     (
                         self._docid - 1,
@@ -216,6 +205,7 @@ class Ingest:
                         passage.section,
                         passage.text,
                         None if folded == passage.text else folded,
+                        ascii_words(text),
                     )
                 )
         return rows
@@ -229,43 +219,3 @@ class Ingest:
                 key = (decision.record_id, rel.kind, rel.target, rel.source)
                 rows.setdefault(key, (*key, rel.detail, rel.date, self.snapshot_id))
         return list(rows.values())
-
-
-# -- the SQL half -------------------------------------------------------------------------------
-def apply_batch(con: duckdb.DuckDBPyConnection, batch: StagedBatch, snapshot_id: str) -> None:
-    """Write one staged batch: versions, passages and their search index, touches, annotations,
-    relations, and the records seen (module-level: a writer process receives it by name)."""
-    if batch.records is not None:
-        batch.records.insert(con, "records")
-    if batch.versions is not None:
-        batch.versions.insert(con, "record_versions")
-    if batch.passages is not None:
-        source = batch.passages.source
-        con.execute(f"CREATE OR REPLACE TEMP TABLE batch_docs AS SELECT * FROM {source}")  # noqa: S608
-        con.execute(
-            "INSERT INTO passages SELECT record_id, version, path, seq, section, text, "
-            "coalesce(folded, text) FROM batch_docs"
-        )
-        index_batch(con, "batch_docs")
-        con.execute("DROP TABLE batch_docs")
-        batch.passages.done()
-    if batch.touched is not None:
-        touch_versions(con, batch.touched, snapshot_id)
-    if batch.annotations is not None:
-        # A version keeps the annotations it was first stored with (they are not part of
-        # its content hash, so a later harvest may only fill them in).
-        con.execute(
-            f"INSERT INTO annotations SELECT * FROM {batch.annotations.source} AS t "  # noqa: S608
-            "WHERE NOT EXISTS (SELECT 1 FROM annotations a "
-            "WHERE a.record_id = t.record_id AND a.version = t.version)"
-        )
-        batch.annotations.done()
-    if batch.relations is not None:
-        con.execute(
-            f"INSERT INTO relations SELECT * FROM {batch.relations.source} AS t "  # noqa: S608
-            "WHERE NOT EXISTS (SELECT 1 FROM relations r WHERE r.record_id = t.record_id "
-            "AND r.kind = t.kind AND r.target = t.target AND r.source = t.source)"
-        )
-        batch.relations.done()
-    if batch.seen is not None:
-        batch.seen.insert(con, "seen")

@@ -14,9 +14,10 @@ records           one row per record *version* (record_id, version): metadata, t
 record_versions   per record version: order (seq), content hash, first/last seen snapshot,
                   origin ('harvest' | 'carried' | 'backfill')
 record_state      per record: current version, withdrawn upstream or not
-passages          (record_id, version, path): section label, text, folded text (unique by
-                  construction; migration 3 drops its primary-key index, which cost a build
-                  time and memory in proportion to the corpus and served no query)
+passages          (record_id, version, path): section label, text, folded text (migration 3:
+                  folded is NULL where it equals the text, and the primary-key index, which
+                  cost builds time and memory in proportion to the corpus and served no
+                  query, is gone; the rows are unique by construction)
 annotations       PubTator3 entities with spans relative to the passage text
 relations         retraction/EoC/erratum/correction/preprint links, per record
 responses         raw response bodies (zlib), so ``snapshot rebuild`` can re-parse
@@ -167,7 +168,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(
         3,
-        "passages_without_primary_key_index",
+        "lean_passages",
         """
         CREATE TABLE passages_v3 (
             record_id VARCHAR NOT NULL,
@@ -176,9 +177,10 @@ MIGRATIONS: tuple[Migration, ...] = (
             seq INTEGER NOT NULL,
             section VARCHAR,
             text VARCHAR NOT NULL,
-            folded VARCHAR NOT NULL
+            folded VARCHAR                    -- audit.folding.fold(text); NULL: same as text
         );
-        INSERT INTO passages_v3 SELECT record_id, version, path, seq, section, text, folded
+        INSERT INTO passages_v3
+            SELECT record_id, version, path, seq, section, text, nullif(folded, text)
             FROM passages;
         DROP TABLE passages;
         ALTER TABLE passages_v3 RENAME TO passages;

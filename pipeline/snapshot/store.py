@@ -106,6 +106,7 @@ _COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
         ("section", "VARCHAR"),
         ("text", "VARCHAR"),
         ("folded", "VARCHAR"),
+        ("words", "VARCHAR"),  # index words split by the harvest (index.ascii_words) or NULL
     ),
     "passages": (
         ("record_id", "VARCHAR"),
@@ -165,7 +166,6 @@ _COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
 # How a staged column becomes a table column, where it is not copied as it is.
 _SELECT: dict[str, dict[str, str]] = {
     "responses": {"body": "from_base64(body)::BLOB"},
-    "passages": {"folded": 'coalesce("folded", "text")'},  # staged NULL = same as the text
 }
 
 

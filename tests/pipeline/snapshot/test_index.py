@@ -7,8 +7,16 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from pipeline.snapshot.index import index_unindexed, search_sql, words_sql
+from pipeline.snapshot.index import (
+    ascii_words,
+    index_batch,
+    index_unindexed,
+    search_sql,
+    words_sql,
+)
 from pipeline.snapshot.store import apply_migrations, connect, load_fts
 
 
@@ -84,3 +92,66 @@ def test_unindexed_passages_are_indexed_once_and_ranked_by_bm25(
     assert hits[0][5] > hits[1][5] > 0
     none = con.execute(search_sql(sources=False), {"query": "the and of", "limit": 10})
     assert none.fetchall() == []
+
+
+_ascii = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=127), max_size=200)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.one_of(
+        _ascii,
+        st.lists(
+            st.sampled_from(["The", "zentravir", "IN", "48.2%", "a", "--", "\t", "x9", "of"]),
+            max_size=30,
+        ).map(" ".join),
+    )
+)
+def test_the_harvest_splits_ascii_words_exactly_as_the_sql_does(text: str) -> None:
+    con = duckdb.connect()
+    words = words_sql("(SELECT $t AS text, 1 AS k)", "text", "k")
+    expected = [r[0] for r in con.execute(f"SELECT w FROM ({words})", {"t": text}).fetchall()]  # noqa: S608
+    split = ascii_words(text)
+    assert split is not None
+    assert split.split() == expected
+    assert split == " ".join(expected)  # one space between words, none around
+    con.close()
+
+
+def test_text_that_is_not_all_ascii_is_left_to_the_sql() -> None:
+    assert ascii_words("naïve children") is None
+    assert ascii_words("Zentravir, in 48 children.") == "zentravir 48 children"
+
+
+def test_an_index_from_harvest_split_words_equals_one_from_the_sql_split(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    texts = [
+        "Zentravir REDUCED the flares by 48.2% in children aged 6-17.",
+        "Of the 12 children, none had a flare.",
+        "naïve participants: zentravir 10 mg",  # not ASCII: split by the SQL in both
+        "The of and.",  # only stop words: a document of length 0
+        "",
+    ]
+    rows = [(i + 1, "pmid:99000001", "1", f"p{i}", t) for i, t in enumerate(texts)]
+
+    def index(split: bool) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
+        con.execute("DELETE FROM search_terms")
+        con.execute("DELETE FROM search_docs")
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE b (docid BIGINT, record_id VARCHAR, "
+            "version VARCHAR, path VARCHAR, text VARCHAR, words VARCHAR)"
+        )
+        con.executemany(
+            "INSERT INTO b VALUES (?, ?, ?, ?, ?, ?)",
+            [(*r, ascii_words(r[4]) if split else None) for r in rows],
+        )
+        index_batch(con, "b")
+        return (
+            con.execute("SELECT * FROM search_terms ORDER BY ALL").fetchall(),
+            con.execute("SELECT * FROM search_docs ORDER BY ALL").fetchall(),
+        )
+
+    by_sql, by_harvest = index(split=False), index(split=True)
+    assert by_harvest == by_sql
+    assert (4, "pmid:99000001", "1", "p3", 0) in by_sql[1]

@@ -179,7 +179,8 @@ def test_unchanged_keeps_its_version_changed_gets_a_new_one_and_the_old_stays(
     ]
     texts = rows(
         second.path,
-        "SELECT version, text, folded FROM passages WHERE record_id = 'pmid:99000011' "
+        "SELECT version, text, coalesce(folded, text) FROM passages "
+        "WHERE record_id = 'pmid:99000011' "
         "AND path = 'abstract.1' ORDER BY version",
     )
     assert texts == [
