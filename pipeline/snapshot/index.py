@@ -15,10 +15,11 @@ Tables (migration 2)::
 Tokens: the text lower-cased, accents stripped, split on every run of characters outside
 ``[a-z0-9]`` (so numbers are searchable), Porter-stemmed (the fts extension's ``stem``), and
 :data:`STOPWORDS` left out. The query goes through the same steps. For an all-ASCII passage
-(most of them) the harvest process splits the words itself (:func:`ascii_words`, the same
-rule, cheaper in Python than DuckDB's regular-expression split) and hands them over
-space-separated, so the writer process only counts and stems them. Ranking is Okapi BM25
-(``k1`` = 1.2, ``b`` = 0.75) with document frequencies over every passage version held.
+(most of them) the harvest process marks the word boundaries itself (:func:`ascii_words`:
+one byte-table pass in Python, where DuckDB's regular-expression split was the most
+expensive step of indexing), so the writer process splits on spaces, counts and stems.
+Ranking is Okapi BM25 (``k1`` = 1.2, ``b`` = 0.75) with document frequencies over every
+passage version held.
 :data:`INDEX_VERSION` is recorded in ``meta.search_index``; change it whenever a rule changes.
 """
 
@@ -50,28 +51,28 @@ def words_sql(source: str, text: str, key: str) -> str:
     )
 
 
-_ASCII_WORD_BYTES = bytes(c if 48 <= c <= 57 or 97 <= c <= 122 else 32 for c in range(256))
-_STOP_BYTES = frozenset(w.encode("ascii") for w in STOPWORDS)
+_SEPARATE = bytes(c if 48 <= c <= 57 or 97 <= c <= 122 else 32 for c in range(256))
 
 
 def ascii_words(text: str) -> str | None:
-    """The index words of an all-ASCII ``text``, space-separated (None: not all ASCII).
+    """The index words of an all-ASCII ``text`` as one string (None: not all ASCII).
 
-    The rule of :func:`words_sql` for ASCII: lower-case (accents cannot occur), every byte
-    outside ``[a-z0-9]`` a separator, stop words left out, order and repeats kept.
+    The text lower-cased with every character outside ``[a-z0-9]`` turned into a space (one
+    C-level pass: accents cannot occur in ASCII); :func:`batch_words_sql` splits it on single
+    spaces and drops the empty strings and stop words, which leaves exactly the words of
+    :func:`words_sql`.
     """
     if not text.isascii():
         return None
-    words = text.encode("ascii").lower().translate(_ASCII_WORD_BYTES).split()
-    return b" ".join([w for w in words if w not in _STOP_BYTES]).decode("ascii")
+    return text.encode("ascii").lower().translate(_SEPARATE).decode("ascii")
 
 
 def batch_words_sql(batch: str) -> str:
-    """``SELECT docid, w`` for the passages of ``batch``: its ``words`` column where the harvest
-    split them (:func:`ascii_words`), else :func:`words_sql` over its ``text``."""
+    """``SELECT docid, w`` for the passages of ``batch``: from its ``words`` column where the
+    harvest separated them (:func:`ascii_words`), else :func:`words_sql` over its ``text``."""
     split = (
-        f"SELECT docid, unnest(string_split(words, ' ')) AS w FROM {batch} "  # noqa: S608
-        "WHERE words IS NOT NULL AND words <> ''"
+        "SELECT docid, w FROM (SELECT docid, unnest(string_split(words, ' ')) AS w "  # noqa: S608
+        f"FROM {batch} WHERE words IS NOT NULL) WHERE w <> '' AND w NOT IN ({_STOP_IN})"
     )
     others = f"(SELECT docid, text FROM {batch} WHERE words IS NULL)"  # noqa: S608
     return f"{split} UNION ALL {words_sql(others, 'text', 'docid')}"
