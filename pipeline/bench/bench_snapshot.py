@@ -4,8 +4,9 @@
 JSON pages and efetch XML batches, exactly the requests a build of the matching spec makes,
 recorded through :class:`~pipeline.replay.RecordingTransport` from a synthesising transport —
 and the spec that harvests them. :func:`run` builds snapshots from such folders at two corpus
-sizes in child processes and reports records/s, passages/s and each child's peak RSS, so the
-figures show whether memory grows with the corpus.
+sizes in child processes and reports records/s, passages/s and the peak RSS of the build's
+two processes (the harvest, and its database writer — see :mod:`pipeline.snapshot.writer`),
+so the figures show whether memory grows with the corpus.
 """
 
 from __future__ import annotations
@@ -192,12 +193,14 @@ elapsed = time.perf_counter() - started
 m = result.manifest
 print(json.dumps({"seconds": elapsed, "records": m.records, "passages": m.passages,
                   "rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+                  "writer_rss_kb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
                   "size": m.size}))
 """
 
 
 def build_in_child(spec_path: Path) -> dict[str, float]:
-    """Build in a fresh interpreter; returns seconds, counts and the child's peak RSS."""
+    """Build in a fresh interpreter; returns seconds, counts and the peak RSS of the build
+    process and of its writer process (the only child it waits for)."""
     done = subprocess.run(  # noqa: S603 (our own interpreter and code)
         [sys.executable, "-c", _CHILD, str(spec_path)],
         capture_output=True,
@@ -227,7 +230,8 @@ def run(workdir: Path) -> list[Figure]:
             ),
             Figure(f"snapshot build {label}: passages/s", out["passages"] / seconds, "pass/s"),
             Figure(f"snapshot build {label}: wall time", seconds, "s"),
-            Figure(f"snapshot build {label}: peak RSS", out["rss_kb"] / 1024, "MiB"),
+            Figure(f"snapshot build {label}: peak RSS, harvest", out["rss_kb"] / 1024, "MiB"),
+            Figure(f"snapshot build {label}: peak RSS, writer", out["writer_rss_kb"] / 1024, "MiB"),
             Figure(f"snapshot build {label}: file size", out["size"] / 1e6, "MB"),
             Figure(f"replay generation {label}", generated, "s"),
         ]

@@ -309,16 +309,18 @@ class _Run:
         parent = self.options.parent
         with WriterProcess(temp) as db:
             self._db = db
+            # queued, not awaited: the first batch is fetched and parsed meanwhile
             db.configure(limit_memory, work, threads=WRITER_THREADS)
             db.configure(load_fts)  # its stem() tokenises passages for the search index
-            db.call(apply_migrations, now=self.created_at)
-            db.call(write_meta, self._meta())
-            db.call(create_staging)
+            db.submit(apply_migrations, now=self.created_at)
+            db.submit(write_meta, self._meta())
+            db.submit(create_staging)
+            first_docid = 1  # an empty index starts at 1 (index.next_docid)
             if parent is not None:
-                db.call(carry_parent, parent)
-                db.call(index_unindexed)
+                db.submit(carry_parent, parent)
+                db.submit(index_unindexed)
+                first_docid = db.call(next_docid)
             self._writer = BatchWriter(work)
-            first_docid = db.call(next_docid)
             # The lineage's versions are the parent's (records met twice in this build are
             # caught in memory), so they are read from the parent file, not through the writer.
             with _reader(parent) as reader:

@@ -35,7 +35,7 @@ from pipeline.errors import SnapshotError
 from pipeline.snapshot.schema import MIGRATIONS, SCHEMA_VERSION
 
 SEP = "\x1f"  # joins id lists passed as one string (no id contains it)
-BUILD_MEMORY = "256MB"  # DuckDB memory limit while building (see limit_memory)
+BUILD_MEMORY = "128MB"  # DuckDB memory limit while building (see limit_memory)
 BUILD_CHECKPOINT = "64MB"  # write-ahead log size that triggers a checkpoint while building
 EXTENSION_DIRECTORY = str(Path(duckdb_ext.__path__[0]) / "extensions")
 

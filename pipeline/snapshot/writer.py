@@ -53,7 +53,7 @@ import duckdb
 from pipeline.errors import SnapshotError
 from pipeline.snapshot.store import connect, first_line
 
-DEPTH = 3  # unanswered messages at most
+DEPTH = 8  # unanswered messages at most (each batch message stands for ~10 MB of staged files)
 T = TypeVar("T")
 _STOP = "stop"
 
@@ -101,9 +101,8 @@ class WriterProcess:
         self._queue(("call", function, args, kwargs))
 
     def configure(self, function: Callable[..., object], *args: object, **kwargs: object) -> None:
-        """Run a connection setting now and again after every :meth:`reopen`."""
+        """Queue a connection setting, run again after every :meth:`reopen`."""
         self._queue(("configure", function, args, kwargs))
-        self.drain()
 
     def reopen(self) -> None:
         """Queue a close and reopen of the database, which returns DuckDB's memory."""

@@ -15,4 +15,5 @@ def test_a_generated_replay_builds_offline_with_ten_passages_per_record(tmp_path
     out = build_in_child(spec)
     assert (out["records"], out["passages"]) == (700, 7_000)
     assert out["seconds"] > 0 and out["rss_kb"] > 0
+    assert out["writer_rss_kb"] > 20_000  # the writer process (DuckDB alone is more)
     assert len(list((tmp_path / "tiny").glob("tiny-*.duckdb"))) == 1
