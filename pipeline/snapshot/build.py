@@ -398,8 +398,7 @@ class _Run:
     # -- the Sink protocol (pipeline.harvest) ---------------------------------------------------
     def records(self, source: str, records: Sequence[Record]) -> None:
         assert self._ingest is not None and self._db is not None
-        batch = self._ingest.prepare(source, records)  # Python work, here
-        if batch is not None:
+        for batch in self._ingest.prepare(source, records):  # Python work, here
             self._db.submit(apply_batch, batch, self.snapshot_id)  # SQL, in the writer process
             self._batches += 1
             if self._batches % REOPEN_EVERY == 0:

@@ -83,6 +83,29 @@ def record_row(record: Record, version: str, content_hash: str) -> tuple[Any, ..
     )
 
 
+BATCH_PASSAGES = 10_000  # new passages per staged batch at most (one record may exceed it)
+BATCH_TEXT = 8_000_000  # characters of new passage text per staged batch at most (ditto)
+
+
+def _parts(
+    decisions: list[tuple[Record, str, Decision]],
+) -> list[list[tuple[Record, str, Decision]]]:
+    """``decisions`` cut into runs whose new passages stay within the batch bounds."""
+    parts: list[list[tuple[Record, str, Decision]]] = [[]]
+    passages = text = 0
+    for item in decisions:
+        record, _, decision = item
+        more = len(record.passages) if decision.new else 0
+        chars = sum(len(p.text) for p in record.passages) if decision.new else 0
+        if parts[-1] and (passages + more > BATCH_PASSAGES or text + chars > BATCH_TEXT):
+            parts.append([])
+            passages = text = 0
+        parts[-1].append(item)
+        passages += more
+        text += chars
+    return parts
+
+
 class Ingest:
     """Accepts record batches during a harvest and stages them with their lineage.
 
@@ -124,12 +147,17 @@ class Ingest:
     def add(self, source: str, records: Sequence[Record]) -> None:
         """Prepare one batch and apply it to :attr:`con` at once (see :meth:`into`)."""
         assert self.con is not None, "add() needs an ingest made by Ingest.into()"
-        batch = self.prepare(source, records)
-        if batch is not None:
+        for batch in self.prepare(source, records):
             apply_batch(self.con, batch, self.snapshot_id)
 
-    def prepare(self, source: str, records: Sequence[Record]) -> StagedBatch | None:
-        """The Python half of one batch (None: nothing to write); see :func:`apply_batch`."""
+    def prepare(self, source: str, records: Sequence[Record]) -> list[StagedBatch]:
+        """The Python half of one batch of records; see :func:`apply_batch`.
+
+        Returns the staged batches in order: as many as it takes to keep each under
+        :data:`BATCH_PASSAGES` passages and :data:`BATCH_TEXT` characters of new text, so the
+        database work of one batch needs the same memory whatever the source (a thousand
+        full-text articles hold a hundred times the text of a thousand abstracts).
+        """
         counts = self.stats.of(source)
         unique: dict[str, tuple[Record, str]] = {}
         for record in records:
@@ -138,7 +166,7 @@ class Ingest:
                 continue
             unique[record.record_id] = (record, record.content_hash())
         if not unique:
-            return None
+            return []
         self._seen.update(unique)
         known = known_versions(self.reader, unique) if self.reader is not None else {}
         decisions = [
@@ -149,7 +177,7 @@ class Ingest:
         counts.records += len(decisions)
         counts.new_versions += len(new)
         counts.passages += sum(len({p.path for p in r.passages}) for r, _, _ in decisions)
-        return self._stage(decisions, new)
+        return [self._stage(part, [d for d in part if d[2].new]) for part in _parts(decisions)]
 
     def _stage(
         self,
