@@ -174,14 +174,32 @@ def clean(text: str) -> str:
     return _WS.sub(" ", text).strip()
 
 
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _replace_lone_surrogates(value: Any) -> Any:
+    """``value`` with every lone surrogate (``"\\ud800"`` in JSON) as U+FFFD: such a string
+    cannot be encoded as UTF-8, so it could be neither hashed nor stored."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_replace_lone_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_replace_lone_surrogates(k): _replace_lone_surrogates(v) for k, v in value.items()}
+    return value
+
+
 def load_json(body: str | bytes, *, what: str) -> Any:
-    """Parse a JSON body; an HTML page, an empty or malformed body → ParseError."""
+    """Parse a JSON body; an HTML page, an empty or malformed body → ParseError. Lone
+    surrogate escapes become U+FFFD (a pair escaped as two ``\\u`` codes stays one character)."""
     data = _as_bytes(body)
     if not data.strip():
         raise ParseError(f"expected {what} but the body is empty")
     reject_html(data, what)
     try:
-        return json.loads(data)
+        value = json.loads(data)
+        return _replace_lone_surrogates(value) if _SURROGATE_ESCAPE.search(data) else value
     except ValueError as error:
         first = data.lstrip()[:1]
         if first == b"<":

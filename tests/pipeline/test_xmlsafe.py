@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -167,3 +168,10 @@ def test_text_of_is_the_whole_walk(body: str) -> None:
     for element in root.iter():
         assert text_of(element) == reference_text_of(element)
         assert text_of(element, skip=("table-wrap",)) == reference_text_of(element, ("table-wrap",))
+
+
+def test_lone_surrogate_escapes_become_replacement_characters_pairs_stay_whole() -> None:
+    body = rb'{"title": "x\ud800y", "authors": ["\ud83d\ude00", "\uDC00"], "\udbff": 1}'
+    data = load_json(body, what="a test body")
+    assert data == {"title": "x\ufffdy", "authors": ["\U0001f600", "\ufffd"], "\ufffd": 1}
+    json.dumps(data, ensure_ascii=False).encode("utf-8")  # raised on a lone surrogate before
