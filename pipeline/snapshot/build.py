@@ -89,7 +89,7 @@ RESPONSE_FLUSH_BYTES = 16 << 20
 RESPONSE_FLUSH_COUNT = 64
 WRITER_THREADS = 1  # DuckDB threads in the writer process; the harvest process has the other core
 GC_THRESHOLD = 10_000  # allocations between young collections while building (default 700)
-REOPEN_EVERY = 5  # record batches (of up to harvest.CHUNK records) between database reopens
+REOPEN_EVERY = 10  # record batches (of up to harvest.CHUNK records) between database reopens
 ENRICHMENT_SOURCES = frozenset({"pubtator3", "crossref"})
 
 
