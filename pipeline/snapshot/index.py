@@ -88,15 +88,16 @@ def index_batch(con: duckdb.DuckDBPyConnection, batch: str) -> None:
     """Index the passages of ``batch``, a table with docid, record_id, version, path, text and
     words (:func:`ascii_words` of the text, or NULL).
 
-    Words are counted per passage first and each distinct word of the batch is stemmed once
-    (stemming every occurrence costs three times more).
+    Each distinct word of the batch is stemmed once (stemming every occurrence costs three
+    times more), then occurrences are counted per passage and stem in one aggregation (a
+    count per word first, summed per stem after, cost a fifth more).
     """
     words = batch_words_sql(batch)
     con.execute(
         "INSERT INTO search_terms "  # noqa: S608
-        f"WITH words AS (SELECT docid, w, count(*) AS tf FROM ({words}) GROUP BY docid, w), "
+        f"WITH words AS ({words}), "
         "stems AS (SELECT w, stem(w, 'porter') AS term FROM (SELECT DISTINCT w FROM words)) "
-        "SELECT docid, term, sum(tf)::INTEGER FROM words JOIN stems USING (w) "
+        "SELECT docid, term, count(*)::INTEGER FROM words JOIN stems USING (w) "
         "GROUP BY docid, term"
     )
     bounds = con.execute(f"SELECT min(docid), max(docid) FROM {batch}").fetchone()  # noqa: S608

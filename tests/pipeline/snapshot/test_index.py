@@ -157,3 +157,29 @@ def test_an_index_from_harvest_split_words_equals_one_from_the_sql_split(
     by_sql, by_harvest = index(split=False), index(split=True)
     assert by_harvest == by_sql
     assert (4, "pmid:99000001", "1", "p3", 0) in by_sql[1]
+
+
+def test_term_frequencies_count_every_word_that_stems_alike(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    con.execute(
+        "CREATE TEMP TABLE b (docid BIGINT, record_id VARCHAR, version VARCHAR, path VARCHAR, "
+        "text VARCHAR, words VARCHAR)"
+    )
+    texts = ["Flares, flare and flared; flares again.", "Naïve flares: 2 flare-ups in 2 weeks."]
+    con.executemany(
+        "INSERT INTO b VALUES (?, 'pmid:99000001', '1', ?, ?, ?)",
+        [(i + 1, f"p{i}", t, ascii_words(t)) for i, t in enumerate(texts)],
+    )
+    index_batch(con, "b")
+    got = con.execute("SELECT docid, term, tf FROM search_terms ORDER BY ALL").fetchall()
+    assert got == [
+        (1, "flare", 4),  # "and", "again": stop words
+        (2, "2", 2),
+        (2, "flare", 2),
+        (2, "naiv", 1),
+        (2, "up", 1),
+        (2, "week", 1),
+    ]
+    lengths = con.execute("SELECT docid, length FROM search_docs ORDER BY 1").fetchall()
+    assert lengths == [(1, 4), (2, 7)]
