@@ -3,7 +3,7 @@
 Why not DuckDB's ``PRAGMA create_fts_index``: it rebuilds the whole index at the end of every
 build, needs memory that grows with the corpus (a 50,000-record build ran out of memory at a
 128 MB limit) and cannot reuse the parent's work. This index is filled while the passages of
-each batch are inserted (on the writer thread, overlapping the next batch's parsing), so the
+each batch are inserted (in the writer process, overlapping the next batch's parsing), so the
 memory it needs is that of one batch, and a child copies its parent's rows instead of
 re-tokenising them.
 
