@@ -73,6 +73,7 @@ from pipeline.snapshot.store import (
     check_schema,
     checkpoint,
     connect,
+    duplicate_keys,
     first_line,
     insert_sources,
     insert_staged,
@@ -599,6 +600,9 @@ def check_built(path: Path, manifest: Manifest) -> None:
             raise SnapshotError(f"{path}: meta.snapshot_id is not {manifest.snapshot_id}")
         if snapshot_totals(con) != (manifest.records, manifest.versions, manifest.passages):
             raise SnapshotError(f"{path}: row counts differ from what the build wrote")
+        duplicates = duplicate_keys(con)
+        if duplicates:
+            raise SnapshotError(f"{path}: a key is held twice: {'; '.join(duplicates)}")
         indexed = con.execute("SELECT count(*) FROM search_docs").fetchone()
         if indexed is None or indexed[0] != manifest.passages:
             raise SnapshotError(f"{path}: the search index does not cover every passage")

@@ -235,6 +235,26 @@ def snapshot_totals(con: duckdb.DuckDBPyConnection) -> tuple[int, int, int]:
     return int(row[0]), int(row[1]), int(row[2])
 
 
+_KEYS = (
+    ("records", "record_id, version"),
+    ("record_versions", "record_id, version"),
+    ("passages", "record_id, version, path"),
+)
+
+
+def duplicate_keys(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Keys held twice, as ``table (key, …)``; empty when every key is unique. Passages have
+    no index to refuse a duplicate since schema 3 (they are unique by construction), so a
+    snapshot is checked when it is sealed and verified."""
+    found: list[str] = []
+    for table, key in _KEYS:
+        rows = con.execute(
+            f"SELECT {key} FROM {table} GROUP BY ALL HAVING count(*) > 1 LIMIT 3"  # noqa: S608
+        ).fetchall()
+        found += [f"{table} ({', '.join(str(v) for v in row)})" for row in rows]
+    return found
+
+
 def insert_sources(con: duckdb.DuckDBPyConnection, rows: Sequence[Sequence[object]]) -> None:
     """Rows of the ``sources`` table (source, status, records, passages, failed, detail)."""
     if rows:

@@ -20,6 +20,7 @@ from pipeline.snapshot.store import (
     applied_migrations,
     check_schema,
     connect,
+    duplicate_keys,
     first_line,
     read_meta,
 )
@@ -57,6 +58,7 @@ def verify_snapshot(path: Path) -> VerifyReport:
             meta = read_meta(con)
             counts = _counts(con)
             indexed = _indexed(con)
+            duplicates = duplicate_keys(con)
         except duckdb.Error as error:
             raise SnapshotError(f"cannot read {path}: {first_line(error)}") from None
         checks.append(
@@ -77,6 +79,9 @@ def verify_snapshot(path: Path) -> VerifyReport:
             f"the manifest says {expected[0]}, {expected[1]}, {expected[2]}"
         )
     checks.append(f"{counts[0]} records, {counts[1]} versions, {counts[2]} passages as listed")
+    if duplicates:
+        raise SnapshotError(f"{path}: a key is held twice: {'; '.join(duplicates)}")
+    checks.append("every record version and passage key held once")
     if indexed != counts[2]:
         raise SnapshotError(f"{path}: the search index covers {indexed} passages of {counts[2]}")
     checks.append(f"search index ({meta.get('search_index')}) covers every passage")

@@ -18,6 +18,7 @@ from pipeline.snapshot.store import (
     apply_migrations,
     check_schema,
     connect,
+    duplicate_keys,
     unpack_body,
 )
 
@@ -59,6 +60,19 @@ def test_migration_3_keeps_the_passages_folded_only_where_it_differs_and_no_inde
         "SELECT constraint_type FROM duckdb_constraints() WHERE table_name = 'passages'"
     ).fetchall()
     assert [c[0] for c in constraints] == ["NOT NULL"] * 5  # no primary key; section, folded
+    con.close()
+
+
+def test_keys_held_twice_are_found(tmp_path: Path) -> None:
+    con = connect(tmp_path / "s.duckdb")
+    apply_migrations(con)
+    passage = ("pmid:99000001", "1", "title", 1, "Title", "Zentravir", None)
+    con.executemany("INSERT INTO passages VALUES (?, ?, ?, ?, ?, ?, ?)", [passage, passage])
+    version = ("pmid:99000002", "1", 1, "ab", "s1", "s1", "harvest")
+    con.execute("INSERT INTO record_versions VALUES (?, ?, ?, ?, ?, ?, ?)", list(version))
+    assert duplicate_keys(con) == ["passages (pmid:99000001, 1, title)"]
+    con.execute("DELETE FROM passages WHERE seq = 1")
+    assert duplicate_keys(con) == []
     con.close()
 
 
