@@ -40,7 +40,6 @@ from pipeline.snapshot.build import (
     corpus_lock,
     free_stamp,
     resolve_parent,
-    seal,
 )
 from pipeline.snapshot.index import INDEX_VERSION, index_unindexed
 from pipeline.snapshot.ingest import Ingest
@@ -54,6 +53,7 @@ from pipeline.snapshot.manifest import (
     relative_to,
 )
 from pipeline.snapshot.schema import SCHEMA_VERSION
+from pipeline.snapshot.seal import seal
 from pipeline.snapshot.store import (
     BatchWriter,
     ResponseRow,

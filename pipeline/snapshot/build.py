@@ -50,12 +50,10 @@ from pipeline.snapshot.manifest import (
     Manifest,
     ParentRef,
     SourceSummary,
-    fsync_path,
     manifest_path,
     read_manifest,
     relative_to,
     sha256_file,
-    write_manifest,
 )
 from pipeline.snapshot.progress import NullProgress
 from pipeline.snapshot.resume import (
@@ -65,15 +63,13 @@ from pipeline.snapshot.resume import (
     resume_folder,
 )
 from pipeline.snapshot.schema import SCHEMA_VERSION
+from pipeline.snapshot.seal import seal
 from pipeline.snapshot.spec import CorpusSpec, load_spec
 from pipeline.snapshot.store import (
     BatchWriter,
     ResponseRow,
     apply_migrations,
-    check_schema,
     checkpoint,
-    connect,
-    duplicate_keys,
     first_line,
     insert_sources,
     insert_staged,
@@ -585,37 +581,3 @@ def _segmentation_version() -> str | None:
     except ImportError:
         return None
     return SEGMENTATION_VERSION
-
-
-# -- sealing ------------------------------------------------------------------------------------
-
-
-def check_built(path: Path, manifest: Manifest) -> None:
-    """Re-open a freshly written file read-only and check it holds what the build wrote."""
-    con = connect(path, read_only=True)
-    try:
-        check_schema(con, str(path))
-        row = con.execute("SELECT value FROM meta WHERE key = 'snapshot_id'").fetchone()
-        if row is None or row[0] != manifest.snapshot_id:
-            raise SnapshotError(f"{path}: meta.snapshot_id is not {manifest.snapshot_id}")
-        if snapshot_totals(con) != (manifest.records, manifest.versions, manifest.passages):
-            raise SnapshotError(f"{path}: row counts differ from what the build wrote")
-        duplicates = duplicate_keys(con)
-        if duplicates:
-            raise SnapshotError(f"{path}: a key is held twice: {'; '.join(duplicates)}")
-        indexed = con.execute("SELECT count(*) FROM search_docs").fetchone()
-        if indexed is None or indexed[0] != manifest.passages:
-            raise SnapshotError(f"{path}: the search index does not cover every passage")
-    finally:
-        con.close()
-
-
-def seal(temp: Path, final: Path, manifest: Manifest) -> Manifest:
-    """Verify, fsync, write the manifest, rename into place (the commit point)."""
-    check_built(temp, manifest)
-    fsync_path(temp)
-    sealed = manifest.model_copy(update={"sha256": sha256_file(temp), "size": temp.stat().st_size})
-    write_manifest(final, sealed)
-    temp.replace(final)
-    fsync_path(final.parent)
-    return sealed
