@@ -2,7 +2,7 @@
 
 Each batch goes in two halves. :meth:`Ingest.prepare` is Python work: content hashes, the
 version decisions (against the versions the lineage already holds, read through ``reader``),
-folded text, index tokens, rows staged as files. It returns a
+folded text, index words, rows staged as files. It returns a
 :class:`~pipeline.snapshot.apply.StagedBatch`, which
 :func:`~pipeline.snapshot.apply.apply_batch` writes with SQL only — inserts, the search
 index, the ``last_seen`` touches — so a build can run it in its writer process

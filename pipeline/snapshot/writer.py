@@ -139,7 +139,8 @@ class WriterProcess:
             self._send(_STOP)
             self._receive()
             self._raise()
-            self._process.wait(timeout=60)
+            with contextlib.suppress(subprocess.TimeoutExpired):  # closed: kill() may end it
+                self._process.wait(timeout=60)
         finally:
             self.kill()
 
