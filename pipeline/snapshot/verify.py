@@ -23,6 +23,7 @@ from pipeline.snapshot.store import (
     duplicate_keys,
     first_line,
     read_meta,
+    snapshot_totals,
 )
 
 
@@ -56,7 +57,7 @@ def verify_snapshot(path: Path) -> VerifyReport:
         try:
             check_schema(con, str(path))
             meta = read_meta(con)
-            counts = _counts(con)
+            counts = snapshot_totals(con)
             indexed = _indexed(con)
             duplicates = duplicate_keys(con)
         except duckdb.Error as error:
@@ -86,14 +87,6 @@ def verify_snapshot(path: Path) -> VerifyReport:
         raise SnapshotError(f"{path}: the search index covers {indexed} passages of {counts[2]}")
     checks.append(f"search index ({meta.get('search_index')}) covers every passage")
     return VerifyReport(path=path, manifest=manifest, checks=checks, parent=_parent(path, manifest))
-
-
-def _counts(con: duckdb.DuckDBPyConnection) -> tuple[int, int, int]:
-    row = con.execute(
-        "SELECT (SELECT count(*) FROM record_state), (SELECT count(*) FROM record_versions), "
-        "(SELECT count(*) FROM passages)"
-    ).fetchone()
-    return (int(row[0]), int(row[1]), int(row[2])) if row else (0, 0, 0)
 
 
 def _indexed(con: duckdb.DuckDBPyConnection) -> int:
