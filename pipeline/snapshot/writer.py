@@ -22,9 +22,12 @@ give back some of it (spilled scratch space, allocator pages) until the database
 :meth:`WriterProcess.configure` calls), so a build that reopens it every few thousand records
 holds about the same memory whatever the size of the corpus.
 
-The child is ``python -m pipeline.snapshot.writer`` started with :mod:`subprocess` (not
+The child is ``python -P -m pipeline.snapshot.writer`` started with :mod:`subprocess` (not
 :mod:`multiprocessing`, whose ``spawn`` re-runs the caller's main script): it inherits the
-environment (``CITESEAL_BUILD_MEMORY``…) and nothing else but its two pipe ends.
+environment (``CITESEAL_BUILD_MEMORY``…) and nothing else but its two pipe ends. ``-P`` and
+``PYTHONPATH`` make it import the very ``pipeline`` package the parent runs: plain ``-m``
+puts the current directory first on the path, so a build started in a folder holding
+another ``pipeline`` package (a common name) ran that package's code in the writer.
 
 Failure handling: the child ignores SIGINT (Ctrl-C is the parent's to handle; the parent
 kills the child on any exception), and a watchdog thread exits the child the moment the
@@ -56,6 +59,7 @@ from pipeline.snapshot.store import connect, first_line
 DEPTH = 8  # unanswered messages at most (each batch message stands for ~10 MB of staged files)
 T = TypeVar("T")
 _STOP = "stop"
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # the folder holding ``pipeline``
 
 
 class WriterProcess:
@@ -68,10 +72,12 @@ class WriterProcess:
     def __init__(self, path: Path, *, depth: int = DEPTH) -> None:
         mine, theirs = socket.socketpair()
         alive_read, alive_write = os.pipe()
+        paths = [_PACKAGE_ROOT, *filter(None, [os.environ.get("PYTHONPATH")])]
         try:
             self._process = subprocess.Popen(  # noqa: S603 (our own interpreter and module)
                 [
                     sys.executable,
+                    "-P",
                     "-m",
                     "pipeline.snapshot.writer",
                     str(theirs.fileno()),
@@ -80,6 +86,7 @@ class WriterProcess:
                 ],
                 pass_fds=(theirs.fileno(), alive_read),
                 stdin=subprocess.DEVNULL,
+                env={**os.environ, "PYTHONPATH": os.pathsep.join(paths)},
             )
         except OSError as error:
             mine.close()

@@ -48,6 +48,21 @@ def test_queued_work_runs_in_order_and_call_returns_the_result(tmp_path: Path) -
     assert gone(pid)
 
 
+def test_the_writer_runs_this_pipeline_even_from_a_folder_holding_another(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    impostor = tmp_path / "pipeline"
+    (impostor / "snapshot").mkdir(parents=True)
+    (impostor / "__init__.py").write_text("raise ImportError('the wrong pipeline')\n")
+    (impostor / "snapshot" / "__init__.py").write_text("")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PYTHONPATH")
+    with WriterProcess(tmp_path / "db.duckdb") as db:
+        db.call(writer_ops.create_numbers)
+        db.submit(writer_ops.add_number, 7)
+        assert db.call(writer_ops.numbers) == [7]
+
+
 def test_reopen_keeps_the_data_and_replays_the_settings(tmp_path: Path) -> None:
     with WriterProcess(tmp_path / "db.duckdb") as db:
         db.configure(writer_ops.set_threads, 1)
