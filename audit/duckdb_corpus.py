@@ -30,7 +30,7 @@ from audit.corpus import (
 from audit.errors import CorpusError
 from audit.folding import FoldedText
 
-READABLE_SCHEMA_VERSION = 3  # 2: a column the audit does not read; 3: folded may be NULL
+READABLE_SCHEMA_VERSION = 4  # 2, 4: tables the audit does not read; 3: folded may be NULL
 _FIELD = "\x1f"  # chr(31) in the SQL below
 _KEY = "\x1e"  # chr(30)
 _TABLES = ("meta", "sources", "records", "record_versions", "record_state", "passages")

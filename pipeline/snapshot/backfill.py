@@ -64,6 +64,7 @@ from pipeline.snapshot.store import (
     load_fts,
     now_text,
     read_meta,
+    require_unique_keys,
     snapshot_totals,
     write_meta,
 )
@@ -343,6 +344,7 @@ def _write_child(
             insert_sources(con, sources)
             drop_staging(con)
             totals = snapshot_totals(con)
+            require_unique_keys(con)
             con.execute("CHECKPOINT")
         finally:
             con.close()

@@ -76,6 +76,7 @@ from pipeline.snapshot.store import (
     limit_memory,
     load_fts,
     now_text,
+    require_unique_keys,
     snapshot_totals,
     write_meta,
 )
@@ -330,6 +331,7 @@ class _Run:
             db.call(drop_staging)
             db.call(insert_sources, self._source_rows())
             self.totals = db.call(snapshot_totals)
+            db.call(require_unique_keys)
             db.call(checkpoint)
         self._db = None
         self.warnings.extend(self._ingest.stats.warnings)

@@ -7,10 +7,15 @@ each batch are inserted (in the writer process, overlapping the next batch's par
 memory it needs is that of one batch, and a child copies its parent's rows instead of
 re-tokenising them.
 
-Tables (migration 2)::
+Tables (migrations 2 and 4)::
 
     search_docs (docid, record_id, version, path, length)   one row per passage version
-    search_terms (docid, term, tf)                         one row per (passage, term)
+    search_vocab (term_id, term)                           one row per term
+    search_terms (docid, term_id, tf)                      one row per (passage, term)
+
+Snapshots from before migration 4 hold the term itself in ``search_terms.term`` (no
+``search_vocab``): :func:`search_sql` reads both layouts, and a child numbers the terms of
+such a parent when it copies them (:func:`pipeline.snapshot.lineage.carry_parent`).
 
 Tokens: the text lower-cased, accents stripped, split on every run of characters outside
 ``[a-z0-9]`` (so numbers are searchable), Porter-stemmed (the fts extension's ``stem``), and
@@ -89,17 +94,33 @@ def index_batch(con: duckdb.DuckDBPyConnection, batch: str) -> None:
     words (:func:`ascii_words` of the text, or NULL).
 
     Each distinct word of the batch is stemmed once (stemming every occurrence costs three
-    times more), then occurrences are counted per passage and stem in one aggregation (a
-    count per word first, summed per stem after, cost a fifth more).
+    times more); stems not yet in ``search_vocab`` get the next numbers; then occurrences are
+    counted per passage and term number in one aggregation (a count per word first, summed
+    per term after, cost a fifth more).
     """
     words = batch_words_sql(batch)
+    # one pass over the term list (it grows with the corpus) finds the numbers of known
+    # stems; the new ones are numbered after the highest
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE batch_ids AS "  # noqa: S608
+        "WITH stems AS (SELECT w, stem(w, 'porter') AS term "
+        f"FROM (SELECT DISTINCT w FROM ({words}))), "
+        "known AS (SELECT s.w, s.term, v.term_id FROM stems s "
+        "LEFT JOIN search_vocab v USING (term)), "
+        "top AS (SELECT coalesce(max(term_id), 0) AS n FROM search_vocab), "
+        "fresh AS (SELECT u.term, (top.n + row_number() OVER (ORDER BY u.term))::INTEGER "
+        "AS term_id FROM (SELECT DISTINCT term FROM known WHERE term_id IS NULL) u, top) "
+        "SELECT k.w, k.term, coalesce(k.term_id, f.term_id) AS term_id, "
+        "k.term_id IS NULL AS new FROM known k LEFT JOIN fresh f USING (term)"
+    )
+    con.execute("INSERT INTO search_vocab SELECT DISTINCT term_id, term FROM batch_ids WHERE new")
     con.execute(
         "INSERT INTO search_terms "  # noqa: S608
-        f"WITH words AS ({words}), "
-        "stems AS (SELECT w, stem(w, 'porter') AS term FROM (SELECT DISTINCT w FROM words)) "
-        "SELECT docid, term, count(*)::INTEGER FROM words JOIN stems USING (w) "
-        "GROUP BY docid, term"
+        f"WITH words AS ({words}) "
+        "SELECT docid, term_id, count(*)::INTEGER FROM words JOIN batch_ids USING (w) "
+        "GROUP BY docid, term_id"
     )
+    con.execute("DROP TABLE batch_ids")
     bounds = con.execute(f"SELECT min(docid), max(docid) FROM {batch}").fetchone()  # noqa: S608
     low, high = bounds if bounds else (None, None)
     # literal bounds (not subqueries) let DuckDB skip the older row groups of search_terms
@@ -128,18 +149,35 @@ def index_unindexed(con: duckdb.DuckDBPyConnection) -> int:
     return int(row[0]) if row else 0
 
 
-def search_sql(*, sources: bool) -> str:
+def numbered(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the index of ``con``'s database numbers its terms (migration 4)."""
+    row = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
+        "AND schema_name = 'main' AND table_name = 'search_vocab'"
+    ).fetchone()
+    return bool(row and row[0])
+
+
+def search_sql(*, sources: bool, numbered: bool = True) -> str:
     """BM25 over the current, non-withdrawn passage versions; parameters $query, $limit
-    (and $sources, a string of source names joined by the store's separator)."""
+    (and $sources, a string of source names joined by the store's separator).
+
+    ``numbered``: the index holds term numbers (``search_vocab``, migration 4); False for an
+    older snapshot whose ``search_terms`` hold the terms themselves."""
     where = "AND list_contains(string_split($sources, $sep), s.source)" if sources else ""
+    stems = f"""SELECT DISTINCT stem(w, 'porter') AS term
+    FROM ({words_sql("(SELECT 1 AS one)", "$query", "one")})"""  # noqa: S608
+    if numbered:
+        key = "term_id"
+        query_terms = f"SELECT v.term_id FROM ({stems}) s JOIN search_vocab v USING (term)"  # noqa: S608
+    else:
+        key = "term"
+        query_terms = stems
     return f"""
-WITH q AS (
-    SELECT DISTINCT stem(w, 'porter') AS term
-    FROM ({words_sql("(SELECT 1 AS one)", "$query", "one")})
-),
+WITH q AS ({query_terms}),
 stats AS (SELECT count(*) AS n, avg(length) AS avgdl FROM search_docs),
 df AS (
-    SELECT term, count(*) AS df FROM search_terms JOIN q USING (term) GROUP BY term
+    SELECT {key}, count(*) AS df FROM search_terms JOIN q USING ({key}) GROUP BY {key}
 ),
 scored AS (
     SELECT t.docid,
@@ -147,7 +185,7 @@ scored AS (
                * t.tf * ({K1} + 1)
                / (t.tf + {K1} * (1 - {B} + {B} * d.length / stats.avgdl))) AS score
     FROM search_terms t
-    JOIN df USING (term)
+    JOIN df USING ({key})
     JOIN search_docs d USING (docid)
     CROSS JOIN stats
     GROUP BY t.docid

@@ -87,6 +87,9 @@ def carry_parent(con: duckdb.DuckDBPyConnection, parent: Path) -> None:
             mine = _columns(con, table)
             theirs = set(_columns(con, f"parent.{table}"))
             shared = [c for c in mine if c in theirs]
+            if table == "search_terms" and "term_id" not in theirs and "term" in theirs:
+                _number_parent_terms(con)  # a parent from before migration 4
+                continue
             if not shared and table.startswith("search_"):
                 continue  # a parent from before the search index: indexed after the copy
             if not shared:
@@ -99,6 +102,19 @@ def carry_parent(con: duckdb.DuckDBPyConnection, parent: Path) -> None:
             con.execute(sql)
     finally:
         con.execute("DETACH parent")
+
+
+def _number_parent_terms(con: duckdb.DuckDBPyConnection) -> None:
+    """Copy the index terms of an attached ``parent`` that holds them as text (schema < 4),
+    numbering them in ``search_vocab``."""
+    con.execute(
+        "INSERT INTO search_vocab SELECT (row_number() OVER (ORDER BY term))::INTEGER, term "
+        "FROM (SELECT DISTINCT term FROM parent.search_terms)"
+    )
+    con.execute(
+        "INSERT INTO search_terms (docid, term_id, tf) SELECT t.docid, v.term_id, t.tf "
+        "FROM parent.search_terms t JOIN search_vocab v USING (term)"
+    )
 
 
 def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[str]:

@@ -23,7 +23,7 @@ from audit.handles import PINNED_SCHEMES, SCHEMES, Locator, mint
 from audit.keys import Keyring
 from pipeline.errors import SnapshotError
 from pipeline.records import SOURCES
-from pipeline.snapshot.index import INDEX_VERSION, search_sql
+from pipeline.snapshot.index import INDEX_VERSION, numbered, search_sql
 from pipeline.snapshot.store import SEP, connect, first_line, load_fts, read_meta
 
 MAX_QUERY_CHARS = 1_000
@@ -124,7 +124,8 @@ def search_passages(
     if sources:
         params.update(sources=SEP.join(sources), sep=SEP)
     try:
-        rows = con.execute(search_sql(sources=bool(sources)), params).fetchall()
+        sql = search_sql(sources=bool(sources), numbered=numbered(con))
+        rows = con.execute(sql, params).fetchall()
     except duckdb.Error as error:
         raise SnapshotError(f"search failed: {first_line(error)}") from None
     return [

@@ -35,7 +35,7 @@ from pipeline.snapshot.schema import MIGRATIONS, SCHEMA_VERSION
 
 SEP = "\x1f"  # joins id lists passed as one string (no id contains it)
 BUILD_MEMORY = "128MB"  # DuckDB memory limit while building (see limit_memory)
-BUILD_CHECKPOINT = "64MB"  # write-ahead log size that triggers a checkpoint while building
+BUILD_CHECKPOINT = "256MB"  # write-ahead log size that triggers a checkpoint while building
 EXTENSION_DIRECTORY = str(Path(duckdb_ext.__path__[0]) / "extensions")
 
 # Tables a snapshot must hold, and those carried from a parent into its child.
@@ -53,7 +53,10 @@ TABLES = (
     "harvest_log",
     "search_docs",
     "search_terms",
+    "search_vocab",
 )
+# Tables that only snapshots with this migration applied hold (older ones stay readable).
+TABLE_SINCE = {"search_docs": 2, "search_terms": 2, "search_vocab": 4}
 CARRIED_TABLES = (
     "records",
     "record_versions",
@@ -62,6 +65,7 @@ CARRIED_TABLES = (
     "annotations",
     "relations",
     "search_docs",
+    "search_vocab",  # before search_terms: a parent without it has its terms numbered then
     "search_terms",
 )
 
@@ -213,8 +217,11 @@ def limit_memory(con: duckdb.DuckDBPyConnection, work: Path, *, threads: int | N
     con.execute(f"SET memory_limit = '{limit.strip()}'")
     con.execute(f"SET temp_directory = '{_sql_text(str(work / 'spill'))}'")
     con.execute("SET preserve_insertion_order = false")
-    # DuckDB checkpoints whenever its write-ahead log passes this size; at the default (16 MB)
-    # a build checkpointed after nearly every batch, which doubled the cost of indexing
+    # DuckDB checkpoints whenever its write-ahead log passes this size. A build checkpoints
+    # when its writer reopens the file (every build.REOPEN_EVERY batches, about 60 MB of log),
+    # so this is only a backstop: a checkpoint triggered in the middle of an index query cost
+    # 1-3 s where the same work at a reopen costs 1 s, and at the default (16 MB) nearly every
+    # batch was checkpointed, which doubled the cost of indexing
     con.execute(f"SET checkpoint_threshold = '{BUILD_CHECKPOINT}'")
     if threads is not None:
         con.execute(f"SET threads = {int(threads)}")
@@ -239,20 +246,43 @@ _KEYS = (
     ("records", "record_id, version"),
     ("record_versions", "record_id, version"),
     ("passages", "record_id, version, path"),
+    ("search_vocab", "term"),
+    ("search_vocab", "term_id"),
 )
 
 
 def duplicate_keys(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Keys held twice, as ``table (key, …)``; empty when every key is unique. Passages have
     no index to refuse a duplicate since schema 3 (they are unique by construction), so a
-    snapshot is checked when it is sealed and verified."""
+    snapshot is checked when it is sealed and verified. Neither has the term list of the
+    search index (numbered by the build, migration 4)."""
+    present = {
+        str(row[0])
+        for row in con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() "
+            "AND schema_name = 'main'"
+        ).fetchall()
+    }
     found: list[str] = []
     for table, key in _KEYS:
+        if table not in present:
+            continue  # a snapshot from before the migration that added it
         rows = con.execute(
             f"SELECT {key} FROM {table} GROUP BY ALL HAVING count(*) > 1 LIMIT 3"  # noqa: S608
         ).fetchall()
         found += [f"{table} ({', '.join(str(v) for v in row)})" for row in rows]
     return found
+
+
+def require_unique_keys(con: duckdb.DuckDBPyConnection) -> None:
+    """Raise :class:`SnapshotError` when :func:`duplicate_keys` finds a key held twice.
+
+    Run on the build's own connection before it is sealed, within the build's memory limit:
+    the search groups every passage key, which on a fresh connection at DuckDB's default
+    limit made the peak RSS of a build grow with its corpus."""
+    duplicates = duplicate_keys(con)
+    if duplicates:
+        raise SnapshotError(f"a key is held twice: {'; '.join(duplicates)}")
 
 
 def insert_sources(con: duckdb.DuckDBPyConnection, rows: Sequence[Sequence[object]]) -> None:
@@ -324,7 +354,8 @@ def check_schema(con: duckdb.DuckDBPyConnection, where: str) -> None:
             "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'"
         ).fetchall()
     }
-    missing = [t for t in TABLES if t not in present]
+    applied = {m[0] for m in recorded}
+    missing = [t for t in TABLES if t not in present and TABLE_SINCE.get(t, 1) in applied]
     if missing:
         raise SnapshotError(f"{where} lacks the table {missing[0]!r}")
 

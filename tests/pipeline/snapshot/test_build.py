@@ -11,13 +11,13 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from audit.keys import DEMO_KEY
+from audit.keys import DEMO_KEY, Keyring
 from pipeline.errors import TamperedSnapshotError
 from pipeline.settings import Settings
 from pipeline.snapshot import build
 from pipeline.snapshot.build import build_snapshot
 from pipeline.snapshot.diff import diff_snapshots
-from pipeline.snapshot.manifest import manifest_path, read_manifest, sha256_file
+from pipeline.snapshot.manifest import manifest_path, read_manifest, sha256_file, write_manifest
 from pipeline.snapshot.rebuild import rebuild_snapshot
 from pipeline.snapshot.schema import MIGRATIONS, SCHEMA_VERSION
 from pipeline.snapshot.store import TABLES
@@ -122,8 +122,8 @@ def test_reopening_the_database_after_every_batch_changes_nothing(
     same = (
         "SELECT record_id, version, content_hash FROM record_versions ORDER BY ALL",
         "SELECT record_id, version, path, text, folded FROM passages ORDER BY ALL",
-        "SELECT d.record_id, d.version, d.path, t.term, t.tf FROM search_terms t "
-        "JOIN search_docs d USING (docid) ORDER BY ALL",
+        "SELECT d.record_id, d.version, d.path, v.term, t.tf FROM search_terms t "
+        "JOIN search_docs d USING (docid) JOIN search_vocab v USING (term_id) ORDER BY ALL",
     )
     for sql in same:
         assert query(path, sql) == query(demo_pair[0], sql)
@@ -267,3 +267,57 @@ def test_rebuild_reparses_stored_responses_into_a_child(
     assert (m.records, m.versions) == (read_manifest(copy).records, read_manifest(copy).versions)
     assert m.failed_requests == []
     verify_snapshot(result.path)
+
+
+def _as_schema_3(path: Path, target: Path) -> Path:
+    """A copy of snapshot ``path`` in the layout of schema 3 (index terms held as text)."""
+    shutil.copyfile(path, target)
+    con = duckdb.connect(str(target))
+    try:
+        con.execute(
+            "CREATE TABLE text_terms AS SELECT docid, term, tf FROM search_terms "
+            "JOIN search_vocab USING (term_id)"
+        )
+        con.execute("DROP TABLE search_terms")
+        con.execute("DROP TABLE search_vocab")
+        con.execute("ALTER TABLE text_terms RENAME TO search_terms")
+        con.execute("DELETE FROM schema_migrations WHERE id = 4")
+        con.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    finally:
+        con.close()
+    manifest = read_manifest(path)
+    old = manifest.model_copy(update={"sha256": sha256_file(target), "schema_version": 3})
+    write_manifest(target, old)
+    return target
+
+
+def test_a_parent_of_schema_3_is_carried_with_its_index_terms_numbered(
+    tmp_path: Path, demo_pair: tuple[Path, Path]
+) -> None:
+    from pipeline.snapshot.search import open_snapshot, search_passages
+    from tests.pipeline.snapshot.conftest import DEMO_UPDATE
+
+    old = _as_schema_3(demo_pair[0], tmp_path / "old.duckdb")
+    spec = copy_demo_spec(tmp_path / "spec")
+    child = build_snapshot(
+        spec, parent=old, replay=[DEMO_UPDATE, DEMO_REPLAY], settings=Settings(), resume=False
+    ).path
+    index = (
+        "SELECT d.record_id, d.version, d.path, v.term, t.tf FROM search_terms t "
+        "JOIN search_docs d USING (docid) JOIN search_vocab v USING (term_id) ORDER BY ALL"
+    )
+    assert query(child, index) == query(demo_pair[1], index)
+    assert query(child, "SELECT count(*), count(DISTINCT term) FROM search_vocab") == query(
+        demo_pair[1], "SELECT count(*), count(*) FROM search_vocab"
+    )
+    keyring = Keyring.demo_keyring()
+    rankings = []
+    for path in (old, demo_pair[0]):  # the old layout is still searched, with equal results
+        con = open_snapshot(path)
+        try:
+            hits = search_passages(con, "zentravir flares in children", keyring, limit=5)
+        finally:
+            con.close()
+        rankings.append([(h.record_id, h.path, h.score) for h in hits])
+    assert rankings[0] == rankings[1]
+    assert rankings[0]

@@ -172,7 +172,9 @@ def test_term_frequencies_count_every_word_that_stems_alike(
         [(i + 1, f"p{i}", t, ascii_words(t)) for i, t in enumerate(texts)],
     )
     index_batch(con, "b")
-    got = con.execute("SELECT docid, term, tf FROM search_terms ORDER BY ALL").fetchall()
+    got = con.execute(
+        "SELECT docid, term, tf FROM search_terms JOIN search_vocab USING (term_id) ORDER BY ALL"
+    ).fetchall()
     assert got == [
         (1, "flare", 4),  # "and", "again": stop words
         (2, "2", 2),
@@ -183,3 +185,82 @@ def test_term_frequencies_count_every_word_that_stems_alike(
     ]
     lengths = con.execute("SELECT docid, length FROM search_docs ORDER BY 1").fetchall()
     assert lengths == [(1, 4), (2, 7)]
+
+
+def test_terms_are_numbered_once_and_later_batches_reuse_the_numbers(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    con.execute(
+        "CREATE TEMP TABLE b (docid BIGINT, record_id VARCHAR, version VARCHAR, path VARCHAR, "
+        "text VARCHAR, words VARCHAR)"
+    )
+    batches = [
+        ["Zentravir flares", "flare zentravir"],
+        ["Zentravir cohort", "naïve cohort flares"],  # one new ASCII term, one by the SQL
+    ]
+    docid = 0
+    for texts in batches:
+        con.execute("DELETE FROM b")
+        for text in texts:
+            docid += 1
+            con.execute(
+                "INSERT INTO b VALUES (?, 'pmid:99000001', '1', ?, ?, ?)",
+                [docid, f"p{docid}", text, ascii_words(text)],
+            )
+        index_batch(con, "b")
+    vocab = con.execute("SELECT term_id, term FROM search_vocab ORDER BY term_id").fetchall()
+    assert vocab == [(1, "flare"), (2, "zentravir"), (3, "cohort"), (4, "naiv")]
+    terms = con.execute(
+        "SELECT docid, term, tf FROM search_terms JOIN search_vocab USING (term_id) ORDER BY ALL"
+    ).fetchall()
+    assert terms == [
+        (1, "flare", 1),
+        (1, "zentravir", 1),
+        (2, "flare", 1),
+        (2, "zentravir", 1),
+        (3, "cohort", 1),
+        (3, "zentravir", 1),
+        (4, "cohort", 1),
+        (4, "flare", 1),
+        (4, "naiv", 1),
+    ]
+
+
+def test_search_reads_an_index_of_terms_as_text_like_a_numbered_one(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    """Snapshots from before migration 4 keep their terms as text in search_terms."""
+    con.execute(
+        "CREATE TEMP TABLE b (docid BIGINT, record_id VARCHAR, version VARCHAR, path VARCHAR, "
+        "text VARCHAR, words VARCHAR)"
+    )
+    texts = ["Zentravir reduced flares in children.", "Farrow syndrome in children.", "Other."]
+    con.executemany(
+        "INSERT INTO b VALUES (?, 'pmid:99000001', '1', ?, ?, ?)",
+        [(i + 1, f"p{i}", t, ascii_words(t)) for i, t in enumerate(texts)],
+    )
+    con.executemany(
+        "INSERT INTO passages VALUES ('pmid:99000001', '1', ?, ?, NULL, ?, NULL)",
+        [(f"p{i}", i + 1, t) for i, t in enumerate(texts)],
+    )
+    con.execute(
+        "INSERT INTO records (record_id, version, source, content_hash, content_type) "
+        "VALUES ('pmid:99000001', '1', 'pubmed', 'h', 'abstract')"
+    )
+    con.execute(
+        "INSERT INTO record_state (record_id, source, current_version, withdrawn) "
+        "VALUES ('pmid:99000001', 'pubmed', '1', false)"
+    )
+    index_batch(con, "b")
+    params = {"query": "children flares", "limit": 10}
+    numbered = con.execute(search_sql(sources=False), params).fetchall()
+    con.execute(
+        "CREATE TABLE text_terms AS SELECT docid, term, tf FROM search_terms "
+        "JOIN search_vocab USING (term_id)"
+    )
+    con.execute("DROP TABLE search_terms")
+    con.execute("DROP TABLE search_vocab")
+    con.execute("ALTER TABLE text_terms RENAME TO search_terms")
+    as_text = con.execute(search_sql(sources=False, numbered=False), params).fetchall()
+    assert [r[2] for r in numbered] == ["p0", "p1"]
+    assert as_text == numbered

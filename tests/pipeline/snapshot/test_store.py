@@ -51,7 +51,7 @@ def test_migration_3_keeps_the_passages_folded_only_where_it_differs_and_no_inde
     spaced = ("pmid:99000001", "1", "title", 1, "Title", "Zentravir  trial", "Zentravir trial")
     plain = ("pmid:99000001", "1", "abstract.1", 2, "Abstract", "Farrow cohort.", "Farrow cohort.")
     con.executemany("INSERT INTO passages VALUES (?, ?, ?, ?, ?, ?, ?)", [spaced, plain])
-    assert apply_migrations(con) == [3]
+    assert apply_migrations(con) == [3, 4]
     assert con.execute("SELECT * FROM passages ORDER BY seq").fetchall() == [
         spaced,
         (*plain[:6], None),
@@ -60,6 +60,54 @@ def test_migration_3_keeps_the_passages_folded_only_where_it_differs_and_no_inde
         "SELECT constraint_type FROM duckdb_constraints() WHERE table_name = 'passages'"
     ).fetchall()
     assert [c[0] for c in constraints] == ["NOT NULL"] * 5  # no primary key; section, folded
+    con.close()
+
+
+def test_migration_4_numbers_the_terms_of_an_index_held_as_text(tmp_path: Path) -> None:
+    con = connect(tmp_path / "s.duckdb")
+    con.execute(
+        "CREATE TABLE schema_migrations (id INTEGER PRIMARY KEY, name VARCHAR NOT NULL, "
+        "applied_at VARCHAR NOT NULL)"
+    )
+    for migration in MIGRATIONS[:3]:  # a snapshot of schema 3, its index terms as text
+        con.execute(migration.sql)
+        con.execute(
+            "INSERT INTO schema_migrations VALUES (?, ?, 'then')", [migration.id, migration.name]
+        )
+    rows = [(1, "zentravir", 2), (1, "flare", 1), (2, "flare", 3)]
+    con.executemany("INSERT INTO search_terms VALUES (?, ?, ?)", rows)
+    assert apply_migrations(con) == [4]
+    assert con.execute("SELECT * FROM search_vocab ORDER BY 1").fetchall() == [
+        (1, "flare"),
+        (2, "zentravir"),
+    ]
+    assert con.execute("SELECT * FROM search_terms ORDER BY ALL").fetchall() == [
+        (1, 1, 1),
+        (1, 2, 2),
+        (2, 1, 3),
+    ]
+    check_schema(con, "s.duckdb")
+    con.close()
+
+
+def test_a_schema_3_snapshot_passes_the_schema_check_without_the_later_table(
+    tmp_path: Path,
+) -> None:
+    con = connect(tmp_path / "s.duckdb")
+    con.execute(
+        "CREATE TABLE schema_migrations (id INTEGER PRIMARY KEY, name VARCHAR NOT NULL, "
+        "applied_at VARCHAR NOT NULL)"
+    )
+    for migration in MIGRATIONS[:3]:
+        con.execute(migration.sql)
+        con.execute(
+            "INSERT INTO schema_migrations VALUES (?, ?, 'then')", [migration.id, migration.name]
+        )
+    check_schema(con, "s.duckdb")  # no search_vocab: fine before migration 4
+    assert duplicate_keys(con) == []
+    con.execute("DROP TABLE search_docs")
+    with pytest.raises(SnapshotError, match="lacks the table 'search_docs'"):
+        check_schema(con, "s.duckdb")
     con.close()
 
 
