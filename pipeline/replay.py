@@ -11,7 +11,9 @@ normalised) and, for POST, the form parameters are equal — credential and poli
 (``api_key``, ``email``, ``tool``, ``mailto``) are ignored on both sides.
 
 :class:`ReplayTransport` indexes its folders once at construction (keys only; bodies are read
-when a request asks for them). :class:`RecordingTransport` wraps a real transport and writes
+when a request asks for them). A file as :class:`RecordingTransport` writes it (its key
+hashed into its name, the body last) is indexed from the keys before its body; any other
+file is parsed whole. :class:`RecordingTransport` wraps a real transport and writes
 each successful exchange as ``<folder>/<source-or-host>/<endpoint>-<hash>.json``.
 """
 
@@ -101,8 +103,15 @@ class ReplayTransport(httpx.BaseTransport):
     @staticmethod
     def _key_of(path: Path) -> ReplayKey | None:
         try:
-            wrapper = json.loads(path.read_bytes())
-        except (OSError, ValueError):
+            data = path.read_bytes()
+        except OSError:
+            return None
+        key = _recorded_key(path, data)
+        if key is not None:
+            return key
+        try:
+            wrapper = json.loads(data)
+        except ValueError:
             return None
         if not isinstance(wrapper, dict) or not isinstance(wrapper.get("url"), str):
             return None
@@ -126,6 +135,36 @@ class ReplayTransport(httpx.BaseTransport):
         return httpx.Response(
             int(wrapper.get("status", 200)), headers=headers, content=content, request=request
         )
+
+
+_HASHED_NAME = re.compile(r".*-([0-9a-f]{12})\.json")
+_BODY_LINE = b'\n "body": '  # the body key of a wrapper written by write_wrapper
+
+
+def _recorded_key(path: Path, data: bytes) -> ReplayKey | None:
+    """The key of a wrapper written by :class:`RecordingTransport`, from the keys before its
+    body (a large body is most of the parsing), or None: parse the whole file.
+
+    Exact, not a guess: the line ``\n "body": `` can only be the top-level key (a JSON
+    string holds no raw newline, and the head parses as an object only when cut at the top
+    level), and the key is used only when it hashes to the name the file was recorded
+    under — a file edited or renamed by hand is parsed whole.
+    """
+    named = _HASHED_NAME.fullmatch(path.name)
+    cut = data.find(_BODY_LINE)
+    if named is None or cut < 0:
+        return None
+    try:
+        head = json.loads(data[:cut].rstrip().rstrip(b",") + b"}")
+    except ValueError:
+        return None
+    if not isinstance(head, dict) or not isinstance(head.get("url"), str):
+        return None
+    body = head.get("request_body")
+    key = replay_key(
+        str(head.get("method") or "GET"), head["url"], body if isinstance(body, str) else None
+    )
+    return key if short_hash(key) == named.group(1) else None
 
 
 def _slug(text: str, *, limit: int = 40) -> str:

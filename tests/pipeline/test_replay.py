@@ -157,3 +157,46 @@ def test_make_wrapper_orders_keys_and_strips_credentials(tmp_path: Path) -> None
     assert wrapper["request_body"] == "id=1"
     write_wrapper(tmp_path / "deep" / "w.json", wrapper)
     assert json.loads((tmp_path / "deep" / "w.json").read_text(encoding="utf-8")) == wrapper
+
+
+def test_recorded_files_are_indexed_from_their_head_and_edited_ones_whole(
+    tmp_path: Path,
+) -> None:
+    from pipeline.replay import _recorded_key
+
+    form = "db=pubmed&id=99000001%2C99000002"
+    key = replay_key("POST", EFETCH, form)
+    recorded = tmp_path / "pubmed" / f"efetch-{short_hash(key)}.json"
+    write_wrapper(recorded, make_wrapper("POST", EFETCH, 200, "text/xml", '<x a="\n "/>', form))
+    assert _recorded_key(recorded, recorded.read_bytes()) == key  # from the head alone
+
+    # edited by hand after recording (another id): the name no longer matches, parsed whole
+    edited = tmp_path / "pubmed" / f"efetch-{short_hash(key)}-copy-{short_hash(key)}.json"
+    text = recorded.read_text(encoding="utf-8").replace("99000002", "99000003")
+    edited.write_text(text, encoding="utf-8")
+    assert _recorded_key(edited, edited.read_bytes()) is None
+    # a key after the body, or a body key that is not at the top level: parsed whole
+    late = tmp_path / "late" / f"efetch-{short_hash(key)}.json"
+    late.parent.mkdir()
+    late.write_text(
+        '{\n "url": "' + EFETCH + '",\n "body": "<x/>",\n "method": "POST",\n'
+        ' "request_body": "' + form + '"\n}\n',
+        encoding="utf-8",
+    )
+    assert _recorded_key(late, late.read_bytes()) is None
+    nested = tmp_path / "nested" / f"efetch-{short_hash(key)}.json"
+    nested.parent.mkdir()
+    nested.write_text(
+        '{\n "url": "' + EFETCH + '",\n "x": {\n "body": 1},\n "method": "POST",\n'
+        ' "request_body": "' + form + '",\n "body": "<y/>"\n}\n',
+        encoding="utf-8",
+    )
+    assert _recorded_key(nested, nested.read_bytes()) is None
+
+    replay = ReplayTransport([tmp_path / "pubmed", tmp_path / "late", tmp_path / "nested"])
+    assert len(replay) == 2  # the recorded file (first folder wins over the other two) + edit
+    data = {"db": "pubmed", "id": "99000001,99000003"}
+    with HttpClient(Settings(), transport=replay) as http:
+        assert http.post(EFETCH, data=data, source="pubmed").text == '<x a="\n "/>'
+        both = {"db": "pubmed", "id": "99000001,99000002"}
+        assert http.post(EFETCH, data=both, source="pubmed").text == '<x a="\n "/>'
