@@ -242,6 +242,7 @@ def snapshot_totals(con: duckdb.DuckDBPyConnection) -> tuple[int, int, int]:
     return int(row[0]), int(row[1]), int(row[2])
 
 
+KEY_CHECK_ROWS = 250_000  # rows grouped at once by duplicate_keys
 _KEYS = (
     ("records", "record_id, version"),
     ("record_versions", "record_id, version"),
@@ -255,7 +256,12 @@ def duplicate_keys(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Keys held twice, as ``table (key, …)``; empty when every key is unique. Passages have
     no index to refuse a duplicate since schema 3 (they are unique by construction), so a
     snapshot is checked when it is sealed and verified. Neither has the term list of the
-    search index (numbered by the build, migration 4)."""
+    search index (numbered by the build, migration 4).
+
+    The keys are grouped in slices of at most :data:`KEY_CHECK_ROWS` rows (by a hash of the
+    key's first column, so the copies of a key meet in one slice): memory stays that of one
+    slice however large the snapshot (all passage keys at once ran out of a build's 128 MB
+    limit at 1.5 million passages)."""
     present = {
         str(row[0])
         for row in con.execute(
@@ -267,10 +273,16 @@ def duplicate_keys(con: duckdb.DuckDBPyConnection) -> list[str]:
     for table, key in _KEYS:
         if table not in present:
             continue  # a snapshot from before the migration that added it
-        rows = con.execute(
-            f"SELECT {key} FROM {table} GROUP BY ALL HAVING count(*) > 1 LIMIT 3"  # noqa: S608
-        ).fetchall()
-        found += [f"{table} ({', '.join(str(v) for v in row)})" for row in rows]
+        counted = con.execute(f"SELECT count(*) FROM {table}").fetchone()  # noqa: S608
+        slices = max(1, -(-int(counted[0] if counted else 0) // KEY_CHECK_ROWS))
+        first = key.split(",")[0].strip()
+        for part in range(slices):
+            where = f"WHERE hash({first}) % {slices} = {part}" if slices > 1 else ""
+            rows = con.execute(
+                f"SELECT {key} FROM {table} {where} "  # noqa: S608
+                "GROUP BY ALL HAVING count(*) > 1 LIMIT 3"
+            ).fetchall()
+            found += [f"{table} ({', '.join(str(v) for v in row)})" for row in rows]
     return found
 
 
@@ -278,8 +290,8 @@ def require_unique_keys(con: duckdb.DuckDBPyConnection) -> None:
     """Raise :class:`SnapshotError` when :func:`duplicate_keys` finds a key held twice.
 
     Run on the build's own connection before it is sealed, within the build's memory limit:
-    the search groups every passage key, which on a fresh connection at DuckDB's default
-    limit made the peak RSS of a build grow with its corpus."""
+    on a fresh connection at DuckDB's default limit the grouping of every passage key made
+    the peak RSS of a build grow with its corpus."""
     duplicates = duplicate_keys(con)
     if duplicates:
         raise SnapshotError(f"a key is held twice: {'; '.join(duplicates)}")

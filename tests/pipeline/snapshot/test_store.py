@@ -124,6 +124,22 @@ def test_keys_held_twice_are_found(tmp_path: Path) -> None:
     con.close()
 
 
+def test_keys_held_twice_are_found_when_the_keys_are_checked_in_slices(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pipeline.snapshot import store
+
+    monkeypatch.setattr(store, "KEY_CHECK_ROWS", 7)  # 40 passages: six slices
+    con = connect(tmp_path / "s.duckdb")
+    apply_migrations(con)
+    rows = [(f"pmid:990000{n:02d}", "1", "title", 1, "T", "Zentravir", None) for n in range(39)]
+    rows.append(rows[23])
+    con.executemany("INSERT INTO passages VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+    con.executemany("INSERT INTO search_vocab VALUES (?, ?)", [(1, "flare"), (2, "flare")])
+    assert duplicate_keys(con) == ["passages (pmid:99000023, 1, title)", "search_vocab (flare)"]
+    con.close()
+
+
 def test_a_database_that_is_not_a_snapshot_is_refused(tmp_path: Path) -> None:
     con = duckdb.connect(str(tmp_path / "other.duckdb"))
     con.execute("CREATE TABLE t (x INTEGER)")
