@@ -16,6 +16,9 @@ CORPUS ?= demo
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 export UV_NO_PROGRESS := 1
+# installed packages ship as bytecode: every citeseal command (and each build's writer process)
+# starts in half the time where Python may not write __pycache__ (PYTHONDONTWRITEBYTECODE)
+export UV_COMPILE_BYTECODE := 1
 
 .PHONY: help venv test browser lint format demo snapshot site bench clean
 

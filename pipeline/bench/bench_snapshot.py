@@ -73,7 +73,8 @@ WORDS = [
     "confidence",
 ]
 SIZES = (10_000, 50_000)
-GOAL_RECORDS_PER_S = 2_000.0
+GOAL_RECORDS_PER_S = 2_000.0  # the goal, for corpora of at least GOAL_MIN_RECORDS
+GOAL_MIN_RECORDS = 50_000
 RUNS = 3  # builds per corpus size; the median is held against the goal, peaks are the highest
 
 
@@ -218,8 +219,9 @@ def build_in_child(spec_path: Path) -> dict[str, float]:
 
 def run(workdir: Path) -> list[Figure]:
     figures: list[Figure] = []
+    peaks: dict[int, tuple[float, float]] = {}  # size: (harvest, writer) peak RSS in MiB
     for size in SIZES:
-        label = f"{size // 1000}k"
+        label = f"{size // 1000}k" if size % 1000 == 0 else str(size)
         started = time.perf_counter()
         spec = generate_pubmed_replay(workdir, size, name=f"bench{label}")
         generated = time.perf_counter() - started
@@ -229,12 +231,16 @@ def run(workdir: Path) -> list[Figure]:
             runs.append(build_in_child(spec))
         rates = sorted(out["records"] / out["seconds"] for out in runs)
         middle = sorted(runs, key=lambda out: out["records"] / out["seconds"])[RUNS // 2]
+        peaks[size] = (
+            max(out["rss_kb"] for out in runs) / 1024,
+            max(out["writer_rss_kb"] for out in runs) / 1024,
+        )
         figures += [
             Figure(
                 f"snapshot build {label}: records/s, median of {RUNS}",
                 statistics.median(rates),
                 "rec/s",
-                GOAL_RECORDS_PER_S,
+                GOAL_RECORDS_PER_S if size >= GOAL_MIN_RECORDS else None,
             ),
             Figure(f"snapshot build {label}: records/s, slowest run", rates[0], "rec/s"),
             Figure(f"snapshot build {label}: records/s, fastest run", rates[-1], "rec/s"),
@@ -244,17 +250,15 @@ def run(workdir: Path) -> list[Figure]:
                 "pass/s",
             ),
             Figure(f"snapshot build {label}: wall time, median run", middle["seconds"], "s"),
-            Figure(
-                f"snapshot build {label}: peak RSS, harvest",
-                max(out["rss_kb"] for out in runs) / 1024,
-                "MiB",
-            ),
-            Figure(
-                f"snapshot build {label}: peak RSS, writer",
-                max(out["writer_rss_kb"] for out in runs) / 1024,
-                "MiB",
-            ),
+            Figure(f"snapshot build {label}: peak RSS, harvest", peaks[size][0], "MiB"),
+            Figure(f"snapshot build {label}: peak RSS, writer", peaks[size][1], "MiB"),
             Figure(f"snapshot build {label}: file size", middle["size"] / 1e6, "MB"),
             Figure(f"replay generation {label}", generated, "s"),
         ]
+    small, large = SIZES[0], SIZES[-1]
+    growth = f"{large // small}x the records"
+    figures += [
+        Figure(f"peak RSS harvest, {growth}", peaks[large][0] / peaks[small][0], "x"),
+        Figure(f"peak RSS writer, {growth}", peaks[large][1] / peaks[small][1], "x"),
+    ]
     return figures

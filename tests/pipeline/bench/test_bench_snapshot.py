@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from pipeline.bench.bench_snapshot import build_in_child, generate_pubmed_replay
 
 
@@ -17,3 +19,22 @@ def test_a_generated_replay_builds_offline_with_ten_passages_per_record(tmp_path
     assert out["seconds"] > 0 and out["rss_kb"] > 0
     assert out["writer_rss_kb"] > 20_000  # the writer process (DuckDB alone is more)
     assert len(list((tmp_path / "tiny").glob("tiny-*.duckdb"))) == 1
+
+
+def test_the_bench_holds_only_the_large_corpus_to_the_goal_and_prints_rss_ratios(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pipeline.bench import bench_snapshot
+
+    monkeypatch.setattr(bench_snapshot, "SIZES", (200, 400))
+    monkeypatch.setattr(bench_snapshot, "GOAL_MIN_RECORDS", 400)
+    monkeypatch.setattr(bench_snapshot, "RUNS", 1)
+    figures = {f.name: f for f in bench_snapshot.run(tmp_path)}
+    small = figures["snapshot build 200: records/s, median of 1"]
+    large = figures["snapshot build 400: records/s, median of 1"]
+    assert small.goal is None and small.value > 0
+    assert large.goal == bench_snapshot.GOAL_RECORDS_PER_S
+    assert [f.name for f in figures.values() if f.goal is not None] == [large.name]
+    ratio = figures["peak RSS writer, 2x the records"]
+    assert ratio.unit == "x" and 0.5 < ratio.value < 2
+    assert figures["peak RSS harvest, 2x the records"].value > 0
