@@ -176,22 +176,20 @@ def test_recorded_files_are_indexed_from_their_head_and_edited_ones_whole(
     edited.write_text(text, encoding="utf-8")
     assert _recorded_key(edited, edited.read_bytes()) is None
     # a key after the body, or a body key that is not at the top level: parsed whole
-    late = tmp_path / "late" / f"efetch-{short_hash(key)}.json"
-    late.parent.mkdir()
-    late.write_text(
-        '{\n "url": "' + EFETCH + '",\n "body": "<x/>",\n "method": "POST",\n'
-        ' "request_body": "' + form + '"\n}\n',
-        encoding="utf-8",
-    )
-    assert _recorded_key(late, late.read_bytes()) is None
-    nested = tmp_path / "nested" / f"efetch-{short_hash(key)}.json"
-    nested.parent.mkdir()
-    nested.write_text(
-        '{\n "url": "' + EFETCH + '",\n "x": {\n "body": 1},\n "method": "POST",\n'
-        ' "request_body": "' + form + '",\n "body": "<y/>"\n}\n',
-        encoding="utf-8",
-    )
-    assert _recorded_key(nested, nested.read_bytes()) is None
+    head = '{\n "url": "' + EFETCH + '",\n '
+    odd = {
+        "late": head + '"body": "<x/>",\n "method": "POST",\n "request_body": "' + form + '"\n}',
+        "nested": head
+        + '"x": {\n "body": 1},\n "method": "POST",\n "request_body": "'
+        + form
+        + '",\n "body": "<y/>"\n}',
+    }
+    for folder, text in odd.items():
+        path = tmp_path / folder / f"efetch-{short_hash(key)}.json"
+        path.parent.mkdir()
+        path.write_text(text + "\n", encoding="utf-8")
+        assert json.loads(path.read_text(encoding="utf-8"))["url"] == EFETCH  # valid JSON
+        assert _recorded_key(path, path.read_bytes()) is None
 
     replay = ReplayTransport([tmp_path / "pubmed", tmp_path / "late", tmp_path / "nested"])
     assert len(replay) == 2  # the recorded file (first folder wins over the other two) + edit

@@ -22,7 +22,7 @@ from pipeline.snapshot.rebuild import rebuild_snapshot
 from pipeline.snapshot.schema import MIGRATIONS, SCHEMA_VERSION
 from pipeline.snapshot.store import TABLES
 from pipeline.snapshot.verify import verify_snapshot
-from tests.pipeline.snapshot.conftest import DEMO_REPLAY, copy_demo_spec
+from tests.pipeline.snapshot.conftest import DEMO_REPLAY, copy_demo_spec, index_terms_as_text
 
 TRIAL = "nct:NCT99000001"
 LABEL = "setid:5eed0001-0000-4000-8000-000000000001"
@@ -274,13 +274,7 @@ def _as_schema_3(path: Path, target: Path) -> Path:
     shutil.copyfile(path, target)
     con = duckdb.connect(str(target))
     try:
-        con.execute(
-            "CREATE TABLE text_terms AS SELECT docid, term, tf FROM search_terms "
-            "JOIN search_vocab USING (term_id)"
-        )
-        con.execute("DROP TABLE search_terms")
-        con.execute("DROP TABLE search_vocab")
-        con.execute("ALTER TABLE text_terms RENAME TO search_terms")
+        index_terms_as_text(con)
         con.execute("DELETE FROM schema_migrations WHERE id = 4")
         con.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
     finally:

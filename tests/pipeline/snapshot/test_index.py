@@ -19,6 +19,7 @@ from pipeline.snapshot.index import (
     words_sql,
 )
 from pipeline.snapshot.store import apply_migrations, connect, load_fts
+from tests.pipeline.snapshot.conftest import index_terms_as_text
 
 
 @pytest.fixture
@@ -254,13 +255,7 @@ def test_search_reads_an_index_of_terms_as_text_like_a_numbered_one(
     index_batch(con, "b")
     params = {"query": "children flares", "limit": 10}
     numbered = con.execute(search_sql(sources=False), params).fetchall()
-    con.execute(
-        "CREATE TABLE text_terms AS SELECT docid, term, tf FROM search_terms "
-        "JOIN search_vocab USING (term_id)"
-    )
-    con.execute("DROP TABLE search_terms")
-    con.execute("DROP TABLE search_vocab")
-    con.execute("ALTER TABLE text_terms RENAME TO search_terms")
+    index_terms_as_text(con)
     as_text = con.execute(search_sql(sources=False, numbered=False), params).fetchall()
     assert [r[2] for r in numbered] == ["p0", "p1"]
     assert as_text == numbered

@@ -21,6 +21,7 @@ from pipeline.snapshot.store import (
     duplicate_keys,
     unpack_body,
 )
+from tests.pipeline.snapshot.conftest import migrated_to
 
 
 def test_migrations_are_applied_in_order_and_recorded_once(tmp_path: Path) -> None:
@@ -39,15 +40,7 @@ def test_migration_3_keeps_the_passages_folded_only_where_it_differs_and_no_inde
     tmp_path: Path,
 ) -> None:
     con = connect(tmp_path / "s.duckdb")
-    con.execute(
-        "CREATE TABLE schema_migrations (id INTEGER PRIMARY KEY, name VARCHAR NOT NULL, "
-        "applied_at VARCHAR NOT NULL)"
-    )
-    for migration in MIGRATIONS[:2]:  # a snapshot of schema 2, with two passages
-        con.execute(migration.sql)
-        con.execute(
-            "INSERT INTO schema_migrations VALUES (?, ?, 'then')", [migration.id, migration.name]
-        )
+    migrated_to(con, 2)  # a snapshot of schema 2, with two passages
     spaced = ("pmid:99000001", "1", "title", 1, "Title", "Zentravir  trial", "Zentravir trial")
     plain = ("pmid:99000001", "1", "abstract.1", 2, "Abstract", "Farrow cohort.", "Farrow cohort.")
     con.executemany("INSERT INTO passages VALUES (?, ?, ?, ?, ?, ?, ?)", [spaced, plain])
@@ -65,15 +58,7 @@ def test_migration_3_keeps_the_passages_folded_only_where_it_differs_and_no_inde
 
 def test_migration_4_numbers_the_terms_of_an_index_held_as_text(tmp_path: Path) -> None:
     con = connect(tmp_path / "s.duckdb")
-    con.execute(
-        "CREATE TABLE schema_migrations (id INTEGER PRIMARY KEY, name VARCHAR NOT NULL, "
-        "applied_at VARCHAR NOT NULL)"
-    )
-    for migration in MIGRATIONS[:3]:  # a snapshot of schema 3, its index terms as text
-        con.execute(migration.sql)
-        con.execute(
-            "INSERT INTO schema_migrations VALUES (?, ?, 'then')", [migration.id, migration.name]
-        )
+    migrated_to(con, 3)  # a snapshot of schema 3, its index terms as text
     rows = [(1, "zentravir", 2), (1, "flare", 1), (2, "flare", 3)]
     con.executemany("INSERT INTO search_terms VALUES (?, ?, ?)", rows)
     assert apply_migrations(con) == [4]
@@ -94,15 +79,7 @@ def test_a_schema_3_snapshot_passes_the_schema_check_without_the_later_table(
     tmp_path: Path,
 ) -> None:
     con = connect(tmp_path / "s.duckdb")
-    con.execute(
-        "CREATE TABLE schema_migrations (id INTEGER PRIMARY KEY, name VARCHAR NOT NULL, "
-        "applied_at VARCHAR NOT NULL)"
-    )
-    for migration in MIGRATIONS[:3]:
-        con.execute(migration.sql)
-        con.execute(
-            "INSERT INTO schema_migrations VALUES (?, ?, 'then')", [migration.id, migration.name]
-        )
+    migrated_to(con, 3)
     check_schema(con, "s.duckdb")  # no search_vocab: fine before migration 4
     assert duplicate_keys(con) == []
     con.execute("DROP TABLE search_docs")
