@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import duckdb
 
+from pipeline.snapshot.store import table_names
+
 INDEX_VERSION = "bm25-1"
 K1 = 1.2
 B = 0.75
@@ -151,11 +153,7 @@ def index_unindexed(con: duckdb.DuckDBPyConnection) -> int:
 
 def numbered(con: duckdb.DuckDBPyConnection) -> bool:
     """Whether the index of ``con``'s database numbers its terms (migration 4)."""
-    row = con.execute(
-        "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
-        "AND schema_name = 'main' AND table_name = 'search_vocab'"
-    ).fetchone()
-    return bool(row and row[0])
+    return "search_vocab" in table_names(con)
 
 
 def search_sql(*, sources: bool, numbered: bool = True) -> str:

@@ -252,23 +252,26 @@ _KEYS = (
 )
 
 
+def table_names(con: duckdb.DuckDBPyConnection) -> set[str]:
+    """The tables of the connection's current database (its ``main`` schema)."""
+    rows = con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() "
+        "AND schema_name = 'main'"
+    ).fetchall()
+    return {str(row[0]) for row in rows}
+
+
 def duplicate_keys(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """Keys held twice, as ``table (key, …)``; empty when every key is unique. Passages have
-    no index to refuse a duplicate since schema 3 (they are unique by construction), so a
-    snapshot is checked when it is sealed and verified. Neither has the term list of the
-    search index (numbered by the build, migration 4).
+    """Keys held twice, as ``table (key, …)``; empty when every key is unique. Passages (since
+    schema 3) and the term list of the search index (schema 4) have no index to refuse a
+    duplicate (they are unique by construction), so a snapshot is checked when it is sealed
+    and verified.
 
     The keys are grouped in slices of at most :data:`KEY_CHECK_ROWS` rows (by a hash of the
     key's first column, so the copies of a key meet in one slice): memory stays that of one
     slice however large the snapshot (all passage keys at once ran out of a build's 128 MB
     limit at 1.5 million passages)."""
-    present = {
-        str(row[0])
-        for row in con.execute(
-            "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() "
-            "AND schema_name = 'main'"
-        ).fetchall()
-    }
+    present = table_names(con)
     found: list[str] = []
     for table, key in _KEYS:
         if table not in present:
@@ -360,12 +363,7 @@ def check_schema(con: duckdb.DuckDBPyConnection, where: str) -> None:
         )
     if recorded != expected[: len(recorded)]:
         raise SnapshotError(f"{where} records unexpected migrations: {recorded}")
-    present = {
-        row[0]
-        for row in con.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'"
-        ).fetchall()
-    }
+    present = table_names(con)
     applied = {m[0] for m in recorded}
     missing = [t for t in TABLES if t not in present and TABLE_SINCE.get(t, 1) in applied]
     if missing:
