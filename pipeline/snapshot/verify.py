@@ -82,7 +82,7 @@ def verify_snapshot(path: Path) -> VerifyReport:
     checks.append(f"{counts[0]} records, {counts[1]} versions, {counts[2]} passages as listed")
     if duplicates:
         raise SnapshotError(f"{path}: a key is held twice: {'; '.join(duplicates)}")
-    checks.append("every record version and passage key held once")
+    checks.append("every record version, passage and index term held once")
     if indexed != counts[2]:
         raise SnapshotError(f"{path}: the search index covers {indexed} passages of {counts[2]}")
     checks.append(f"search index ({meta.get('search_index')}) covers every passage")
