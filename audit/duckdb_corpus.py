@@ -109,7 +109,9 @@ def _sha256(path: Path) -> str:
 class DuckDBCorpus:
     """A snapshot file opened read-only; one instance (one connection) serves a whole run."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, sha256: str | None = None) -> None:
+        """Open ``path`` read-only. ``sha256``: the file's digest when the caller has already
+        computed it (checking the file against its manifest), so it is not hashed again."""
         self.path = Path(path)
         if not self.path.is_file():
             raise CorpusError(
@@ -124,7 +126,7 @@ class DuckDBCorpus:
         self._check_shape()
         self._meta = dict(self._fetch("SELECT key, value FROM meta"))
         self._sources: dict[str, str] | None = None
-        self._sha256: str | None = None
+        self._sha256 = sha256
 
     def _fetch(self, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
         try:

@@ -50,6 +50,10 @@ DEMO_KEY = b"citeseal public demo key: NOT SECRET, demo only"
 """The fixed, public demo key. Anyone can mint valid handles with it: never use it for real
 handles; every report made with it says "demo key"."""
 
+SEAL_CONTEXT = b"citeseal seal v1\x00"
+"""Prefixed to every message a keyring seals (:meth:`Keyring.seal`), never to a check code."""
+SEAL_HEX_LENGTH = 64
+
 # The 25 bits of a check code as two table look-ups: the top 15 bits (3 characters, a table of
 # 32,768 strings) and the low 10 bits (2 characters).
 _PAIRS = tuple(a + b for a in CHECK_ALPHABET for b in CHECK_ALPHABET)
@@ -66,6 +70,10 @@ def _encode_check(digest: bytes) -> str:
 def fingerprint(key: bytes) -> str:
     """A short public id of a key: 12 hex digits of a domain-separated SHA-256 of it."""
     return hashlib.sha256(b"citeseal key fingerprint\x00" + key).hexdigest()[:12]
+
+
+DEMO_FINGERPRINT = fingerprint(DEMO_KEY)
+"""The fingerprint of the public demo key: a seal or report under it proves nothing."""
 
 
 def _key_pads(key: bytes) -> tuple[Any, Any]:
@@ -127,6 +135,33 @@ class Keyring:
     def retired_fingerprints(self) -> tuple[str, ...]:
         """Fingerprints of the retired keys, newest first."""
         return tuple(fingerprint(key) for key in self._keys[1:])
+
+    def holds(self, key_fingerprint: str) -> bool:
+        """True when a key of this keyring (current or retired) has this fingerprint."""
+        return any(hmac.compare_digest(fingerprint(key), key_fingerprint) for key in self._keys)
+
+    def seal(self, message: bytes) -> str:
+        """The seal of ``message`` under the current key: HMAC-SHA256, 64 hex digits.
+
+        Seals authenticate documents such as snapshot manifests. They are domain-separated
+        from check codes (:data:`SEAL_CONTEXT`), so a seal can never serve as a check code.
+        """
+        return hmac.new(self._keys[0], SEAL_CONTEXT + message, hashlib.sha256).hexdigest()
+
+    def seal_verifies(self, message: bytes, key_fingerprint: str, seal: str) -> bool:
+        """True when ``seal`` is the seal of ``message`` under the key with that fingerprint.
+
+        The full 256-bit tag is compared in constant time; a key this keyring does not hold
+        never verifies.
+        """
+        if len(seal) != SEAL_HEX_LENGTH or not seal.isascii():
+            return False
+        ok = False
+        for key in self._keys:
+            if hmac.compare_digest(fingerprint(key), key_fingerprint):
+                tag = hmac.new(key, SEAL_CONTEXT + message, hashlib.sha256).hexdigest()
+                ok |= hmac.compare_digest(tag, seal)
+        return ok
 
     def __repr__(self) -> str:
         demo = ", demo" if self.demo else ""

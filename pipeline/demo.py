@@ -28,7 +28,6 @@ from datetime import datetime
 from pathlib import Path
 
 from audit.citations import parse_answer
-from audit.duckdb_corpus import DuckDBCorpus
 from audit.engine import audit_answer
 from audit.errors import InputError
 from audit.keys import Keyring
@@ -36,7 +35,8 @@ from audit.render_text import render_text
 from audit.report import Report
 from pipeline.site.build import BuildResult, build_site
 from pipeline.snapshot.build import build_snapshot
-from pipeline.snapshot.search import open_snapshot, record_passages, search_passages
+from pipeline.snapshot.search import record_passages, search_passages
+from pipeline.snapshot.trust import SealPolicy, trust_snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "snapshots" / "demo.toml"
@@ -81,11 +81,15 @@ def _prepare(out: Path) -> None:
     (out / MARKER).write_text("Made by `citeseal demo`; wiped on every run.\n", encoding="utf-8")
 
 
+DEMO = Keyring.demo_keyring()
+TRUST = SealPolicy.of(DEMO)  # the demo's snapshots are sealed with the public demo key
+
+
 def _handles(snapshot: Path, record_id: str, version: str | None = None) -> dict[str, str]:
     """path → handle for every passage of one version of a record (minted with the demo key)."""
-    con = open_snapshot(snapshot)
+    con = trust_snapshot(snapshot, TRUST).search_connection()
     try:
-        view = record_passages(con, record_id, Keyring.demo_keyring(), version=version)
+        view = record_passages(con, record_id, DEMO, version=version)
     finally:
         con.close()
     return {p.path: p.handle for p in view.passages if p.handle}
@@ -133,10 +137,8 @@ def earlier_answer(first: Path) -> str:
 
 
 def _audit(text: str, snapshot: Path, label: str, now: datetime | None = None) -> Report:
-    with DuckDBCorpus(snapshot) as corpus:
-        return audit_answer(
-            parse_answer(text), corpus, Keyring.demo_keyring(), source_label=label, now=now
-        )
+    with trust_snapshot(snapshot, TRUST).corpus() as corpus:
+        return audit_answer(parse_answer(text), corpus, DEMO, source_label=label, now=now)
 
 
 def run_demo(
@@ -159,8 +161,8 @@ def run_demo(
     shutil.copyfile(SPEC, spec)
 
     echo("1. snapshots (offline, from recorded responses)")
-    first = build_snapshot(spec, replay=[REPLAY])
-    second = build_snapshot(spec, parent=first.path, replay=[REPLAY_UPDATE, REPLAY])
+    first = build_snapshot(spec, keyring=DEMO, replay=[REPLAY])
+    second = build_snapshot(spec, keyring=DEMO, parent=first.path, replay=[REPLAY_UPDATE, REPLAY])
     for built in (first, second):
         m = built.manifest
         echo(
@@ -169,9 +171,9 @@ def run_demo(
         )
 
     echo(f"2. search {SEARCH_QUERY!r} (BM25, newest snapshot)")
-    con = open_snapshot(second.path)
+    con = trust_snapshot(second.path, TRUST).search_connection()
     try:
-        hits = search_passages(con, SEARCH_QUERY, Keyring.demo_keyring(), limit=3)
+        hits = search_passages(con, SEARCH_QUERY, DEMO, limit=3)
     finally:
         con.close()
     for hit in hits:
@@ -194,7 +196,7 @@ def run_demo(
     published = datetime.fromisoformat(first.manifest.created_at.replace("Z", "+00:00"))
     earlier = _audit(earlier_answer(first.path), first.path, "earlier.md", now=published)
     (reports / "earlier.json").write_text(earlier.model_dump_json(indent=2), encoding="utf-8")
-    site = build_site(reports, corpus, out / "public", env=env)
+    site = build_site(reports, corpus, out / "public", keyring=DEMO, env=env)
     echo(
         f"   re-audit: {site.changed_citations} citations of the published reports changed "
         "status since publication"

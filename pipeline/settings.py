@@ -29,6 +29,7 @@ class Settings:
     history_backfill: bool = False  # CITESEAL_HISTORY_BACKFILL: use unofficial history services
     timeout: float = 30.0  # seconds per request
     max_attempts: int = 6  # per request, under the retry policy
+    digest_cache: bool = True  # CITESEAL_DIGEST_CACHE: remember verified snapshot digests
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -51,6 +52,8 @@ class Settings:
             history_backfill=flag("CITESEAL_HISTORY_BACKFILL"),
             timeout=float(env.get("CITESEAL_TIMEOUT", "30")),
             max_attempts=int(env.get("CITESEAL_MAX_ATTEMPTS", "6")),
+            digest_cache=env.get("CITESEAL_DIGEST_CACHE", "1").strip().lower()
+            not in {"0", "false", "no", "off"},
         )
 
     def secrets(self) -> list[str]:

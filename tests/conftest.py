@@ -6,9 +6,20 @@ from pathlib import Path
 
 import pytest
 
+from audit.keys import Keyring
+from pipeline.snapshot.trust import SealPolicy
+
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 REFERENCE = SHARED / "reference-responses"
+
+TEST_KEY = b"citeseal test key: not a secret, tests only!"
+TEST_KEYRING = Keyring([TEST_KEY])
+"""Seals the snapshots tests build (library calls take a keyring explicitly)."""
+TRUST = SealPolicy.of(TEST_KEYRING)
+"""Accepts exactly the snapshots sealed with :data:`TEST_KEYRING`."""
+TEST_KEY_HEX = TEST_KEY.hex()
+"""``CITESEAL_KEY`` for CLI tests that read snapshots the library built with TEST_KEYRING."""
 
 
 @pytest.fixture(autouse=True)

@@ -7,11 +7,15 @@ and the spec that harvests them. :func:`run` builds snapshots from such folders 
 sizes in child processes, three times each, and reports records/s (median, slowest,
 fastest), passages/s and the highest peak RSS of the build's two processes (the harvest,
 and its database writer — see :mod:`pipeline.snapshot.writer`), so the figures show
-whether memory grows with the corpus.
+whether memory grows with the corpus. On the last 50k snapshot it then measures what every
+command pays before it reads a snapshot (:mod:`pipeline.snapshot.trust`): the check with the
+whole file hashed, interleaved with a plain sha256 of the same file (the physical reference),
+and the check served by the verified-digest cache.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import shutil
@@ -19,12 +23,14 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 from xml.sax.saxutils import escape
 
 import httpx
 
+from audit.keys import Keyring
 from pipeline.bench import Figure
 from pipeline.errors import HarvestError, ParseError
 
@@ -76,6 +82,10 @@ SIZES = (10_000, 50_000)
 GOAL_RECORDS_PER_S = 2_000.0  # the issue's goal, for corpora of at least GOAL_MIN_RECORDS
 GOAL_MIN_RECORDS = 50_000
 RUNS = 3  # builds per corpus size; the median is held against the goal, peaks are the highest
+BENCH_KEYRING = Keyring([b"citeseal bench key: not a secret, bench only"])
+VERIFY_ROUNDS = 5  # interleaved rounds of (plain sha256, trust check) on the 50k snapshot
+GOAL_COLD_RATIO = 1.10  # a trust check costs at most this many plain sha256 passes of the file
+GOAL_WARM_MS = 20.0  # a trust check served by the digest cache
 
 
 def _sentence(rng: random.Random, n: int) -> str:
@@ -192,8 +202,11 @@ import json, resource, sys, time
 from pathlib import Path
 from pipeline.settings import Settings
 from pipeline.snapshot.build import build_snapshot
+from pipeline.bench.bench_snapshot import BENCH_KEYRING
 started = time.perf_counter()
-result = build_snapshot(Path(sys.argv[1]), settings=Settings(), resume=False)
+result = build_snapshot(
+    Path(sys.argv[1]), keyring=BENCH_KEYRING, settings=Settings(), resume=False
+)
 elapsed = time.perf_counter() - started
 m = result.manifest
 print(json.dumps({"seconds": elapsed, "records": m.records, "passages": m.passages,
@@ -220,10 +233,11 @@ def build_in_child(spec_path: Path) -> dict[str, float]:
 def run(workdir: Path) -> list[Figure]:
     figures: list[Figure] = []
     peaks: dict[int, tuple[float, float]] = {}  # size: (harvest, writer) peak RSS in MiB
+    specs: dict[int, Path] = {}
     for size in SIZES:
-        label = f"{size // 1000}k" if size % 1000 == 0 else str(size)
+        label = _label(size)
         started = time.perf_counter()
-        spec = generate_pubmed_replay(workdir, size, name=f"bench{label}")
+        spec = specs[size] = generate_pubmed_replay(workdir, size, name=f"bench{label}")
         generated = time.perf_counter() - started
         runs = []
         for _ in range(RUNS):  # this machine's speed varies by ±10 % from run to run
@@ -261,4 +275,65 @@ def run(workdir: Path) -> list[Figure]:
         Figure(f"peak RSS harvest, {growth}", peaks[large][0] / peaks[small][0], "x"),
         Figure(f"peak RSS writer, {growth}", peaks[large][1] / peaks[small][1], "x"),
     ]
-    return figures
+    built = specs[large].parent / specs[large].stem  # the last 50k build is left in place
+    newest = sorted(built.glob("*.duckdb"))[-1]
+    return figures + verify_figures(newest, workdir / "data", _label(large))
+
+
+def _label(size: int) -> str:
+    return f"{size // 1000}k" if size % 1000 == 0 else str(size)
+
+
+def verify_figures(snapshot: Path, data_dir: Path, label: str) -> list[Figure]:
+    """The cost of checking ``snapshot`` before use: hashed in full (against a plain sha256 of
+    the file, interleaved) and served by the digest cache."""
+    from pipeline.snapshot.digests import RACY_SECONDS, DigestCache
+    from pipeline.snapshot.trust import SealPolicy, trust_snapshot
+
+    policy = SealPolicy.of(BENCH_KEYRING)
+
+    def plain() -> None:
+        digest = hashlib.sha256()
+        with snapshot.open("rb") as handle:
+            while block := handle.read(1 << 20):
+                digest.update(block)
+
+    cold, reference = [], []
+    for _ in range(VERIFY_ROUNDS):
+        reference.append(_seconds(plain))
+        cold.append(_seconds(lambda: trust_snapshot(snapshot, policy)))
+    ratios = sorted(c / r for c, r in zip(cold, reference, strict=True))
+    settle = RACY_SECONDS - (time.time() - snapshot.stat().st_mtime)
+    if settle > 0:
+        time.sleep(settle + 0.1)  # a file this fresh is hashed but not remembered
+    cache = DigestCache(data_dir / "digests.json")
+    trust_snapshot(snapshot, policy, cache)  # hashed once, remembered
+    warm = sorted(_seconds(lambda: trust_snapshot(snapshot, policy, cache)) for _ in range(20))
+    size_mb = snapshot.stat().st_size / 1e6
+    return [
+        Figure(
+            f"trust check {label} ({size_mb:.0f} MB): hashed, median", statistics.median(cold), "s"
+        ),
+        Figure("plain sha256 of the same file, median", statistics.median(reference), "s"),
+        Figure(
+            "trust check hashed / plain sha256 (interleaved)",
+            statistics.median(ratios),
+            "x",
+            GOAL_COLD_RATIO,
+            higher_is_better=False,
+        ),
+        Figure(
+            "trust check from the digest cache, median",
+            statistics.median(warm) * 1000,
+            "ms",
+            GOAL_WARM_MS,
+            higher_is_better=False,
+        ),
+        Figure("digest cache hits / checks", cache.hits / (cache.hits + cache.misses), "x"),
+    ]
+
+
+def _seconds(work: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    work()
+    return time.perf_counter() - started

@@ -22,10 +22,9 @@ from typing import TYPE_CHECKING, Annotated, get_args
 import typer
 
 from audit.errors import CiteSealError, InputError, LimitExceeded
-from pipeline.cli.common import keyring_from_settings
+from pipeline.cli.common import keyring_from_settings, seal_policy, trusted_snapshot
 from pipeline.cli.options import DemoKeyOpt, SnapshotOpt
 from pipeline.settings import Settings
-from pipeline.snapshot.locate import resolve_snapshot
 
 if TYPE_CHECKING:  # the engine, report models and DuckDB load only when a command runs
     from audit.engine import AuditInput
@@ -266,17 +265,18 @@ def audit_command(
     if fmt is Format.html and many and out is None:
         raise InputError("--format html with several inputs needs --out DIR")
     now = fixed_now()
-    keyring = keyring_from_settings(Settings.from_env(), demo_key, create=False)
+    settings = Settings.from_env()
+    keyring = keyring_from_settings(settings, demo_key, create=False)
+    trusted = trusted_snapshot(snapshot, settings, seal_policy(settings, demo_key, keyring=keyring))
     if out is not None:
         try:
             out.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise InputError(f"cannot create {out}: {error.strerror or error}") from None
-    from audit.duckdb_corpus import DuckDBCorpus
     from audit.engine import audit_many
 
     inputs = _Inputs(sources)
-    with DuckDBCorpus(resolve_snapshot(snapshot)) as corpus:
+    with trusted.corpus() as corpus:
         failed = _emit(audit_many(inputs, corpus, keyring, fail_on=policy, now=now), fmt, out, many)
     if inputs.bad:
         raise typer.Exit(2)

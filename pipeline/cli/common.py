@@ -1,12 +1,18 @@
-"""Helpers shared by several commands: the keyring from the settings and the environment."""
+"""Helpers shared by several commands: keyrings, seal policies and trusted snapshots."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
+
+import typer
 
 from audit.keys import Keyring, key_file_path, load_keyring
 from pipeline.settings import Settings
+from pipeline.snapshot.digests import CACHE_FILE, DigestCache
+from pipeline.snapshot.locate import resolve_snapshot
+from pipeline.snapshot.trust import SealPolicy, TrustedSnapshot, trust_snapshot
 
 KEY_ENV = "CITESEAL_KEY"
 
@@ -41,3 +47,55 @@ def key_source(settings: Settings, keyring: Keyring, env: Mapping[str, str] | No
     if env_key_text(env) is not None:
         return f"${KEY_ENV}"
     return str(key_file_path(settings))
+
+
+def installation_keyring(
+    settings: Settings, env: Mapping[str, str] | None = None
+) -> Keyring | None:
+    """The installation's keyring when a key is configured here (``CITESEAL_KEY`` or an
+    existing key file; never created), else None."""
+    key_text = env_key_text(env)
+    if key_text is None and not key_file_path(settings).is_file():
+        return None
+    return load_keyring(settings, key_text=key_text, create=False)
+
+
+def seal_policy(
+    settings: Settings,
+    demo: bool,
+    *,
+    required: bool = True,
+    keyring: Keyring | None = None,
+    env: Mapping[str, str] | None = None,
+) -> SealPolicy:
+    """Whose snapshot seals a command accepts: the installation's keyring (``keyring`` when
+    the command already loaded it) and, in demo mode, the public demo key. ``required``:
+    refuse a snapshot whose seal cannot be checked (no key here)."""
+    installation = keyring if keyring is not None and not keyring.demo else None
+    if installation is None:
+        installation = installation_keyring(settings, env)
+    demo_ring = Keyring.demo_keyring() if demo or settings.demo_key else None
+    return SealPolicy.of(installation, demo_ring, required=required)
+
+
+def digest_cache(settings: Settings) -> DigestCache | None:
+    """The verified-digest cache in the data dir (None when ``CITESEAL_DIGEST_CACHE=0``)."""
+    return DigestCache(settings.data_dir / CACHE_FILE) if settings.digest_cache else None
+
+
+def trusted_snapshot(path: Path, settings: Settings, policy: SealPolicy) -> TrustedSnapshot:
+    """The snapshot meant by ``--snapshot`` (a file, or a corpus folder's newest), checked
+    against its manifest and its seal before anything reads it (exit 1 when it fails)."""
+    return trust_snapshot(resolve_snapshot(path), policy, digest_cache(settings))
+
+
+def note_unchecked(trusted: TrustedSnapshot) -> None:
+    """Say on stderr what a read-only command could not check."""
+    if trusted.seal == "unchecked":
+        typer.echo(
+            f"note: the seal of {trusted.path} was not checked: no key here "
+            "(its file matches its manifest)",
+            err=True,
+        )
+    elif trusted.seal == "demo":
+        typer.echo(f"note: {trusted.path} is sealed with the public demo key", err=True)

@@ -7,13 +7,11 @@ from typing import Annotated
 
 import typer
 
-from pipeline.cli.common import keyring_from_settings
+from pipeline.cli.common import keyring_from_settings, seal_policy, trusted_snapshot
 from pipeline.cli.options import DemoKeyOpt, JsonOpt, SnapshotOpt
 from pipeline.settings import Settings
-from pipeline.snapshot.locate import resolve_snapshot
 from pipeline.snapshot.search import (
     PassageView,
-    open_snapshot,
     printable,
     record_passages,
     search_passages,
@@ -58,8 +56,10 @@ def search_command(
     json_out: JsonOpt = False,
 ) -> None:
     """Rank the passages of a snapshot for QUERY and print each with its handle."""
-    keyring = keyring_from_settings(Settings.from_env(), demo_key)
-    con = open_snapshot(resolve_snapshot(snapshot))
+    settings = Settings.from_env()
+    keyring = keyring_from_settings(settings, demo_key)
+    policy = seal_policy(settings, demo_key, keyring=keyring)
+    con = trusted_snapshot(snapshot, settings, policy).search_connection()
     try:
         hits = search_passages(con, query, keyring, sources=source or (), limit=limit)
     finally:
@@ -86,8 +86,10 @@ def cite_command(
     json_out: JsonOpt = False,
 ) -> None:
     """Print every passage of one record version with its handle."""
-    keyring = keyring_from_settings(Settings.from_env(), demo_key)
-    con = open_snapshot(resolve_snapshot(snapshot))
+    settings = Settings.from_env()
+    keyring = keyring_from_settings(settings, demo_key)
+    policy = seal_policy(settings, demo_key, keyring=keyring)
+    con = trusted_snapshot(snapshot, settings, policy).search_connection()
     try:
         view = record_passages(con, record_id, keyring, version=version)
     finally:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from audit.keys import Keyring, key_file_path, load_keyring
+from pipeline.cli.common import digest_cache, installation_keyring, seal_policy
+from pipeline.cli.options import DemoKeyOpt
 from pipeline.settings import Settings
 
 site_app = typer.Typer(
@@ -16,14 +16,6 @@ site_app = typer.Typer(
     help="The static audit site (index, report pages, snapshots, re-audit).",
     no_args_is_help=True,
 )
-
-
-def _installation_keyring(settings: Settings) -> Keyring | None:
-    """The installation key when one is configured (never created here), else None."""
-    key_text = os.environ.get("CITESEAL_KEY")
-    if not key_text and not key_file_path(settings).is_file():
-        return None
-    return load_keyring(settings, key_text=key_text, create=False)
 
 
 @site_app.command("build")
@@ -38,23 +30,28 @@ def build(
         Path, typer.Option("--out", help="Output folder; replaced as a whole when the build ends.")
     ] = Path("site/public"),
     strict: Annotated[
-        bool, typer.Option("--strict", help="Fail on warnings (missing snapshot, manifest…).")
+        bool, typer.Option("--strict", help="Fail on warnings (a report's snapshot missing…).")
     ] = False,
+    demo_key: DemoKeyOpt = False,
 ) -> None:
     """Render every report, snapshot, snapshot diff and the re-audit page into --out.
 
     Dates come from SOURCE_DATE_EPOCH (else the newest date in the inputs): building twice
-    gives identical bytes.
+    gives identical bytes. Every snapshot must match its manifest and the manifest's seal must
+    verify under the installation's key (or the demo key with --demo-key), or nothing is built.
     """
     from pipeline.site.build import build_site  # heavy: jinja, the engine; only when building
 
-    keyring = _installation_keyring(Settings.from_env())
+    settings = Settings.from_env()
+    keyring = installation_keyring(settings)
     result = build_site(
         reports,
         snapshots,
         out,
         strict=strict,
         keyring=keyring,
+        trust=seal_policy(settings, demo_key, keyring=keyring),
+        digests=digest_cache(settings),
         on_warning=lambda warning: typer.echo(f"warning: {warning.line()}", err=True),
     )
     typer.echo(

@@ -1,4 +1,11 @@
-"""CLI: ``citeseal snapshot build | info | verify | diff | list | export | rebuild | backfill``."""
+"""CLI: ``citeseal snapshot build | info | verify | seal | diff | list | export | rebuild |
+backfill``.
+
+Every command that reads a snapshot checks it against its manifest, and the manifest against
+its seal, first (:mod:`pipeline.snapshot.trust`); a snapshot that fails is refused (exit 1).
+Commands that write a snapshot seal its manifest with the installation's key (created on first
+use, like ``handle mint``), or with the public demo key under ``--demo-key``.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +18,16 @@ from typing import Annotated, Any
 
 import typer
 
-from pipeline.cli.options import JsonOpt
+from audit.keys import Keyring, key_file_path
+from pipeline.cli.common import (
+    digest_cache,
+    env_key_text,
+    keyring_from_settings,
+    note_unchecked,
+    seal_policy,
+    trusted_snapshot,
+)
+from pipeline.cli.options import DemoKeyOpt, JsonOpt
 from pipeline.errors import SnapshotError
 from pipeline.harvest import Progress
 from pipeline.settings import Settings
@@ -20,11 +36,12 @@ from pipeline.snapshot.build import BuildResult, ParentArg, build_snapshot
 from pipeline.snapshot.diff import SnapshotDiff, diff_snapshots
 from pipeline.snapshot.export import export_parquet
 from pipeline.snapshot.locate import corpus_folders, resolve_snapshot, snapshots_in
-from pipeline.snapshot.manifest import read_manifest
+from pipeline.snapshot.manifest import sealed_with, write_manifest
 from pipeline.snapshot.progress import LogProgress, RichProgress
 from pipeline.snapshot.rebuild import rebuild_snapshot
 from pipeline.snapshot.search import printable
-from pipeline.snapshot.verify import snapshot_info, verify_snapshot
+from pipeline.snapshot.trust import SealPolicy, refuse, run_checks
+from pipeline.snapshot.verify import check_snapshot, snapshot_info
 
 snapshot_app = typer.Typer(
     name="snapshot",
@@ -81,25 +98,40 @@ def build_command(
         bool,
         typer.Option("--no-resume", help="Do not reuse responses of an interrupted build."),
     ] = False,
+    demo_key: DemoKeyOpt = False,
     json_out: JsonOpt = False,
 ) -> None:
-    """Harvest a corpus spec into a new immutable snapshot (plus its manifest)."""
+    """Harvest a corpus spec into a new immutable snapshot (plus its sealed manifest)."""
     parent_arg: ParentArg = None
     if parent is not None:
         parent_arg = "latest" if parent == "latest" else Path(parent)
+    settings = Settings.from_env()
+    keyring = _sealing_keyring(settings, demo_key)
     with _progress() as progress:
         result = build_snapshot(
             spec,
+            keyring=keyring,
             parent=parent_arg,
             replay=replay or (),
             record=record,
             strict=strict,
             live=live,
             resume=not no_resume,
-            settings=Settings.from_env(),
+            settings=settings,
             progress=progress,
         )
     _print_build(result, json_out)
+
+
+def _sealing_keyring(settings: Settings, demo: bool) -> Keyring:
+    """The keyring that seals what a command writes: the demo key, else the installation's
+    (its key file created on first use, with a note)."""
+    path = key_file_path(settings)
+    existed = path.exists()
+    keyring = keyring_from_settings(settings, demo)
+    if not keyring.demo and env_key_text() is None and not existed:
+        typer.echo(f"note: created key file {path} (key id {keyring.fingerprint})", err=True)
+    return keyring
 
 
 def _print_build(result: BuildResult, json_out: bool) -> None:
@@ -138,12 +170,16 @@ def _print_build(result: BuildResult, json_out: bool) -> None:
 
 
 @snapshot_app.command("info")
-def info_command(path: PathArg, json_out: JsonOpt = False) -> None:
+def info_command(path: PathArg, demo_key: DemoKeyOpt = False, json_out: JsonOpt = False) -> None:
     """What a snapshot holds: corpus, parent, harvest status and counts per source."""
-    info = snapshot_info(resolve_snapshot(path))
+    settings = Settings.from_env()
+    trusted = trusted_snapshot(path, settings, seal_policy(settings, demo_key, required=False))
+    info = snapshot_info(trusted.path)
+    info["seal"] = {"status": trusted.seal, "key": trusted.seal_key}
     if json_out:
         _echo_json(info)
         return
+    note_unchecked(trusted)
     meta = info["meta"]
     typer.echo(f"{info['path']}")
     typer.echo(f"  corpus    {meta.get('name')}: {printable(meta.get('description') or '')}")
@@ -154,6 +190,7 @@ def info_command(path: PathArg, json_out: JsonOpt = False) -> None:
         f"segmentation {meta.get('segmentation_version')}; mode {meta.get('mode')}"
     )
     typer.echo(f"  spec hash {meta.get('spec_hash')}")
+    typer.echo(f"  seal      {_seal_line(trusted.seal, trusted.seal_key)}")
     typer.echo("  source          harvest   records versions passages withdrawn")
     held = info["lineage"]
     for row in info["harvest"]:
@@ -170,33 +207,79 @@ def info_command(path: PathArg, json_out: JsonOpt = False) -> None:
 
 
 @snapshot_app.command("verify")
-def verify_command(path: PathArg, json_out: JsonOpt = False) -> None:
-    """Check the file against its manifest (sha256) and its schema; exit 1 on tampering."""
-    report = verify_snapshot(resolve_snapshot(path))
+def verify_command(path: PathArg, demo_key: DemoKeyOpt = False, json_out: JsonOpt = False) -> None:
+    """Check the file against its manifest (sha256), the manifest against its seal (the key),
+    and the file's contents; print every check; exit 1 when any fails."""
+    settings = Settings.from_env()
+    snapshot = resolve_snapshot(path)
+    report = check_snapshot(snapshot, seal_policy(settings, demo_key), digest_cache(settings))
     if json_out:
         _echo_json(
             {
                 "path": str(report.path),
-                "ok": True,
-                "checks": report.checks,
+                "ok": report.ok,
+                "checks": [
+                    {"check": c.name, "ok": c.ok, "detail": c.detail, "advice": c.advice}
+                    for c in report.checks
+                ],
                 "parent": report.parent,
             }
         )
+    else:
+        typer.echo(f"{'ok' if report.ok else 'FAILED'} {report.path}")
+        for check in report.checks:
+            mark = {True: "ok", False: "FAILED", None: "-"}[check.ok]
+            typer.echo(f"  {mark:<7} {check.name:<13} {printable(check.detail)}")
+        typer.echo(f"  parent: {report.parent}")
+    refuse(snapshot, report.checks)  # the first failure, as a one-line error (exit 1)
+
+
+def _seal_line(status: str, key: str | None) -> str:
+    return {
+        "sealed": f"sealed with key {key} (verified)",
+        "demo": f"sealed with the public demo key {key} (proves nothing)",
+        "unchecked": f"sealed with key {key}; not checked (no key here)",
+    }[status]
+
+
+@snapshot_app.command("seal")
+def seal_command(path: PathArg, demo_key: DemoKeyOpt = False) -> None:
+    """Seal the manifest of a snapshot written before manifests were sealed (after checking the
+    file against it and its contents), with the installation's key."""
+    settings = Settings.from_env()
+    snapshot = resolve_snapshot(path)
+    keyring = _sealing_keyring(settings, demo_key)
+    report = check_snapshot(snapshot, SealPolicy.of(keyring), digest_cache(settings))
+    if report.ok:
+        typer.echo(f"already sealed: {snapshot} ({_seal_line('sealed', keyring.fingerprint)})")
         return
-    typer.echo(f"ok {report.path}")
-    for check in report.checks:
-        typer.echo(f"  {check}")
-    typer.echo(f"  parent: {report.parent}")
+    unsealed = report.manifest is not None and report.manifest.seal is None
+    others = [c for c in report.failed if c.name != "seal"]
+    if not unsealed or others:
+        failed = (others or report.failed)[0]
+        raise SnapshotError(
+            f"refusing to seal {snapshot}: its {failed.name} check fails: {failed.detail}",
+            advice="only an unsealed manifest that matches its file is sealed",
+        )
+    assert report.manifest is not None
+    write_manifest(snapshot, sealed_with(report.manifest, keyring))
+    typer.echo(f"sealed {snapshot} with key {keyring.fingerprint}")
 
 
 @snapshot_app.command("diff")
 def diff_command(
     old: Annotated[Path, typer.Argument(help="The older snapshot (file or corpus folder).")],
     new: Annotated[Path, typer.Argument(help="The newer snapshot (file or corpus folder).")],
+    demo_key: DemoKeyOpt = False,
     json_out: JsonOpt = False,
 ) -> None:
     """New, changed and withdrawn records, and new retractions/expressions of concern."""
-    result = diff_snapshots(resolve_snapshot(old), resolve_snapshot(new))
+    settings = Settings.from_env()
+    policy = seal_policy(settings, demo_key, required=False)
+    before, after = (trusted_snapshot(p, settings, policy) for p in (old, new))
+    for trusted in (before, after):
+        note_unchecked(trusted)
+    result = diff_snapshots(before.path, after.path)
     if json_out:
         _echo_json(result.to_json())
         return
@@ -232,19 +315,30 @@ def list_command(
     root: Annotated[
         Path, typer.Argument(help="Folder of corpus folders, or one corpus folder.")
     ] = Path("snapshots"),
+    demo_key: DemoKeyOpt = False,
     json_out: JsonOpt = False,
 ) -> None:
-    """Every snapshot under ROOT, oldest first, with its parent and counts."""
+    """Every snapshot under ROOT, oldest first, with its parent, counts and whether it checks
+    out against its manifest and seal (exit 1 when one does not)."""
+    settings = Settings.from_env()
+    policy, digests = seal_policy(settings, demo_key, required=False), digest_cache(settings)
     folders = [root] if snapshots_in(root) else corpus_folders(root)
     rows: list[dict[str, Any]] = []
     for folder in folders:
         for snap in snapshots_in(folder):
             row: dict[str, Any] = {"path": str(snap.path), "corpus": snap.name, "stamp": snap.stamp}
-            try:
-                m = read_manifest(snap.path)
-            except SnapshotError as error:
-                row["error"] = error.message
-            else:
+            checks, m = run_checks(snap.path, policy, digests)
+            failed = next((c for c in checks if c.ok is False), None)
+            seal = next(c for c in checks if c.name == "seal")
+            row["trust"] = (
+                f"{failed.name} check failed: {failed.detail}"
+                if failed
+                else "seal not checked (no key here)"
+                if seal.ok is None
+                else "ok"
+            )
+            row["ok"] = failed is None
+            if m is not None:
                 row.update(
                     records=m.records,
                     versions=m.versions,
@@ -255,19 +349,21 @@ def list_command(
             rows.append(row)
     if json_out:
         _echo_json(rows)
-        return
-    if not rows:
+    elif not rows:
         typer.echo(f"no snapshots under {root}")
-        return
-    for row in rows:
-        if "error" in row:
-            typer.echo(f"{row['path']}  ({row['error']})")
+    for row in [] if json_out else rows:
+        if "records" not in row:
+            typer.echo(f"{row['path']}  REFUSED: {printable(row['trust'])}")
             continue
         parent = f"  parent {row['parent']}" if row["parent"] else ""
+        trust = "" if row["trust"] == "ok" else f"  {'' if row['ok'] else 'REFUSED: '}"
+        trust += "" if row["trust"] == "ok" else printable(row["trust"])
         typer.echo(
             f"{row['path']}  {row['records']} records, {row['versions']} versions, "
-            f"{row['passages']} passages, {row['size'] / 1e6:.1f} MB{parent}"
+            f"{row['passages']} passages, {row['size'] / 1e6:.1f} MB{parent}{trust}"
         )
+    if any(not row["ok"] for row in rows):
+        raise typer.Exit(1)
 
 
 @snapshot_app.command("export")
@@ -277,19 +373,24 @@ def export_command(
     responses: Annotated[
         bool, typer.Option("--responses", help="Also export the raw responses (large).")
     ] = False,
+    demo_key: DemoKeyOpt = False,
 ) -> None:
     """Write every table as Parquet, Hive-partitioned by table and source."""
-    snapshot = resolve_snapshot(path)
-    for table in export_parquet(snapshot, parquet, responses=responses):
+    settings = Settings.from_env()
+    trusted = trusted_snapshot(path, settings, seal_policy(settings, demo_key, required=False))
+    note_unchecked(trusted)
+    for table in export_parquet(trusted.path, parquet, responses=responses):
         typer.echo(f"{table.table:<18} {table.rows:>8} rows  {table.path}")
 
 
 @snapshot_app.command("rebuild")
-def rebuild_command(path: PathArg, json_out: JsonOpt = False) -> None:
+def rebuild_command(path: PathArg, demo_key: DemoKeyOpt = False, json_out: JsonOpt = False) -> None:
     """Re-parse the stored responses with today's parsers into a new snapshot (offline)."""
+    settings = Settings.from_env()
+    keyring = _sealing_keyring(settings, demo_key)
     with _progress() as progress:
         result = rebuild_snapshot(
-            resolve_snapshot(path), settings=Settings.from_env(), progress=progress
+            resolve_snapshot(path), keyring=keyring, settings=settings, progress=progress
         )
     _print_build(result, json_out)
 
@@ -311,12 +412,15 @@ def backfill_command(
             help="Folder of recorded history exchanges instead of the network (repeatable).",
         ),
     ] = None,
+    demo_key: DemoKeyOpt = False,
     json_out: JsonOpt = False,
 ) -> None:
     """Fetch pinned trial/label versions the snapshot lacks from the registry history into a
     new child snapshot (needs CITESEAL_HISTORY_BACKFILL=1)."""
+    settings = Settings.from_env()
+    keyring = _sealing_keyring(settings, demo_key)
     result = backfill_snapshot(
-        resolve_snapshot(path), handles, replay=replay or (), settings=Settings.from_env()
+        resolve_snapshot(path), handles, keyring=keyring, replay=replay or (), settings=settings
     )
     _print_backfill(result, json_out)
 

@@ -31,6 +31,8 @@ from pipeline.site.loaders import BuildWarning, LoadedReport, load_reports
 from pipeline.site.pages import render_pages
 from pipeline.site.reaudit_run import ReauditOutcome, reaudit_all
 from pipeline.site.snapshots import LoadedSnapshot, load_snapshots
+from pipeline.snapshot.digests import DigestCache
+from pipeline.snapshot.trust import SealPolicy
 
 MARKER = ".citeseal-site"
 MARKER_TEXT = "Built by `citeseal site build`; this folder is replaced as a whole on every build.\n"
@@ -80,12 +82,19 @@ def load_site(
     snapshots_dir: Path,
     *,
     keyring: Keyring | None = None,
+    trust: SealPolicy | None = None,
+    digests: DigestCache | None = None,
     env: Mapping[str, str] | None = None,
 ) -> SiteData:
-    """Phase one: read and check every input; raise on bad input, collect warnings."""
+    """Phase one: read and check every input; raise on bad input, collect warnings.
+
+    ``keyring`` re-checks the reports' check codes; ``trust`` says whose snapshot seals are
+    accepted (default: ``keyring``'s). A snapshot that fails its checks stops the build."""
     env = os.environ if env is None else env
     reports, warnings = load_reports(reports_dir)
-    snapshots, snapshot_warnings = load_snapshots(snapshots_dir)
+    snapshots, snapshot_warnings = load_snapshots(
+        snapshots_dir, trust or SealPolicy.of(keyring), digests
+    )
     warnings.extend(snapshot_warnings)
     lineage = Lineage.of(snapshots)
     report_snapshots: dict[str, LoadedSnapshot | None] = {}
@@ -124,6 +133,8 @@ def build_site(
     *,
     strict: bool = False,
     keyring: Keyring | None = None,
+    trust: SealPolicy | None = None,
+    digests: DigestCache | None = None,
     env: Mapping[str, str] | None = None,
     templates: Path | None = None,
     static: Path | None = None,
@@ -134,7 +145,9 @@ def build_site(
     ``on_warning`` sees each warning as soon as phase one ends (before ``strict`` decides).
     """
     _check_out(out, reports_dir, snapshots_dir)
-    data = load_site(reports_dir, snapshots_dir, keyring=keyring, env=env)
+    data = load_site(
+        reports_dir, snapshots_dir, keyring=keyring, trust=trust, digests=digests, env=env
+    )
     if on_warning is not None:
         for warning in data.warnings:
             on_warning(warning)

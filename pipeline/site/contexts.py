@@ -123,12 +123,12 @@ class SnapshotPage:
     parent: Link | None
     children: tuple[Link, ...]
     diff: Link | None
-    integrity: str  # one sentence: manifest found and matching, or not
+    integrity: str  # one sentence: what was checked (file ↔ manifest ↔ seal) and the key
     integrity_ok: bool
     counts: tuple[Count, ...]
     sources: tuple[SourceLine, ...]
     lists: tuple[RecordList, ...]
-    manifest_json: str | None
+    manifest_json: str
     reports: tuple[Link, ...]
 
 

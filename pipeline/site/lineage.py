@@ -24,10 +24,7 @@ class Lineage:
         ordered = tuple(sorted(snapshots, key=_order))
         by_sha: dict[str, LoadedSnapshot] = {}
         for snapshot in ordered:
-            by_sha.setdefault(snapshot.sha256, snapshot)
-            recorded = (snapshot.manifest or {}).get("sha256")
-            if isinstance(recorded, str):
-                by_sha.setdefault(recorded, snapshot)
+            by_sha.setdefault(snapshot.sha256, snapshot)  # the manifest's, checked at load
         parents: dict[str, LoadedSnapshot] = {}
         children: dict[str, list[LoadedSnapshot]] = {}
         for snapshot in ordered:

@@ -271,17 +271,16 @@ def snapshot_page(data: SiteData, snapshot: LoadedSnapshot) -> SnapshotPage:
     parent = data.lineage.parent(snapshot)
     children = data.lineage.children.get(snapshot.slug, ())
     diff = _diff_for(data, snapshot)
-    recorded = (snapshot.manifest or {}).get("sha256")
-    if snapshot.manifest is None:
-        integrity, ok = "No manifest was found beside this snapshot file.", False
-    elif recorded == snapshot.sha256:
-        integrity, ok = f"The file matches its manifest ({snapshot.manifest_name}).", True
-    else:
-        integrity, ok = (
-            f"The file does NOT match its manifest ({snapshot.manifest_name}): "
-            f"the manifest says {recorded}.",
-            False,
-        )
+    sealer = (
+        f"the public demo key {snapshot.seal_key} (a demo seal proves nothing)"
+        if snapshot.seal == "demo"
+        else f"key {snapshot.seal_key}"
+    )
+    integrity = (
+        f"The file matches its manifest ({snapshot.manifest_name}), whose seal was verified "
+        f"under {sealer} when this site was built."
+    )
+    ok = snapshot.seal == "sealed"
     totals = snapshot.list_totals
     lists = tuple(
         RecordList(key, title, explanation, records, totals.get(key, len(records)))
@@ -325,11 +324,7 @@ def snapshot_page(data: SiteData, snapshot: LoadedSnapshot) -> SnapshotPage:
         for r in data.reports
         if data.report_snapshots.get(r.slug) is snapshot
     )
-    manifest = (
-        json.dumps(snapshot.manifest, indent=2, sort_keys=True, ensure_ascii=False)
-        if snapshot.manifest is not None
-        else None
-    )
+    manifest = json.dumps(snapshot.manifest, indent=2, sort_keys=True, ensure_ascii=False)
     return SnapshotPage(
         heading=f"Snapshot {snapshot.label}",
         facts=tuple(facts),

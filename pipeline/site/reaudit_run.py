@@ -116,7 +116,7 @@ def reaudit_all(
         target = targets[slug]
         published = [m.report for m in members]
         chosen, method = keyring_for(published, keyring)
-        with DuckDBCorpus(target.path) as corpus:
+        with DuckDBCorpus(target.path, sha256=target.sha256) as corpus:  # trusted at load
             rechecked = audit_many(
                 (AuditInput(r.source, answer_of_report(r)) for r in published),
                 corpus,

@@ -2,16 +2,15 @@
 
 Snapshots are opened read-only through the schema contract in
 :mod:`pipeline.snapshot.schema` (tables ``meta``, ``sources``, ``records``, ``record_state``,
-``record_versions``, ``passages``, ``relations``); the manifest beside each file
-(``<stem>.manifest.json``) is read as JSON. A snapshot that cannot be opened stops the build
-with its name; a missing manifest or a file whose sha256 differs from its manifest is a warning
-shown on the page.
+``record_versions``, ``passages``, ``relations``), each only once it checks out against its
+manifest and the manifest against its seal (:func:`pipeline.snapshot.trust.trust_snapshot`):
+a snapshot without a valid manifest, whose sha256 differs from it, or whose seal does not
+verify under the build's keyring stops the build (exit 1) with its name, as does one that
+cannot be opened. A published site shows only snapshots whose provenance was checked.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,10 @@ import duckdb
 from audit.errors import CorpusError
 from pipeline.site.contexts import RecordItem, SourceLine
 from pipeline.site.loaders import BuildWarning, slugify
+from pipeline.snapshot.digests import DigestCache
 from pipeline.snapshot.manifest import manifest_path
+from pipeline.snapshot.store import read_meta
+from pipeline.snapshot.trust import SealPolicy, trust_snapshot
 
 LIST_CAP = 500  # at most this many records per list on a snapshot page
 
@@ -32,9 +34,11 @@ class LoadedSnapshot:
     name: str  # the corpus name (meta.name, else the folder name)
     label: str  # the file name, for people
     slug: str
-    sha256: str  # of the file, as computed now
-    manifest: dict[str, Any] | None
-    manifest_name: str | None
+    sha256: str  # of the file, checked against its manifest at load
+    manifest: dict[str, Any]  # the sealed manifest, as JSON
+    manifest_name: str
+    seal: str  # "sealed" | "demo" (trust.SealStatus: an unchecked seal is never published)
+    seal_key: str | None  # fingerprint of the key that sealed the manifest
     meta: dict[str, str]
     sources: tuple[SourceLine, ...]
     records: int
@@ -59,16 +63,11 @@ class LoadedSnapshot:
         return self.meta.get("parent_sha256") or None
 
 
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def load_snapshots(folder: Path) -> tuple[list[LoadedSnapshot], list[BuildWarning]]:
-    """Every ``*.duckdb`` under ``folder``, oldest first (created_at, then file name)."""
+def load_snapshots(
+    folder: Path, trust: SealPolicy, digests: DigestCache | None = None
+) -> tuple[list[LoadedSnapshot], list[BuildWarning]]:
+    """Every ``*.duckdb`` under ``folder``, oldest first (created_at, then file name), each
+    trusted under ``trust`` before it is read."""
     if not folder.is_dir():
         raise CorpusError(f"snapshots folder not found: {folder}")
     snapshots: list[LoadedSnapshot] = []
@@ -81,8 +80,7 @@ def load_snapshots(folder: Path) -> tuple[list[LoadedSnapshot], list[BuildWarnin
     ]  # hidden files and folders are builds in progress or resume caches
     for path in sorted(found, key=lambda p: p.relative_to(folder).as_posix()):
         label = path.relative_to(folder).as_posix()
-        snapshot, found = _load_one(path, label)
-        warnings.extend(found)
+        snapshot = _load_one(path, label, trust, digests)
         slug, n = snapshot.slug, 1
         while slug in taken:
             n += 1
@@ -97,26 +95,11 @@ def _replace_slug(snapshot: LoadedSnapshot, slug: str) -> LoadedSnapshot:
     return snapshot if slug == snapshot.slug else replace(snapshot, slug=slug)
 
 
-def _load_one(path: Path, label: str) -> tuple[LoadedSnapshot, list[BuildWarning]]:
-    warnings: list[BuildWarning] = []
-    sha = file_sha256(path)
-    manifest: dict[str, Any] | None = None
-    mpath = manifest_path(path)
-    if not mpath.is_file():
-        warnings.append(BuildWarning(label, "no manifest beside the snapshot"))
-    else:
-        try:
-            loaded = json.loads(mpath.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as error:
-            raise CorpusError(f"unreadable manifest {mpath.name}: {error}") from None
-        if not isinstance(loaded, dict):
-            raise CorpusError(f"unreadable manifest {mpath.name}: not a JSON object")
-        manifest = loaded
-        recorded = manifest.get("sha256")
-        if recorded != sha:
-            warnings.append(
-                BuildWarning(label, f"sha256 {sha[:12]}… differs from its manifest ({recorded})")
-            )
+def _load_one(
+    path: Path, label: str, trust: SealPolicy, digests: DigestCache | None
+) -> LoadedSnapshot:
+    trusted = trust_snapshot(path, trust, digests)
+    manifest = trusted.manifest.model_dump(mode="json")
     try:
         con = duckdb.connect(str(path), read_only=True)
     except duckdb.Error as error:
@@ -129,14 +112,16 @@ def _load_one(path: Path, label: str) -> tuple[LoadedSnapshot, list[BuildWarning
         con.close()
     meta = data["meta"]
     name = meta.get("name") or path.parent.name or path.stem
-    snapshot = LoadedSnapshot(
+    return LoadedSnapshot(
         path=path,
         name=name,
         label=label,
         slug=slugify(path.stem, fallback="snapshot"),
-        sha256=sha,
+        sha256=trusted.sha256,
         manifest=manifest,
-        manifest_name=mpath.name if manifest is not None else None,
+        manifest_name=manifest_path(path).name,
+        seal=trusted.seal,
+        seal_key=trusted.seal_key,
         meta=meta,
         sources=data["sources"],
         records=data["records"],
@@ -148,7 +133,6 @@ def _load_one(path: Path, label: str) -> tuple[LoadedSnapshot, list[BuildWarning
         multi_version=data["multi_version"],
         list_totals=data["list_totals"],
     )
-    return snapshot, warnings
 
 
 def _one_line(error: BaseException) -> str:
@@ -182,7 +166,7 @@ _MULTI = """
 
 
 def _read(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
-    meta = {str(k): str(v) for k, v in con.execute("SELECT key, value FROM meta").fetchall()}
+    meta = read_meta(con)
     sources = tuple(
         SourceLine(str(a), str(b), int(c), int(d), int(e), None if f is None else str(f))
         for a, b, c, d, e, f in con.execute(

@@ -28,6 +28,7 @@ import httpx
 from audit.errors import InputError
 from audit.folding import fold
 from audit.handles import Locator, parse_handle, parse_locator
+from audit.keys import Keyring
 from pipeline import __version__
 from pipeline.errors import HarvestError, ParseError, SnapshotError
 from pipeline.http import Exchange, HttpClient
@@ -144,11 +145,15 @@ def backfill_snapshot(
     snapshot: Path,
     targets: Sequence[str],
     *,
+    keyring: Keyring,
     replay: Sequence[Path] = (),
     settings: Settings | None = None,
     transport: httpx.BaseTransport | None = None,
 ) -> BackfillResult:
-    """Fetch the pinned versions ``snapshot`` lacks; write a child snapshot holding them."""
+    """Fetch the pinned versions ``snapshot`` lacks; write a child snapshot holding them.
+
+    ``snapshot`` must be trusted under ``keyring`` (its digest and seal), which seals the child.
+    """
     settings = settings or Settings.from_env()
     if not settings.history_backfill:
         raise InputError("version history backfill is off", advice=DISABLED_ADVICE)
@@ -157,7 +162,7 @@ def backfill_snapshot(
     parsed = [parse_target(text) for text in targets]
     corpus_dir = snapshot.parent
     with corpus_lock(corpus_dir):
-        parent = resolve_parent(snapshot, corpus_dir)
+        parent = resolve_parent(snapshot, corpus_dir, keyring)
         assert parent is not None
         held, known = _held(parent, parsed)
         run = _Fetch(settings, _transport(replay, transport))
@@ -169,7 +174,7 @@ def backfill_snapshot(
         if not wanted:
             return BackfillResult(items)
         records = [fetched[k] for k in sorted(wanted)]
-        build = _write_child(parent, corpus_dir, records, run.exchanges)
+        build = _write_child(parent, corpus_dir, records, run.exchanges, keyring)
     return BackfillResult(items, build)
 
 
@@ -298,6 +303,7 @@ def _write_child(
     corpus_dir: Path,
     records: Sequence[Record],
     exchanges: Sequence[Exchange],
+    keyring: Keyring,
 ) -> BuildResult:
     """Carry ``parent``, add ``records`` as backfilled versions, seal (build.py's rules)."""
     parent_manifest = read_manifest(parent)
@@ -379,7 +385,7 @@ def _write_child(
                 for name, s in parent_manifest.sources.items()
             },
         )
-        sealed = seal(temp, final, manifest)
+        sealed = seal(temp, final, manifest, keyring)
     except BaseException:
         for leftover in (temp, temp.with_name(temp.name + ".wal")):
             leftover.unlink(missing_ok=True)

@@ -1,7 +1,9 @@
 """Build one immutable snapshot file from a corpus spec.
 
 ``build_snapshot`` harvests (live, or from replay folders), applies the lineage of the
-parent, and writes ``snapshots/<name>/<name>-<UTC stamp>.duckdb`` with its manifest.
+parent, and writes ``snapshots/<name>/<name>-<UTC stamp>.duckdb`` with its manifest, sealed
+with the keyring's current key. The parent is trusted only once its file matches its manifest
+and the manifest's seal verifies under that keyring (:mod:`pipeline.snapshot.trust`).
 
 Atomicity: everything is written into ``snapshots/<name>/.build-<stamp>.duckdb`` (hidden), then
 checkpointed, closed, verified and fsynced. The manifest is written (atomically) before the
@@ -27,8 +29,9 @@ from typing import Literal
 import duckdb
 import httpx
 
+from audit.keys import Keyring
 from pipeline import __version__
-from pipeline.errors import HarvestError, ParseError, SnapshotError, TamperedSnapshotError
+from pipeline.errors import HarvestError, ParseError, SnapshotError
 from pipeline.harvest import Harvester, HarvestOutcome, Progress
 from pipeline.http import Exchange, HttpClient
 from pipeline.records import SOURCES, Record
@@ -53,7 +56,6 @@ from pipeline.snapshot.manifest import (
     manifest_path,
     read_manifest,
     relative_to,
-    sha256_file,
 )
 from pipeline.snapshot.progress import NullProgress
 from pipeline.snapshot.resume import (
@@ -80,6 +82,7 @@ from pipeline.snapshot.store import (
     snapshot_totals,
     write_meta,
 )
+from pipeline.snapshot.trust import SealPolicy, trust_snapshot
 from pipeline.snapshot.writer import WriterProcess
 
 ParentArg = Path | Literal["latest"] | None
@@ -105,6 +108,7 @@ class BuildOptions:
     """Everything about a build that is not the spec."""
 
     parent: Path | None
+    keyring: Keyring  # seals the new manifest; the parent's seal must verify under it
     replay: tuple[Path, ...] = ()
     record: Path | None = None
     strict: bool = False
@@ -118,6 +122,7 @@ class BuildOptions:
 def build_snapshot(
     spec_path: Path,
     *,
+    keyring: Keyring,
     parent: ParentArg = None,
     replay: Sequence[Path] = (),
     record: Path | None = None,
@@ -133,6 +138,7 @@ def build_snapshot(
     ``replay`` folders serve recorded exchanges instead of the network (first match wins);
     without them the spec's own ``replay`` list is used unless ``live``. ``parent`` is a
     snapshot file, ``"latest"`` (the newest in the corpus folder, none → no parent) or None.
+    ``keyring`` seals the new snapshot's manifest and must verify the parent's seal.
     """
     spec = load_spec(spec_path)
     corpus_dir = spec_path.parent / spec.name
@@ -142,7 +148,8 @@ def build_snapshot(
     corpus_dir.mkdir(parents=True, exist_ok=True)
     with corpus_lock(corpus_dir):
         options = BuildOptions(
-            parent=resolve_parent(parent, corpus_dir),
+            parent=resolve_parent(parent, corpus_dir, keyring),
+            keyring=keyring,
             replay=folders,
             record=record,
             strict=strict,
@@ -175,7 +182,7 @@ def build_locked(
     try:
         with fewer_collections():
             run.write(temp, work, cache if options.resume else None)
-        manifest = seal(temp, final, run.manifest(corpus_dir))
+        manifest = seal(temp, final, run.manifest(corpus_dir), options.keyring)
     except BaseException:
         for leftover in (temp, temp.with_name(temp.name + ".wal")):
             leftover.unlink(missing_ok=True)
@@ -246,8 +253,9 @@ def free_stamp(
         moment += timedelta(seconds=1)
 
 
-def resolve_parent(parent: ParentArg, corpus_dir: Path) -> Path | None:
-    """The parent snapshot file, verified against its manifest; None for no parent."""
+def resolve_parent(parent: ParentArg, corpus_dir: Path, keyring: Keyring) -> Path | None:
+    """The parent snapshot file, trusted (its digest and its seal under ``keyring``); None for
+    no parent."""
     if parent is None:
         return None
     path = latest_snapshot(corpus_dir) if parent == "latest" else Path(parent)
@@ -255,12 +263,7 @@ def resolve_parent(parent: ParentArg, corpus_dir: Path) -> Path | None:
         return None
     if not path.is_file():
         raise SnapshotError(f"parent snapshot {path} does not exist")
-    manifest = read_manifest(path)
-    if sha256_file(path) != manifest.sha256:
-        raise TamperedSnapshotError(
-            f"parent snapshot {path} does not match its manifest (sha256 differs)",
-            advice="build from another parent, or without --parent",
-        )
+    trust_snapshot(path, SealPolicy.of(keyring), what="parent snapshot")
     return path
 
 

@@ -2,7 +2,10 @@
 
 It holds the sha256 of the snapshot file, the parent (path relative to the manifest and its
 sha256), the spec hash, tool/schema/segmentation versions, per-source counts and statuses,
-and the requests that failed. ``snapshot verify`` compares the file with it.
+and the requests that failed. Its ``seal`` is an HMAC-SHA256 under the installation's keyring
+over everything else in it (:func:`seal_message`), so whoever holds the key can tell a
+manifest citeseal wrote from one written or edited by anyone else; the sha256 in it binds the
+file. :mod:`pipeline.snapshot.trust` checks both before any command reads a snapshot.
 """
 
 from __future__ import annotations
@@ -12,10 +15,11 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from audit.keys import Keyring
 from pipeline.errors import SnapshotError
 
 MANIFEST_FORMAT = "citeseal-snapshot-manifest"
@@ -48,6 +52,16 @@ class FailedRequest(BaseModel):
     error: str
 
 
+class ManifestSeal(BaseModel):
+    """The HMAC seal of a manifest: which key made it and the tag (never the key)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    algorithm: Literal["hmac-sha256"] = "hmac-sha256"
+    key: str  # the fingerprint of the key that sealed it (audit.keys.DEMO_FINGERPRINT: demo)
+    mac: str  # 64 hex digits over seal_message(the manifest without its seal)
+
+
 class Manifest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -72,6 +86,7 @@ class Manifest(BaseModel):
     withdrawn: int = 0  # records newly marked withdrawn in this snapshot
     sources: dict[str, SourceSummary] = Field(default_factory=dict)
     failed_requests: list[FailedRequest] = Field(default_factory=list)
+    seal: ManifestSeal | None = None  # None: written before seals existed, or stripped
 
 
 def manifest_path(snapshot: Path) -> Path:
@@ -89,21 +104,43 @@ def sha256_file(path: Path, *, chunk: int = 1 << 20) -> str:
 
 def read_manifest(snapshot: Path) -> Manifest:
     """The manifest of ``snapshot``; :class:`SnapshotError` when missing or unreadable."""
+    return read_sealed_manifest(snapshot)[0]
+
+
+def read_sealed_manifest(snapshot: Path) -> tuple[Manifest, bytes]:
+    """The manifest of ``snapshot`` and the message its seal covers (:func:`seal_message` of
+    the document as stored, so fields added by a later citeseal cannot change it)."""
     path = manifest_path(snapshot)
     try:
-        data: Any = json.loads(path.read_text(encoding="utf-8"))
+        data: Any = json.loads(path.read_bytes())
     except FileNotFoundError:
         raise SnapshotError(
             f"snapshot {snapshot} has no manifest ({path.name} is missing)"
         ) from None
-    except (OSError, ValueError) as error:
-        raise SnapshotError(f"cannot read manifest {path}: {error}") from None
+    except (OSError, ValueError, RecursionError) as error:
+        reason = error.strerror if isinstance(error, OSError) else "not valid JSON"
+        raise SnapshotError(f"cannot read manifest {path}: {reason or error}") from None
     try:
-        return Manifest.model_validate(data)
+        manifest = Manifest.model_validate(data)
     except ValidationError as error:
         first = error.errors()[0]
         loc = ".".join(str(p) for p in first["loc"])
         raise SnapshotError(f"manifest {path} is invalid: {loc}: {first['msg']}") from None
+    return manifest, seal_message(data)
+
+
+def seal_message(document: dict[str, Any]) -> bytes:
+    """The bytes a manifest's seal covers: the document without ``seal``, as canonical JSON
+    (keys sorted, no spaces, ASCII only)."""
+    rest = {key: value for key, value in document.items() if key != "seal"}
+    return json.dumps(rest, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
+
+
+def sealed_with(manifest: Manifest, keyring: Keyring) -> Manifest:
+    """``manifest`` with a fresh seal under the keyring's current key (any old seal replaced)."""
+    document = manifest.model_dump(mode="json", exclude={"seal"})
+    seal = ManifestSeal(key=keyring.fingerprint, mac=keyring.seal(seal_message(document)))
+    return manifest.model_copy(update={"seal": seal})
 
 
 def fsync_path(path: Path) -> None:

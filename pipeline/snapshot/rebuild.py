@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from audit.keys import Keyring
 from pipeline.errors import SnapshotError
 from pipeline.harvest import Progress
 from pipeline.replay import ReplayTransport, make_wrapper, replay_key, short_hash, write_wrapper
@@ -23,6 +24,7 @@ from pipeline.snapshot.build import BuildOptions, BuildResult, build_locked, cor
 from pipeline.snapshot.manifest import ParentRef
 from pipeline.snapshot.spec import CorpusSpec
 from pipeline.snapshot.store import connect, read_meta, unpack_body
+from pipeline.snapshot.trust import SealPolicy
 from pipeline.snapshot.verify import verify_snapshot
 
 
@@ -64,10 +66,17 @@ def stored_spec(path: Path) -> CorpusSpec:
 
 
 def rebuild_snapshot(
-    path: Path, *, settings: Settings | None = None, progress: Progress | None = None
+    path: Path,
+    *,
+    keyring: Keyring,
+    settings: Settings | None = None,
+    progress: Progress | None = None,
 ) -> BuildResult:
-    """A new snapshot beside ``path``, re-parsed from the responses ``path`` stores."""
-    report = verify_snapshot(path)
+    """A new snapshot beside ``path``, re-parsed from the responses ``path`` stores.
+
+    ``path`` is verified first (its seal under ``keyring``, which also seals the new one)."""
+    report = verify_snapshot(path, SealPolicy.of(keyring))
+    assert report.manifest is not None
     spec = stored_spec(path)
     corpus_dir = path.parent
     with corpus_lock(corpus_dir), tempfile.TemporaryDirectory(prefix="citeseal-rebuild-") as tmp:
@@ -76,6 +85,7 @@ def rebuild_snapshot(
             raise SnapshotError(f"{path} stores no responses to rebuild from")
         options = BuildOptions(
             parent=path,
+            keyring=keyring,
             refresh=False,
             resume=False,
             mode="rebuild",

@@ -1,16 +1,24 @@
-"""Sealing a freshly written snapshot: check it, fsync it, write its manifest, rename it.
+"""Sealing a freshly written snapshot: check it, fsync it, write its sealed manifest, rename it.
 
-The rename is the commit point of a build (:mod:`pipeline.snapshot.build`) or a backfill
-(:mod:`pipeline.snapshot.backfill`): before it, no visible file exists; after it, the file and
-its manifest agree.
+The manifest records the file's sha256 and carries an HMAC seal under the keyring's current
+key (:func:`pipeline.snapshot.manifest.sealed_with`). The rename is the commit point of a
+build (:mod:`pipeline.snapshot.build`) or a backfill (:mod:`pipeline.snapshot.backfill`):
+before it, no visible file exists; after it, the file and its manifest agree.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from audit.keys import Keyring
 from pipeline.errors import SnapshotError
-from pipeline.snapshot.manifest import Manifest, fsync_path, sha256_file, write_manifest
+from pipeline.snapshot.manifest import (
+    Manifest,
+    fsync_path,
+    sealed_with,
+    sha256_file,
+    write_manifest,
+)
 from pipeline.snapshot.store import check_schema, connect, snapshot_totals
 
 
@@ -34,11 +42,12 @@ def check_built(path: Path, manifest: Manifest) -> None:
         con.close()
 
 
-def seal(temp: Path, final: Path, manifest: Manifest) -> Manifest:
-    """Verify, fsync, write the manifest, rename into place (the commit point)."""
+def seal(temp: Path, final: Path, manifest: Manifest, keyring: Keyring) -> Manifest:
+    """Verify, fsync, write the sealed manifest, rename into place (the commit point)."""
     check_built(temp, manifest)
     fsync_path(temp)
-    sealed = manifest.model_copy(update={"sha256": sha256_file(temp), "size": temp.stat().st_size})
+    digest = manifest.model_copy(update={"sha256": sha256_file(temp), "size": temp.stat().st_size})
+    sealed = sealed_with(digest, keyring)
     write_manifest(final, sealed)
     temp.replace(final)
     fsync_path(final.parent)

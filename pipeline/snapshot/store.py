@@ -502,5 +502,6 @@ def write_meta(con: duckdb.DuckDBPyConnection, meta: Mapping[str, str | None]) -
 
 
 def read_meta(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
-    """The meta table as a dict."""
-    return {str(k): str(v) for k, v in con.execute("SELECT key, value FROM meta").fetchall()}
+    """The meta table as a dict; a key whose value is NULL is absent (never the text "None")."""
+    rows = con.execute("SELECT key, value FROM meta").fetchall()
+    return {str(k): str(v) for k, v in rows if v is not None}

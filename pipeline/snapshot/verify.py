@@ -1,9 +1,12 @@
-"""``snapshot verify`` and ``snapshot info``: is the file what its manifest says, what is in it.
+"""``snapshot verify`` and ``info``: does a file match its sealed manifest, what it holds.
 
 Verification is a list of small checks that fail closed, each saying what it saw and what it
-expected: the sha256 and size of the file against the manifest (a difference is tampering,
-:class:`~pipeline.errors.TamperedSnapshotError`, exit 1), then, inside the file, the recorded
-migrations, the tables, the snapshot id, the row counts and the search index.
+expected: first those every command runs before it reads a snapshot
+(:mod:`pipeline.snapshot.trust`: the manifest, the file name, the sha256 and size, the seal),
+then, inside the file, the recorded migrations and tables, the snapshot id, the row counts,
+keys held once and the search index. :func:`check_snapshot` runs them all and reports each;
+:func:`verify_snapshot` raises on the first failure (a trust check:
+:class:`~pipeline.errors.TamperedSnapshotError`, exit 1).
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ from typing import Any
 
 import duckdb
 
-from pipeline.errors import SnapshotError, TamperedSnapshotError
+from pipeline.errors import SnapshotError
+from pipeline.snapshot.digests import DigestCache
 from pipeline.snapshot.manifest import Manifest, read_manifest, sha256_file
 from pipeline.snapshot.store import (
     applied_migrations,
@@ -25,68 +29,117 @@ from pipeline.snapshot.store import (
     read_meta,
     snapshot_totals,
 )
+from pipeline.snapshot.trust import Check, SealPolicy, refuse, run_checks
 
 
 @dataclass(frozen=True)
 class VerifyReport:
     path: Path
-    manifest: Manifest
-    checks: list[str] = field(default_factory=list)
+    manifest: Manifest | None
+    checks: list[Check] = field(default_factory=list)
     parent: str = "none"  # none | ok | missing | differs
 
+    @property
+    def ok(self) -> bool:
+        """Every check ran and passed (a seal that could not be checked is not a pass)."""
+        return all(check.ok for check in self.checks)
 
-def verify_snapshot(path: Path) -> VerifyReport:
-    """Check ``path`` against its manifest and its own schema; raise on the first failure."""
-    manifest = read_manifest(path)
-    checks: list[str] = []
-    size = path.stat().st_size
-    digest = sha256_file(path)
-    if digest != manifest.sha256 or size != manifest.size:
-        raise TamperedSnapshotError(
-            f"{path} does not match its manifest: sha256 {digest} ({size} bytes), "
-            f"manifest says {manifest.sha256} ({manifest.size} bytes)",
-            advice="the file was changed after it was built; rebuild it or restore a copy",
-        )
-    checks.append(f"sha256 {digest} matches the manifest")
-    if path.name != manifest.file:
-        raise TamperedSnapshotError(
-            f"{path.name} is not the file its manifest names ({manifest.file})"
-        )
-    con = connect(path, read_only=True)
+    @property
+    def failed(self) -> list[Check]:
+        return [check for check in self.checks if check.ok is False]
+
+
+def check_snapshot(
+    path: Path, policy: SealPolicy, digests: DigestCache | None = None
+) -> VerifyReport:
+    """Every check of ``path``: trust first, then its contents (when the file can be read)."""
+    checks, manifest = run_checks(path, policy, digests)
+    if manifest is None:
+        checks.append(Check("contents", None, "not run: there is no valid manifest"))
+        return VerifyReport(path=path, manifest=None, checks=checks)
+    checks.extend(_content_checks(path, manifest))
+    return VerifyReport(path=path, manifest=manifest, checks=checks, parent=_parent(path, manifest))
+
+
+def verify_snapshot(
+    path: Path, policy: SealPolicy, digests: DigestCache | None = None
+) -> VerifyReport:
+    """:func:`check_snapshot`, raising :class:`~pipeline.errors.TamperedSnapshotError` (exit 1)
+    for the first check that failed: a file that does not hold what its sealed manifest
+    says is not to be trusted, whichever check found it."""
+    report = check_snapshot(path, policy, digests)
+    refuse(path, report.checks)
+    return report
+
+
+def _content_checks(path: Path, manifest: Manifest) -> list[Check]:
+    """The checks inside the file: schema, snapshot id, counts, unique keys, search index."""
+    try:
+        con = connect(path, read_only=True)
+    except SnapshotError as error:
+        return [Check("schema", False, error.message)]
     try:
         try:
             check_schema(con, str(path))
+            migrations = applied_migrations(con)
             meta = read_meta(con)
             counts = snapshot_totals(con)
             indexed = _indexed(con)
             duplicates = duplicate_keys(con)
+        except SnapshotError as error:
+            return [Check("schema", False, error.message)]
         except duckdb.Error as error:
-            raise SnapshotError(f"cannot read {path}: {first_line(error)}") from None
-        checks.append(
-            "migrations " + ", ".join(f"{i} {n}" for i, n in applied_migrations(con)) + " applied"
-        )
+            return [Check("schema", False, f"cannot read it: {first_line(error)}")]
     finally:
         con.close()
-    checks.append("every table present")
-    if meta.get("snapshot_id") != manifest.snapshot_id:
-        raise SnapshotError(
-            f"{path}: meta.snapshot_id is {meta.get('snapshot_id')!r}, "
-            f"the manifest says {manifest.snapshot_id!r}"
+    applied = ", ".join(f"{i} {n}" for i, n in migrations)
+    checks = [Check("schema", True, f"migrations {applied} applied; every table present")]
+    if meta.get("snapshot_id") == manifest.snapshot_id:
+        checks.append(Check("snapshot id", True, f"{manifest.snapshot_id} as in the manifest"))
+    else:
+        checks.append(
+            Check(
+                "snapshot id",
+                False,
+                f"meta.snapshot_id is {meta.get('snapshot_id')!r}, "
+                f"the manifest says {manifest.snapshot_id!r}",
+            )
         )
     expected = (manifest.records, manifest.versions, manifest.passages)
-    if counts != expected:
-        raise SnapshotError(
-            f"{path}: holds {counts[0]} records, {counts[1]} versions, {counts[2]} passages; "
-            f"the manifest says {expected[0]}, {expected[1]}, {expected[2]}"
+    if counts == expected:
+        checks.append(
+            Check(
+                "counts",
+                True,
+                f"{counts[0]} records, {counts[1]} versions, {counts[2]} passages as listed",
+            )
         )
-    checks.append(f"{counts[0]} records, {counts[1]} versions, {counts[2]} passages as listed")
+    else:
+        checks.append(
+            Check(
+                "counts",
+                False,
+                f"holds {counts[0]} records, {counts[1]} versions, {counts[2]} passages; the "
+                f"manifest says {expected[0]}, {expected[1]}, {expected[2]}",
+            )
+        )
     if duplicates:
-        raise SnapshotError(f"{path}: a key is held twice: {'; '.join(duplicates)}")
-    checks.append("every record version, passage and index term held once")
-    if indexed != counts[2]:
-        raise SnapshotError(f"{path}: the search index covers {indexed} passages of {counts[2]}")
-    checks.append(f"search index ({meta.get('search_index')}) covers every passage")
-    return VerifyReport(path=path, manifest=manifest, checks=checks, parent=_parent(path, manifest))
+        checks.append(Check("unique keys", False, f"a key is held twice: {'; '.join(duplicates)}"))
+    else:
+        checks.append(
+            Check("unique keys", True, "every record version, passage and index term held once")
+        )
+    if indexed == counts[2]:
+        checks.append(
+            Check(
+                "search index",
+                True,
+                f"search index ({meta.get('search_index')}) covers every passage",
+            )
+        )
+    else:
+        checks.append(Check("search index", False, f"covers {indexed} passages of {counts[2]}"))
+    return checks
 
 
 def _indexed(con: duckdb.DuckDBPyConnection) -> int:

@@ -14,6 +14,7 @@ from audit.corpus import InMemoryCorpus, StoredRelation
 from audit.handles import mint, parse_locator
 from audit.keys import Keyring
 from pipeline.snapshot.schema import MIGRATIONS
+from tests.sealing import seal_snapshot
 
 KEYRING = Keyring.demo_keyring()
 OTHER = Keyring.from_keys(b"another installation's key, 32+ bytes long")
@@ -125,8 +126,11 @@ def make_corpus(**sources: str) -> InMemoryCorpus:
     return corpus
 
 
-def write_snapshot(corpus: InMemoryCorpus, path: Path, *, name: str = "planted") -> Path:
-    """Write ``corpus`` as a snapshot file with the schema's tables (what the audit reads)."""
+def write_snapshot(
+    corpus: InMemoryCorpus, path: Path, *, name: str = "planted", seal: Keyring | None = KEYRING
+) -> Path:
+    """Write ``corpus`` as a snapshot file with the schema's tables (what the audit reads),
+    and its manifest sealed with ``seal`` (None: no manifest)."""
     con = duckdb.connect(str(path))
     try:
         for migration in MIGRATIONS:
@@ -201,4 +205,6 @@ def write_snapshot(corpus: InMemoryCorpus, path: Path, *, name: str = "planted")
             )
     finally:
         con.close()
+    if seal is not None:
+        seal_snapshot(path, seal, name=name)
     return path

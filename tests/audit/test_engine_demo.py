@@ -23,6 +23,7 @@ from audit.render_text import render_text
 from audit.report import CitationResult, Report
 from pipeline.settings import Settings
 from pipeline.snapshot.build import build_snapshot
+from tests.conftest import TEST_KEYRING
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "snapshots"
@@ -52,6 +53,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoSnapshots:
         shutil.copy(DEMO / "demo.toml", spec)
         result = build_snapshot(
             spec,
+            keyring=TEST_KEYRING,
             replay=replays,
             parent=built[0] if parent else None,
             settings=settings,
@@ -300,6 +302,7 @@ def failed(demo: DemoSnapshots, tmp_path_factory: pytest.TempPathFactory) -> Ite
     (base / "empty").mkdir()
     result = build_snapshot(
         spec,
+        keyring=TEST_KEYRING,
         replay=[base / "empty"],
         parent=demo.new,
         settings=Settings(data_dir=base / "data"),
@@ -320,6 +323,7 @@ def literature(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DuckDBCorpu
     )
     result = build_snapshot(
         spec,
+        keyring=TEST_KEYRING,
         replay=[DEMO / "demo" / "replay"],
         settings=Settings(data_dir=base / "data"),
         resume=False,

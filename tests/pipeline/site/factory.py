@@ -6,7 +6,6 @@ the site reads them exactly as it reads a built snapshot; the records are synthe
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +14,10 @@ from xml.etree import ElementTree
 import duckdb
 
 from audit.folding import fold
+from pipeline.snapshot.manifest import sha256_file
 from pipeline.snapshot.schema import MIGRATIONS
+from tests.conftest import TEST_KEYRING
+from tests.sealing import seal_snapshot
 
 
 @dataclass
@@ -101,13 +103,9 @@ def write_snapshot(
                 [r.record_id, kind, target, r.source],
             )
     con.close()
-    sha = hashlib.sha256(path.read_bytes()).hexdigest()
     if manifest:
-        document = {"sha256": sha, "name": name, "parent_sha256": parent_sha256}
-        path.with_name(path.stem + ".manifest.json").write_text(
-            json.dumps(document, indent=2), encoding="utf-8"
-        )
-    return sha
+        seal_snapshot(path, TEST_KEYRING, name=name)
+    return sha256_file(path)
 
 
 HOSTILE = (

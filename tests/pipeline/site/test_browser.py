@@ -19,6 +19,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
 from playwright.sync_api import Error as PlaywrightError
 
 from pipeline.site.build import build_site
+from tests.conftest import TRUST
 from tests.pipeline.site.factory import make_inputs
 
 # Debian's chromium; CITESEAL_CHROMIUM points elsewhere (CI runners ship Google Chrome).
@@ -79,7 +80,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("browser")
     reports, snapshots = make_inputs(root / "in")
     out = root / "serve" / "citeseal"  # a sub-path, as on GitHub Pages
-    build_site(reports, snapshots, out, env={"SOURCE_DATE_EPOCH": "1750000000"})
+    build_site(reports, snapshots, out, env={"SOURCE_DATE_EPOCH": "1750000000"}, trust=TRUST)
     return out
 
 

@@ -15,6 +15,7 @@ import pytest
 
 from audit.errors import InputError
 from pipeline.site.build import MARKER, build_site
+from tests.conftest import TEST_KEY_HEX, TEST_KEYRING, TRUST
 from tests.pipeline.site.factory import HOSTILE, ids_of, make_inputs, pages_of, parse_html
 
 EPOCH = {"SOURCE_DATE_EPOCH": "1750000000"}
@@ -34,7 +35,7 @@ def inputs(tmp_path: Path) -> tuple[Path, Path]:
 @pytest.fixture
 def site(tmp_path: Path, inputs: tuple[Path, Path]) -> Path:
     out = tmp_path / "public"
-    build_site(*inputs, out, env=EPOCH)
+    build_site(*inputs, out, env=EPOCH, trust=TRUST)
     return out
 
 
@@ -50,10 +51,10 @@ def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
 
 def test_building_twice_gives_identical_bytes(tmp_path: Path, inputs: tuple[Path, Path]) -> None:
     first, second = tmp_path / "one", tmp_path / "two"
-    build_site(*inputs, first, env=EPOCH)
-    build_site(*inputs, second, env=EPOCH)
+    build_site(*inputs, first, env=EPOCH, trust=TRUST)
+    build_site(*inputs, second, env=EPOCH, trust=TRUST)
     assert tree(first) == tree(second)
-    build_site(*inputs, first, env=EPOCH)  # rebuilding in place changes nothing either
+    build_site(*inputs, first, env=EPOCH, trust=TRUST)  # rebuilding in place changes nothing either
     assert tree(first) == tree(second)
     assert "built 2025-06-15T15:06:40Z" in (first / "index.html").read_text(encoding="utf-8")
 
@@ -61,7 +62,7 @@ def test_building_twice_gives_identical_bytes(tmp_path: Path, inputs: tuple[Path
 def test_the_build_date_comes_from_the_inputs_without_source_date_epoch(
     tmp_path: Path, inputs: tuple[Path, Path]
 ) -> None:
-    build_site(*inputs, tmp_path / "out", env={})
+    build_site(*inputs, tmp_path / "out", env={}, trust=TRUST)
     # the newest date among the reports and snapshots, never the clock
     assert "built 2025-06-03T02:00:00Z" in (tmp_path / "out/index.html").read_text("utf-8")
 
@@ -179,13 +180,13 @@ def test_strict_fails_on_warnings(tmp_path: Path, inputs: tuple[Path, Path]) -> 
     document = json.loads((reports / "answer-1.json").read_text(encoding="utf-8"))
     document["snapshot"]["sha256"] = "f" * 64
     (reports / "answer-1.json").write_text(json.dumps(document), encoding="utf-8")
-    result = build_site(reports, snapshots, tmp_path / "lenient", env=EPOCH)
+    result = build_site(reports, snapshots, tmp_path / "lenient", env=EPOCH, trust=TRUST)
     assert [w.line() for w in result.warnings] == [
         f"answer-1.json: its snapshot demo (sha256 ffffffffffff…) is not among the snapshots "
         f"in {snapshots}"
     ]
     with pytest.raises(InputError) as caught:
-        build_site(reports, snapshots, tmp_path / "strict", strict=True, env=EPOCH)
+        build_site(reports, snapshots, tmp_path / "strict", strict=True, env=EPOCH, trust=TRUST)
     assert caught.value.message == (
         "1 warning and --strict: answer-1.json: its snapshot demo "
         f"(sha256 ffffffffffff…) is not among the snapshots in {snapshots}"
@@ -238,11 +239,11 @@ def test_a_failed_build_leaves_the_previous_site_intact(
     reports, snapshots = inputs
     (reports / "zz-broken.json").write_text("[]", encoding="utf-8")
     with pytest.raises(InputError):
-        build_site(reports, snapshots, site, env=EPOCH)
+        build_site(reports, snapshots, site, env=EPOCH, trust=TRUST)
     assert tree(site) == before
     (reports / "zz-broken.json").unlink()
     with pytest.raises(InputError):
-        build_site(reports, snapshots, site, env={"SOURCE_DATE_EPOCH": "yesterday"})
+        build_site(reports, snapshots, site, env={"SOURCE_DATE_EPOCH": "yesterday"}, trust=TRUST)
     assert tree(site) == before
     assert sorted(p.name for p in site.parent.iterdir() if p.name.startswith(".")) == []
 
@@ -252,24 +253,62 @@ def test_the_cli_builds_prints_warnings_and_strict_fails(
 ) -> None:
     reports, snapshots = inputs
     out = tmp_path / "out"
-    env = {**os.environ, **EPOCH}
+    env = {**os.environ, **EPOCH, "CITESEAL_KEY": TEST_KEY_HEX}
     args = ["site", "build", "--reports", str(reports), "--snapshots", str(snapshots)]
     done = run_cli(*args, "--out", str(out), env=env)
     assert done.returncode == 0, done.stderr
     assert done.stdout == f"site: 20 pages (3 reports, 2 snapshots) in {out}/index.html\n"
-    (snapshots / "demo" / "demo-20250602.manifest.json").unlink()
+    document = json.loads((reports / "answer-1.json").read_text(encoding="utf-8"))
+    document["snapshot"]["sha256"] = "f" * 64
+    (reports / "answer-1.json").write_text(json.dumps(document), encoding="utf-8")
+    warning = (
+        "answer-1.json: its snapshot demo (sha256 ffffffffffff…) is not among the snapshots "
+        f"in {snapshots}"
+    )
     done = run_cli(*args, "--out", str(out), env=env)
-    assert done.returncode == 0
-    assert "warning: demo/demo-20250602.duckdb: no manifest beside the snapshot\n" in done.stderr
+    assert (done.returncode, done.stderr) == (0, f"warning: {warning}\n")
     done = run_cli(*args, "--out", str(tmp_path / "strict"), "--strict", env=env)
     assert done.returncode == 2
     assert done.stderr == (
-        "warning: demo/demo-20250602.duckdb: no manifest beside the snapshot\n"
-        "error: 1 warning and --strict: demo/demo-20250602.duckdb: no manifest beside the "
-        "snapshot\n"
+        f"warning: {warning}\n"
+        f"error: 1 warning and --strict: {warning}\n"
         "hint: fix the inputs, or build without --strict\n"
     )
     assert not (tmp_path / "strict").exists()
+
+
+def test_the_cli_refuses_a_snapshot_without_its_manifest_and_keeps_the_site(
+    tmp_path: Path, inputs: tuple[Path, Path]
+) -> None:
+    reports, snapshots = inputs
+    out = tmp_path / "out"
+    env = {**os.environ, **EPOCH, "CITESEAL_KEY": TEST_KEY_HEX}
+    args = ["site", "build", "--reports", str(reports), "--snapshots", str(snapshots)]
+    assert run_cli(*args, "--out", str(out), env=env).returncode == 0
+    before = tree(out)
+    (snapshots / "demo" / "demo-20250602.manifest.json").unlink()
+    done = run_cli(*args, "--out", str(out), env=env)
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        f"error: snapshot {snapshots}/demo/demo-20250602.duckdb failed its manifest check: "
+        "its manifest demo-20250602.manifest.json is missing\n"
+        "hint: restore the manifest from where the snapshot came from, or rebuild it\n"
+    )
+    assert tree(out) == before
+
+
+def test_the_cli_refuses_to_publish_snapshots_whose_seal_it_cannot_check(
+    tmp_path: Path, inputs: tuple[Path, Path]
+) -> None:
+    reports, snapshots = inputs
+    args = ["site", "build", "--reports", str(reports), "--snapshots", str(snapshots)]
+    done = run_cli(*args, "--out", str(tmp_path / "out"), env={**os.environ, **EPOCH})
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr.startswith(
+        f"error: snapshot {snapshots}/demo/demo-20250115.duckdb failed its seal check: no key "
+        f"here to check its seal (sealed with key {TEST_KEYRING.fingerprint})\n"
+    )
+    assert not (tmp_path / "out").exists()
 
 
 def test_refuses_to_replace_a_folder_it_did_not_build(
@@ -279,7 +318,7 @@ def test_refuses_to_replace_a_folder_it_did_not_build(
     out.mkdir()
     (out / "thesis.txt").write_text("years of work", encoding="utf-8")
     with pytest.raises(InputError) as caught:
-        build_site(*inputs, out, env=EPOCH)
+        build_site(*inputs, out, env=EPOCH, trust=TRUST)
     assert caught.value.message == (
         f"refusing to replace {out}: it is not a site built by citeseal (no {MARKER} file)"
     )
@@ -288,7 +327,7 @@ def test_refuses_to_replace_a_folder_it_did_not_build(
 
 def test_a_bad_source_date_epoch_is_named(tmp_path: Path, inputs: tuple[Path, Path]) -> None:
     with pytest.raises(InputError) as caught:
-        build_site(*inputs, tmp_path / "out", env={"SOURCE_DATE_EPOCH": "yesterday"})
+        build_site(*inputs, tmp_path / "out", env={"SOURCE_DATE_EPOCH": "yesterday"}, trust=TRUST)
     assert caught.value.message == (
         "SOURCE_DATE_EPOCH must be a whole number of seconds since 1970, got 'yesterday'"
     )

@@ -15,6 +15,7 @@ from audit.keys import Keyring
 from audit.report import CitationResult, Flag, RecordView, Report
 from pipeline.site.build import build_site, load_site
 from pipeline.site.reaudit import compare_citation, compare_reports
+from tests.conftest import TRUST
 from tests.pipeline.site.factory import demo_records, write_snapshot
 
 KEYS = Keyring.demo_keyring()
@@ -82,7 +83,7 @@ def test_reaudit_lists_each_status_change_since_publication(
     lineage: tuple[Path, Path, Report],
 ) -> None:
     reports, snapshots, _ = lineage
-    data = load_site(reports, snapshots, env={})
+    data = load_site(reports, snapshots, env={}, trust=TRUST)
     outcome = data.reaudits["answer"]
     assert outcome.against is not None and outcome.against.label == "demo/demo-2.duckdb"
     assert outcome.method == "check codes verified again with the public demo key"
@@ -102,7 +103,7 @@ def test_reaudit_without_the_key_trusts_the_published_check_codes(
     document = report.model_dump(mode="json")
     document["key"] = {"fingerprint": "0123456789ab", "demo": False}
     (reports / "answer.json").write_text(Report.model_validate(document).model_dump_json())
-    outcome = load_site(reports, snapshots, env={}).reaudits["answer"]
+    outcome = load_site(reports, snapshots, env={}, trust=TRUST).reaudits["answer"]
     assert outcome.method == (
         "check codes taken as published (the key 0123456789ab is not available to this build)"
     )
@@ -125,7 +126,7 @@ def test_the_reaudit_page_and_the_index_show_the_changes(
 ) -> None:
     reports, snapshots, _ = lineage
     out = tmp_path / "public"
-    build_site(reports, snapshots, out, env={"SOURCE_DATE_EPOCH": "0"})
+    build_site(reports, snapshots, out, env={"SOURCE_DATE_EPOCH": "0"}, trust=TRUST)
     page = (out / "reaudit.html").read_text(encoding="utf-8")
     assert '<a href="reports/answer.html#s1c1">sentence 1, citation 1</a>' in page
     assert "<strong>newly retracted</strong>" in page

@@ -10,7 +10,7 @@ import pytest
 
 from pipeline.settings import Settings
 from pipeline.snapshot.build import build_snapshot
-from tests.conftest import ROOT
+from tests.conftest import ROOT, TEST_KEYRING
 
 DEMO_SPEC = ROOT / "snapshots" / "demo.toml"
 
@@ -55,9 +55,12 @@ def copy_demo_spec(folder: Path) -> Path:
 def demo_pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """The demo corpus harvested twice: from replay, then with replay-update (child)."""
     spec = copy_demo_spec(tmp_path_factory.mktemp("demo-pair"))
-    first = build_snapshot(spec, replay=[DEMO_REPLAY], settings=Settings(), resume=False)
+    first = build_snapshot(
+        spec, keyring=TEST_KEYRING, replay=[DEMO_REPLAY], settings=Settings(), resume=False
+    )
     second = build_snapshot(
         spec,
+        keyring=TEST_KEYRING,
         parent="latest",
         replay=[DEMO_UPDATE, DEMO_REPLAY],
         settings=Settings(),

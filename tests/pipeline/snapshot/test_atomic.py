@@ -23,7 +23,7 @@ from pipeline.snapshot.manifest import manifest_path
 from pipeline.snapshot.resume import MAX_AGE_SECONDS, RESUME_DIR, drop_if_stale
 from pipeline.snapshot.verify import verify_snapshot
 from pipeline.sources import pubmed
-from tests.conftest import ROOT
+from tests.conftest import ROOT, TEST_KEYRING, TRUST
 
 RECORDS = 1_500  # three efetch batches of 500
 
@@ -32,7 +32,8 @@ import sys
 from pathlib import Path
 from pipeline.settings import Settings
 from pipeline.snapshot.build import build_snapshot
-build_snapshot(Path(sys.argv[1]), parent="latest", settings=Settings())
+from tests.conftest import TEST_KEYRING
+build_snapshot(Path(sys.argv[1]), keyring=TEST_KEYRING, parent="latest", settings=Settings())
 """
 
 
@@ -54,7 +55,7 @@ def visible(folder: Path) -> list[str]:
 def test_a_killed_build_leaves_the_parent_intact_and_the_rerun_resumes(tmp_path: Path) -> None:
     spec = generate_pubmed_replay(tmp_path, RECORDS, name="big")
     corpus = tmp_path / "big"
-    parent = build_snapshot(spec, settings=Settings(), resume=False)
+    parent = build_snapshot(spec, keyring=TEST_KEYRING, settings=Settings(), resume=False)
     before = visible(corpus)
     assert before == [parent.path.name, manifest_path(parent.path).name]
 
@@ -78,9 +79,9 @@ def test_a_killed_build_leaves_the_parent_intact_and_the_rerun_resumes(tmp_path:
 
     assert visible(corpus) == before  # no partial snapshot, no stray manifest
     assert any(p.name.startswith(".build-2") for p in corpus.iterdir())  # hidden leftovers
-    verify_snapshot(parent.path)  # the parent is untouched
+    verify_snapshot(parent.path, TRUST)  # the parent is untouched
 
-    rerun = build_snapshot(spec, parent="latest", settings=Settings())
+    rerun = build_snapshot(spec, keyring=TEST_KEYRING, parent="latest", settings=Settings())
     assert rerun.resumed_requests >= 2  # the esearch page and the cached efetch batch(es)
     assert rerun.manifest.records == RECORDS
     assert sum(s.new_versions for s in rerun.manifest.sources.values()) == 0
@@ -88,7 +89,7 @@ def test_a_killed_build_leaves_the_parent_intact_and_the_rerun_resumes(tmp_path:
     assert visible(corpus) == sorted([*before, rerun.path.name, manifest_path(rerun.path).name])
     assert not any(p.name.startswith(".build-2") for p in corpus.iterdir())
     assert not (corpus / RESUME_DIR).exists()  # cleared after the successful build
-    verify_snapshot(rerun.path)
+    verify_snapshot(rerun.path, TRUST)
 
 
 def test_ctrl_c_removes_the_temp_file_and_keeps_the_fetched_responses(
@@ -108,11 +109,11 @@ def test_ctrl_c_removes_the_temp_file_and_keeps_the_fetched_responses(
 
     monkeypatch.setattr(pubmed, "fetch_records", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        build_snapshot(spec, settings=Settings())
+        build_snapshot(spec, keyring=TEST_KEYRING, settings=Settings())
     assert visible(corpus) == []
     assert sorted(p.name for p in corpus.iterdir()) == [".build-lock", RESUME_DIR]
     monkeypatch.setattr(pubmed, "fetch_records", real)
-    done = build_snapshot(spec, settings=Settings())
+    done = build_snapshot(spec, keyring=TEST_KEYRING, settings=Settings())
     assert done.resumed_requests >= 2  # the esearch page and the first efetch batch
     assert done.manifest.records == 700
 
@@ -136,7 +137,7 @@ def test_one_build_per_corpus_at_a_time(tmp_path: Path) -> None:
     spec.write_text('name = "lock"\n[clinicaltrials]\nids = ["NCT99000001"]\n')
     (tmp_path / "lock").mkdir()
     with corpus_lock(tmp_path / "lock"), pytest.raises(SnapshotError) as caught:
-        build_snapshot(spec, settings=Settings())
+        build_snapshot(spec, keyring=TEST_KEYRING, settings=Settings())
     lock = tmp_path / "lock" / ".build-lock"
     assert str(caught.value) == f"another build of {tmp_path / 'lock'} is running (lock {lock})"
     assert snapshots_in(tmp_path / "lock") == []

@@ -23,7 +23,7 @@ from pipeline.snapshot.backfill import BackfillResult, backfill_snapshot
 from pipeline.snapshot.build import build_snapshot
 from pipeline.snapshot.manifest import manifest_path, read_manifest, sha256_file
 from pipeline.snapshot.verify import verify_snapshot
-from tests.conftest import ROOT
+from tests.conftest import ROOT, TEST_KEY_HEX, TEST_KEYRING, TRUST
 from tests.pipeline.snapshot.conftest import DEMO_REPLAY, copy_demo_spec
 
 HISTORY = ROOT / "tests" / "fixtures" / "history"  # C's fixtures (NCT99000001, the label)
@@ -58,6 +58,7 @@ def query(path: Path, sql: str, params: list[object] | None = None) -> list[tupl
 
 def cli(*args: str, backfill: bool = True) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "CITESEAL_HISTORY_BACKFILL"}
+    env["CITESEAL_KEY"] = TEST_KEY_HEX
     if backfill:
         env["CITESEAL_HISTORY_BACKFILL"] = "1"
     return subprocess.run(
@@ -74,12 +75,16 @@ def cli(*args: str, backfill: bool = True) -> subprocess.CompletedProcess[str]:
 def parent(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo corpus harvested once from replay: it holds NCT99000003 @2024-09-10 only."""
     spec = copy_demo_spec(tmp_path_factory.mktemp("backfill-demo"))
-    return build_snapshot(spec, replay=[DEMO_REPLAY], settings=Settings(), resume=False).path
+    return build_snapshot(
+        spec, keyring=TEST_KEYRING, replay=[DEMO_REPLAY], settings=Settings(), resume=False
+    ).path
 
 
 @pytest.fixture(scope="module")
 def backfilled(parent: Path) -> BackfillResult:
-    return backfill_snapshot(parent, [handle()], replay=[OLDER, HISTORY], settings=ON)
+    return backfill_snapshot(
+        parent, [handle()], keyring=TEST_KEYRING, replay=[OLDER, HISTORY], settings=ON
+    )
 
 
 @pytest.fixture
@@ -125,7 +130,7 @@ def test_the_child_holds_the_old_version_as_backfill_and_keeps_the_current_one(
     assert manifest.mode == "backfill"
     assert manifest.versions == read_manifest(parent).versions + 1
     assert manifest.sources["clinicaltrials"].new_versions == 1
-    assert verify_snapshot(parent).manifest.sha256 == read_manifest(parent).sha256
+    assert verify_snapshot(parent, TRUST).manifest.sha256 == read_manifest(parent).sha256
 
 
 def test_after_backfill_a_quote_from_the_old_text_is_ok_with_version_changed(
@@ -243,7 +248,9 @@ def test_disabled_backfill_exits_2_with_a_hint(fresh: Path) -> None:
 )
 def test_bad_targets_are_refused(parent: Path, target: str, message: str) -> None:
     with pytest.raises(InputError) as caught:
-        backfill_snapshot(parent, [target], replay=[OLDER, HISTORY], settings=ON)
+        backfill_snapshot(
+            parent, [target], keyring=TEST_KEYRING, replay=[OLDER, HISTORY], settings=ON
+        )
     assert caught.value.message == message
 
 

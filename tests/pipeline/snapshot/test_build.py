@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -17,11 +18,18 @@ from pipeline.settings import Settings
 from pipeline.snapshot import build
 from pipeline.snapshot.build import build_snapshot
 from pipeline.snapshot.diff import diff_snapshots
-from pipeline.snapshot.manifest import manifest_path, read_manifest, sha256_file, write_manifest
+from pipeline.snapshot.manifest import (
+    manifest_path,
+    read_manifest,
+    sealed_with,
+    sha256_file,
+    write_manifest,
+)
 from pipeline.snapshot.rebuild import rebuild_snapshot
 from pipeline.snapshot.schema import MIGRATIONS, SCHEMA_VERSION
 from pipeline.snapshot.store import TABLES
 from pipeline.snapshot.verify import verify_snapshot
+from tests.conftest import TEST_KEY_HEX, TEST_KEYRING, TRUST
 from tests.pipeline.snapshot.conftest import DEMO_REPLAY, copy_demo_spec, index_terms_as_text
 
 TRIAL = "nct:NCT99000001"
@@ -29,12 +37,14 @@ LABEL = "setid:5eed0001-0000-4000-8000-000000000001"
 
 
 def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """The CLI, holding the key that sealed the snapshots these tests build."""
     return subprocess.run(
         [sys.executable, "-c", "from pipeline.cli import main; main()", *args],
         capture_output=True,
         text=True,
         check=False,
         cwd=cwd,
+        env={**os.environ, "CITESEAL_KEY": TEST_KEY_HEX},
     )
 
 
@@ -118,7 +128,9 @@ def test_reopening_the_database_after_every_batch_changes_nothing(
 ) -> None:
     monkeypatch.setattr(build, "REOPEN_EVERY", 1)
     spec = copy_demo_spec(tmp_path)
-    path = build_snapshot(spec, replay=[DEMO_REPLAY], settings=Settings(), resume=False).path
+    path = build_snapshot(
+        spec, keyring=TEST_KEYRING, replay=[DEMO_REPLAY], settings=Settings(), resume=False
+    ).path
     same = (
         "SELECT record_id, version, content_hash FROM record_versions ORDER BY ALL",
         "SELECT record_id, version, path, text, folded FROM passages ORDER BY ALL",
@@ -135,7 +147,9 @@ def test_snapshots_hold_no_api_keys_no_handles_and_no_signing_key(tmp_path: Path
     secrets = ("NCBIKEY0123456789abcdef", "FDAKEY0123456789abcdef", "someone@example.org")
     settings = Settings(ncbi_api_key=secrets[0], openfda_api_key=secrets[1], email=secrets[2])
     spec = copy_demo_spec(tmp_path)
-    path = build_snapshot(spec, replay=[DEMO_REPLAY], settings=settings, resume=False).path
+    path = build_snapshot(
+        spec, keyring=TEST_KEYRING, replay=[DEMO_REPLAY], settings=settings, resume=False
+    ).path
     texts = query(
         path,
         "SELECT url || coalesce(request_body, '') FROM responses "
@@ -188,9 +202,25 @@ def test_verify_passes_then_fails_after_one_byte_changes(
     demo_pair: tuple[Path, Path], tmp_path: Path
 ) -> None:
     _, second = demo_pair
-    report = verify_snapshot(second)
+    report = verify_snapshot(second, TRUST)
     assert report.parent == "ok"
-    assert report.checks[0] == f"sha256 {sha256_file(second)} matches the manifest"
+    size = second.stat().st_size
+    assert [c.name for c in report.checks] == [
+        "manifest",
+        "file",
+        "digest",
+        "seal",
+        "schema",
+        "snapshot id",
+        "counts",
+        "unique keys",
+        "search index",
+    ]
+    assert (
+        report.checks[2].detail
+        == f"sha256 {sha256_file(second)} ({size:,} bytes) as in the manifest"
+    )
+    assert report.checks[3].detail == f"sealed with key {TEST_KEYRING.fingerprint}"
     done = cli("snapshot", "verify", str(second))
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f"ok {second}\n")
@@ -198,20 +228,21 @@ def test_verify_passes_then_fails_after_one_byte_changes(
     copy = tmp_path / second.name
     shutil.copy(second, copy)
     shutil.copy(manifest_path(second), manifest_path(copy))
-    verify_snapshot(copy)
+    verify_snapshot(copy, TRUST)
     data = bytearray(copy.read_bytes())
     data[len(data) // 3] ^= 0x01
     copy.write_bytes(bytes(data))
     with pytest.raises(TamperedSnapshotError):
-        verify_snapshot(copy)
+        verify_snapshot(copy, TRUST)
     done = cli("snapshot", "verify", str(copy))
     assert done.returncode == 1
     manifest = read_manifest(copy)
-    size = copy.stat().st_size
+    assert f"  FAILED  digest        the file's sha256 is {sha256_file(copy)}" in done.stdout
+    assert f"  ok      seal          sealed with key {TEST_KEYRING.fingerprint}\n" in done.stdout
     assert done.stderr.splitlines() == [
-        f"error: {copy} does not match its manifest: sha256 {sha256_file(copy)} ({size} bytes), "
-        f"manifest says {manifest.sha256} ({manifest.size} bytes)",
-        "hint: the file was changed after it was built; rebuild it or restore a copy",
+        f"error: snapshot {copy} failed its digest check: the file's sha256 is "
+        f"{sha256_file(copy)}, its manifest says {manifest.sha256}",
+        "hint: the file was changed after it was built; restore a copy or rebuild it",
     ]
 
 
@@ -221,9 +252,11 @@ def test_verify_without_a_manifest_is_a_one_line_error(
     first, _ = demo_pair
     copy = Path(shutil.copy(first, tmp_path / first.name))
     done = cli("snapshot", "verify", str(copy))
-    assert done.returncode == 2
+    assert done.returncode == 1
     assert done.stderr == (
-        f"error: snapshot {copy} has no manifest ({manifest_path(copy).name} is missing)\n"
+        f"error: snapshot {copy} failed its manifest check: its manifest "
+        f"{manifest_path(copy).name} is missing\n"
+        "hint: restore the manifest from where the snapshot came from, or rebuild it\n"
     )
 
 
@@ -258,7 +291,7 @@ def test_rebuild_reparses_stored_responses_into_a_child(
         second.parent / read_manifest(second).parent.path,  # type: ignore[union-attr]
         folder,
     )
-    result = rebuild_snapshot(copy)
+    result = rebuild_snapshot(copy, keyring=TEST_KEYRING)
     m = result.manifest
     assert m.mode == "rebuild"
     assert m.rebuilt_from is not None and m.rebuilt_from.sha256 == read_manifest(copy).sha256
@@ -266,11 +299,14 @@ def test_rebuild_reparses_stored_responses_into_a_child(
     assert sum(s.new_versions for s in m.sources.values()) == 0  # same parsers, same content
     assert (m.records, m.versions) == (read_manifest(copy).records, read_manifest(copy).versions)
     assert m.failed_requests == []
-    verify_snapshot(result.path)
+    verify_snapshot(result.path, TRUST)
 
 
-def _as_schema_3(path: Path, target: Path) -> Path:
-    """A copy of snapshot ``path`` in the layout of schema 3 (index terms held as text)."""
+def _as_schema_3(path: Path, folder: Path) -> Path:
+    """A copy of snapshot ``path`` in ``folder``, in the layout of schema 3 (index terms held
+    as text), with its manifest sealed again (as a snapshot of that schema would be)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / path.name
     shutil.copyfile(path, target)
     con = duckdb.connect(str(target))
     try:
@@ -280,8 +316,14 @@ def _as_schema_3(path: Path, target: Path) -> Path:
     finally:
         con.close()
     manifest = read_manifest(path)
-    old = manifest.model_copy(update={"sha256": sha256_file(target), "schema_version": 3})
-    write_manifest(target, old)
+    old = manifest.model_copy(
+        update={
+            "sha256": sha256_file(target),
+            "size": target.stat().st_size,
+            "schema_version": 3,
+        }
+    )
+    write_manifest(target, sealed_with(old, TEST_KEYRING))
     return target
 
 
@@ -291,10 +333,15 @@ def test_a_parent_of_schema_3_is_carried_with_its_index_terms_numbered(
     from pipeline.snapshot.search import open_snapshot, search_passages
     from tests.pipeline.snapshot.conftest import DEMO_UPDATE
 
-    old = _as_schema_3(demo_pair[0], tmp_path / "old.duckdb")
+    old = _as_schema_3(demo_pair[0], tmp_path / "old")
     spec = copy_demo_spec(tmp_path / "spec")
     child = build_snapshot(
-        spec, parent=old, replay=[DEMO_UPDATE, DEMO_REPLAY], settings=Settings(), resume=False
+        spec,
+        keyring=TEST_KEYRING,
+        parent=old,
+        replay=[DEMO_UPDATE, DEMO_REPLAY],
+        settings=Settings(),
+        resume=False,
     ).path
     index = (
         "SELECT d.record_id, d.version, d.path, v.term, t.tf FROM search_terms t "

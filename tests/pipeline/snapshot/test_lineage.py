@@ -17,8 +17,10 @@ from pipeline.settings import Settings
 from pipeline.snapshot.build import BuildResult, build_snapshot
 from pipeline.snapshot.lineage import Decision, KnownVersion, decide
 from pipeline.snapshot.locate import snapshots_in
+from pipeline.snapshot.manifest import sha256_file
 from pipeline.snapshot.verify import verify_snapshot
 from pipeline.sources import clinicaltrials, pubmed
+from tests.conftest import TEST_KEYRING, TRUST
 
 # -- decide() ----------------------------------------------------------------------------------
 
@@ -128,6 +130,7 @@ def build(tmp_path: Path, *, parent: bool = True, strict: bool = False) -> Build
         spec.write_text(SPEC, encoding="utf-8")
     return build_snapshot(
         spec,
+        keyring=TEST_KEYRING,
         parent="latest" if parent else None,
         strict=strict,
         settings=Settings(),
@@ -199,7 +202,7 @@ def test_unchanged_keeps_its_version_changed_gets_a_new_one_and_the_old_stays(
         ("pmid:99000011", "1", 1, a, a, "harvest"),
         ("pmid:99000012", "1", 1, a, a, "harvest"),
     ]
-    verify_snapshot(first.path)
+    verify_snapshot(first.path, TRUST)
 
 
 def test_a_record_gone_upstream_is_marked_withdrawn_and_its_versions_remain(
@@ -309,5 +312,6 @@ def test_a_tampered_parent_is_refused(tmp_path: Path, upstream: Upstream) -> Non
     with pytest.raises(SnapshotError) as caught:
         build(tmp_path)
     assert str(caught.value) == (
-        f"parent snapshot {first.path} does not match its manifest (sha256 differs)"
+        f"parent snapshot {first.path} failed its digest check: the file's sha256 is "
+        f"{sha256_file(first.path)}, its manifest says {first.manifest.sha256}"
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -22,6 +23,7 @@ from pipeline.snapshot.search import (
     record_passages,
     search_passages,
 )
+from tests.conftest import TEST_KEY_HEX
 
 DEMO = Keyring.demo_keyring()
 TRIAL = "nct:NCT99000001"
@@ -160,11 +162,13 @@ def test_printable_neutralises_terminal_escapes() -> None:
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """The CLI, holding the key that sealed the demo pair (handles: ``--demo-key``)."""
     return subprocess.run(
         [sys.executable, "-c", "from pipeline.cli import main; main()", *args],
         capture_output=True,
         text=True,
         check=False,
+        env={**os.environ, "CITESEAL_KEY": TEST_KEY_HEX},
     )
 
 
