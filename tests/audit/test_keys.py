@@ -321,3 +321,48 @@ def test_a_rotated_keyring_verifies_every_handle_minted_before(
     final = read_key_file(path)
     assert len(final.retired_fingerprints) == rotations
     assert all(final.verifies(message, code) for message, code in issued)
+
+
+# -- seals ------------------------------------------------------------------------------------
+
+
+def test_a_seal_is_the_full_hmac_of_the_domain_separated_message() -> None:
+    keyring = Keyring([KEY_A])
+    expected = hmac.new(KEY_A, b"citeseal seal v1\x00manifest", hashlib.sha256).hexdigest()
+    assert keyring.seal(b"manifest") == expected
+    assert keyring.seal_verifies(b"manifest", fingerprint(KEY_A), expected)
+
+
+def test_a_seal_never_doubles_as_a_check_code() -> None:
+    keyring = Keyring([KEY_A])
+    plain = hmac.new(KEY_A, b"manifest", hashlib.sha256).hexdigest()
+    assert keyring.seal(b"manifest") != plain  # the seal context separates the two uses
+
+
+@pytest.mark.parametrize(
+    ("message", "key", "seal"),
+    [
+        (b"manifest!", "a", "seal of another message"),
+        (b"manifest", "other", "a key the keyring does not hold"),
+        (b"manifest", "a", "truncated"),
+        (b"manifest", "a", "upper case"),
+    ],
+    ids=["message", "key", "truncated", "case"],
+)
+def test_a_seal_fails_for_any_other_message_key_or_spelling(
+    message: bytes, key: str, seal: str
+) -> None:
+    keyring = Keyring([KEY_A])
+    good = keyring.seal(b"manifest")
+    tag = {"truncated": good[:32], "upper case": good.upper()}.get(seal, good)
+    key_fingerprint = fingerprint(KEY_A) if key == "a" else fingerprint(KEY_B)
+    assert not keyring.seal_verifies(message, key_fingerprint, tag)
+
+
+def test_retired_keys_verify_the_seals_they_made_but_never_seal() -> None:
+    old = Keyring([KEY_A])
+    rotated = Keyring.from_keys(KEY_B, [KEY_A])
+    assert rotated.seal_verifies(b"m", fingerprint(KEY_A), old.seal(b"m"))
+    assert rotated.seal(b"m") == Keyring([KEY_B]).seal(b"m")
+    assert rotated.holds(fingerprint(KEY_A)) and rotated.holds(fingerprint(KEY_B))
+    assert not old.holds(fingerprint(KEY_B))
