@@ -13,7 +13,10 @@ import pytest
 from pipeline.snapshot import digests
 from pipeline.snapshot.digests import MAX_ENTRIES, RACY_SECONDS, DigestCache, file_identity
 
-LATER = time.time() + 10 * RACY_SECONDS  # a clock well past the racy window of any test file
+
+def later() -> float:
+    """A clock well past the racy window of any file a test just wrote."""
+    return time.time() + 10 * RACY_SECONDS
 
 
 @pytest.fixture
@@ -38,12 +41,12 @@ def make_file(tmp_path: Path, data: bytes = b"snapshot bytes") -> Path:
 
 def test_an_unchanged_file_is_hashed_once(tmp_path: Path, hashed: list[Path]) -> None:
     path = make_file(tmp_path)
-    cache = DigestCache(tmp_path / "data" / "digests.json", clock=lambda: LATER)
+    cache = DigestCache(tmp_path / "data" / "digests.json", clock=later)
     first = cache.digest(path)
     assert [cache.digest(path) for _ in range(3)] == [first] * 3
     assert first == hashlib.sha256(b"snapshot bytes").hexdigest()
     assert (len(hashed), cache.hits, cache.misses) == (1, 3, 1)
-    again = DigestCache(tmp_path / "data" / "digests.json", clock=lambda: LATER)
+    again = DigestCache(tmp_path / "data" / "digests.json", clock=later)
     assert again.digest(path) == first  # remembered across processes (the cache file)
     assert len(hashed) == 1
 
@@ -52,7 +55,7 @@ def test_any_write_makes_the_file_hashed_again_even_with_its_mtime_restored(
     tmp_path: Path, hashed: list[Path]
 ) -> None:
     path = make_file(tmp_path)
-    cache = DigestCache(tmp_path / "digests.json", clock=lambda: LATER)
+    cache = DigestCache(tmp_path / "digests.json", clock=later)
     cache.digest(path)
     stat = path.stat()
     path.write_bytes(b"snapshot BYTES")  # same size
@@ -63,7 +66,7 @@ def test_any_write_makes_the_file_hashed_again_even_with_its_mtime_restored(
 
 def test_a_file_put_in_its_place_is_hashed_again(tmp_path: Path, hashed: list[Path]) -> None:
     path = make_file(tmp_path)
-    cache = DigestCache(tmp_path / "digests.json", clock=lambda: LATER)
+    cache = DigestCache(tmp_path / "digests.json", clock=later)
     cache.digest(path)
     other = make_file(tmp_path / "elsewhere", b"other bytes!!!")
     other.replace(path)
@@ -90,7 +93,7 @@ def test_a_corrupt_cache_file_is_ignored_and_replaced(tmp_path: Path, hashed: li
     junks = (b"{not json", b"[]", b'{"format": "other"}', b"\xff\xfe", b"[" * 100_000)
     for junk in junks:
         store.write_bytes(junk)
-        assert DigestCache(store, clock=lambda: LATER).digest(path) == expected
+        assert DigestCache(store, clock=later).digest(path) == expected
     assert len(hashed) == len(junks)  # each junk cache was ignored, never trusted
     document = json.loads(store.read_text(encoding="utf-8"))
     assert document["format"] == "citeseal-digest-cache"
@@ -102,7 +105,7 @@ def test_a_forged_entry_for_another_identity_is_not_served(
 ) -> None:
     path = make_file(tmp_path)
     store = tmp_path / "digests.json"
-    cache = DigestCache(store, clock=lambda: LATER)
+    cache = DigestCache(store, clock=later)
     cache.digest(path)
     document = json.loads(store.read_text(encoding="utf-8"))
     entry = document["entries"][str(path.resolve())]
@@ -116,14 +119,14 @@ def test_an_unwritable_data_dir_only_costs_the_hashing(tmp_path: Path, hashed: l
     path = make_file(tmp_path)
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("a file where the data dir should be", encoding="utf-8")
-    cache = DigestCache(blocker / "digests.json", clock=lambda: LATER)
+    cache = DigestCache(blocker / "digests.json", clock=later)
     assert cache.digest(path) == cache.digest(path)
     assert len(hashed) == 2
 
 
 def test_the_cache_keeps_the_entries_hashed_last(tmp_path: Path, hashed: list[Path]) -> None:
     moments = iter(range(10**6))
-    cache = DigestCache(tmp_path / "digests.json", clock=lambda: LATER + next(moments))
+    cache = DigestCache(tmp_path / "digests.json", clock=lambda: later() + next(moments))
     files = []
     for n in range(MAX_ENTRIES + 2):
         path = tmp_path / "files" / f"f{n}.duckdb"
