@@ -12,6 +12,10 @@ VENV := .venv
 STAMP := $(VENV)/.citeseal-stamp
 RUN := $(VENV)/bin
 CORPUS ?= demo
+SNAPSHOTS ?= snapshots
+# Where sealed snapshots are kept between scheduled builds: github:OWNER/REPO or a folder.
+ARCHIVE ?=
+KEEP ?= 4
 
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
@@ -20,10 +24,11 @@ export UV_NO_PROGRESS := 1
 # starts in half the time where Python may not write __pycache__ (PYTHONDONTWRITEBYTECODE)
 export UV_COMPILE_BYTECODE := 1
 
-.PHONY: help venv test browser lint format demo snapshot site bench clean
+.PHONY: help venv test browser lint format demo snapshot need-archive need-key snapshot-pull \
+	snapshot-verify snapshot-push snapshot-prune snapshot-summary site bench clean
 
 help: ## List the targets
-	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-17s %s\n", $$1, $$2}'
 
 $(UV):
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "citeseal needs Python >= 3.11")'
@@ -71,8 +76,30 @@ format: $(STAMP) ## Apply ruff's fixes and formatting
 demo: $(STAMP) ## Run the whole system offline on the bundled demo corpus
 	$(RUN)/citeseal demo
 
-snapshot: $(STAMP) ## Build a snapshot of snapshots/CORPUS.toml (default CORPUS=demo, offline replay)
-	$(RUN)/citeseal snapshot build snapshots/$(CORPUS).toml --parent latest $(SNAPSHOT_ARGS)
+snapshot: $(STAMP) ## Build a snapshot of snapshots/CORPUS.toml continuing its lineage (NEW_LINEAGE=1: a new one)
+	$(RUN)/citeseal snapshot build $(SNAPSHOTS)/$(CORPUS).toml \
+		$(if $(NEW_LINEAGE),--new-lineage,--parent latest) $(SNAPSHOT_ARGS)
+
+need-archive:
+	@test -n "$(ARCHIVE)" || { echo "error: set ARCHIVE=github:OWNER/REPO or ARCHIVE=/a/folder"; exit 2; }
+
+need-key:
+	@test -n "$$CITESEAL_KEY" || { echo "error: CITESEAL_KEY is not set: snapshots of a lineage are sealed with one key"; exit 2; }
+
+snapshot-pull: $(STAMP) need-archive ## Pull the newest snapshot of CORPUS from ARCHIVE (fails if it holds none)
+	$(RUN)/citeseal snapshot pull $(CORPUS) --from $(ARCHIVE) --latest --into $(SNAPSHOTS)
+
+snapshot-verify: $(STAMP) ## Verify the newest snapshot of CORPUS (every check, seal included)
+	$(RUN)/citeseal snapshot verify $(SNAPSHOTS)/$(CORPUS)
+
+snapshot-push: $(STAMP) need-archive ## Push the newest snapshot of CORPUS to ARCHIVE
+	$(RUN)/citeseal snapshot push $(SNAPSHOTS)/$(CORPUS) --to $(ARCHIVE)
+
+snapshot-prune: $(STAMP) need-archive ## Keep the KEEP newest snapshots of CORPUS in ARCHIVE and all that reports cite
+	$(RUN)/citeseal snapshot prune $(CORPUS) --from $(ARCHIVE) --keep $(KEEP) --reports site/reports
+
+snapshot-summary: $(STAMP) ## Markdown summary of the newest snapshot of CORPUS (for a CI job summary)
+	$(RUN)/citeseal snapshot summary $(SNAPSHOTS)/$(CORPUS)
 
 site: $(STAMP) ## Render the static site into site/public
 	$(RUN)/citeseal site build --reports site/reports --snapshots snapshots --out site/public

@@ -7,8 +7,9 @@ CiteSealError (audit.errors)
 │   ├── TerminalHarvestError    4xx and other answers retrying cannot fix
 │   └── ReplayMissError         replay mode has no recorded exchange for a request
 ├── SpecError                   a corpus spec is invalid (names the line and the key)
-└── SnapshotError               a snapshot cannot be built, verified or read
-    └── TamperedSnapshotError   the file does not match its manifest (exit 1)
+├── SnapshotError               a snapshot cannot be built, verified or read
+│   └── TamperedSnapshotError   it fails a check against its sealed manifest (exit 1)
+└── ArchiveError                an archive of snapshots cannot be reached or refuses (exit 3)
 """
 
 from __future__ import annotations
@@ -50,3 +51,9 @@ class TamperedSnapshotError(SnapshotError):
     """The snapshot file does not match its manifest."""
 
     exit_code = 1
+
+
+class ArchiveError(CiteSealError):
+    """An archive of sealed snapshots cannot be reached, or refuses what was asked."""
+
+    exit_code = 3

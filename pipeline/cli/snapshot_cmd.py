@@ -1,5 +1,5 @@
 """CLI: ``citeseal snapshot build | info | verify | seal | diff | list | export | rebuild |
-backfill``.
+backfill`` (and ``push | pull | prune``: :mod:`pipeline.cli.archive_cmd`).
 
 Every command that reads a snapshot checks it against its manifest, and the manifest against
 its seal, first (:mod:`pipeline.snapshot.trust`); a snapshot that fails is refused (exit 1).
@@ -19,6 +19,7 @@ from typing import Annotated, Any
 import typer
 
 from audit.keys import Keyring, key_file_path
+from pipeline.cli import archive_cmd
 from pipeline.cli.common import (
     digest_cache,
     env_key_text,
@@ -40,6 +41,7 @@ from pipeline.snapshot.manifest import sealed_with, write_manifest
 from pipeline.snapshot.progress import LogProgress, RichProgress
 from pipeline.snapshot.rebuild import rebuild_snapshot
 from pipeline.snapshot.search import printable
+from pipeline.snapshot.summary import summary_markdown
 from pipeline.snapshot.trust import SealPolicy, refuse, run_checks
 from pipeline.snapshot.verify import check_snapshot, snapshot_info
 
@@ -266,6 +268,23 @@ def seal_command(path: PathArg, demo_key: DemoKeyOpt = False) -> None:
     typer.echo(f"sealed {snapshot} with key {keyring.fingerprint}")
 
 
+@snapshot_app.command("summary")
+def summary_command(path: PathArg, demo_key: DemoKeyOpt = False) -> None:
+    """Markdown for a CI job summary: counts, each source's harvest, failed requests, and what
+    changed since the parent (when it is here)."""
+    settings = Settings.from_env()
+    policy = seal_policy(settings, demo_key, required=False)
+    trusted = trusted_snapshot(path, settings, policy)
+    note_unchecked(trusted)
+    diff = None
+    parent = trusted.manifest.parent
+    if parent is not None and (trusted.path.parent / parent.path).is_file():
+        older = trusted_snapshot(trusted.path.parent / parent.path, settings, policy)
+        diff = diff_snapshots(older.path, trusted.path)
+    seal = _seal_line(trusted.seal, trusted.seal_key)
+    typer.echo(summary_markdown(trusted.manifest, seal, diff), nl=False)
+
+
 @snapshot_app.command("diff")
 def diff_command(
     old: Annotated[Path, typer.Argument(help="The older snapshot (file or corpus folder).")],
@@ -462,5 +481,6 @@ def _print_backfill(result: BackfillResult, json_out: bool) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    """Attach ``citeseal snapshot …`` to the root app."""
+    """Attach ``citeseal snapshot …`` (with the archive commands) to the root app."""
+    archive_cmd.attach(snapshot_app)
     app.add_typer(snapshot_app)
