@@ -94,7 +94,8 @@ def _read_bytes(source: _Source, limit: int) -> bytes:
 
 
 def _read(source: _Source) -> AuditInput:
-    from audit.citations import MAX_ANSWER_CHARS, MAX_CLAIMS_BYTES, parse_answer, parse_claims
+    from audit.citations import MAX_ANSWER_CHARS, parse_answer
+    from audit.claims import MAX_CLAIMS_BYTES, parse_claims
     from audit.engine import AuditInput
 
     if source.claims:
