@@ -14,7 +14,9 @@ Pure functions over a string; every span is an offset into that string. The step
 3. :func:`find_units` — each candidate's container: a Markdown link ``[text](handle)``, a
    group ``[…]``/``(…)`` with handles, optional quotes and separators, or nothing (a bare
    handle, possibly wrapped in ``**``/``__``/backticks and followed by a quote). A unit is
-   the span that leaves the display text, with what replaces it and its citation elements.
+   the span that leaves the display text, with what replaces it and its citation elements;
+   every candidate is the handle of at least one element. Footnote markers passed as
+   ``hidden`` spans never stay in a unit's display text (they are cited on their own).
 """
 
 from __future__ import annotations
@@ -28,13 +30,17 @@ from audit.lookalikes import skeleton
 
 # Characters that end a candidate: whitespace, brackets, quotes, separators, Markdown markers.
 _STOP = r"\s\[\](){}<>\"'“”‘’„«»,;*`|"
-_KNOWN = "|".join(SCHEMES)
 _GLUE = "0-9A-Za-z:/.@~\\-"  # a candidate right after one of these is glued to a longer token
+# A known scheme in any case, written so that both alternatives start with a character class
+# (the regex engine then skips other characters fast): "[pPnNsS](?i:(?<=p)(?:mid|…)|…)".
+_FIRST = "".join(sorted({scheme[0] for scheme in SCHEMES}))
+_KNOWN = "|".join(
+    f"(?<={first})(?:{'|'.join(s[1:] for s in SCHEMES if s[0] == first)})" for first in _FIRST
+)
 _CANDIDATE = re.compile(
-    rf"(?P<known>(?i:{_KNOWN})):(?P<rest>[^{_STOP}]+)"
-    rf"|(?<![{_GLUE}])"
-    rf"(?P<other>[A-Za-z][A-Za-z0-9_\-]{{0,19}}:[^{_STOP}/~:]+(?:@[^{_STOP}/~]+)?/[^{_STOP}~]+"
-    rf"~[0-9A-Za-z]+)"
+    rf"(?P<known>[{_FIRST}{_FIRST.upper()}](?i:{_KNOWN})):(?P<rest>[^{_STOP}]+)"
+    rf"|(?P<other>[A-Za-z](?<![{_GLUE}][A-Za-z])"  # the other shape never starts glued
+    rf"[A-Za-z0-9_\-]{{0,19}}:[^{_STOP}/~:]+(?:@[^{_STOP}/~]+)?/[^{_STOP}~]+~[0-9A-Za-z]+)"
 )
 _GLUED = re.compile(rf"[{_GLUE}]")
 _TRAILING = ".:!?-"
