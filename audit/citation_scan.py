@@ -9,7 +9,9 @@ Pure functions over a string; every span is an offset into that string. The step
    skeleton of the text (:mod:`audit.lookalikes`), so ``ｐｍｉｄ:…`` or a handle with a
    zero-width space inside is a candidate too (and will be malformed). A known scheme glued to
    the text before it (``…/pmid:…`` in a URL, ``xx…xpmid:…``) is a *glued* candidate when the
-   rest holds ``/`` or ``~``: it is cited, but its text stays in the display text.
+   rest holds ``/`` or ``~``: it is cited, but its text stays in the display text. An
+   unknown-scheme token right after non-ASCII text starts where that text starts (so
+   ``ꓑmid:…``, a homoglyph the skeleton does not map, is one malformed token, not ``mid:…``).
 2. :func:`bracket_pairs` — matching ``[]`` and ``()`` pairs, tolerant of unbalanced text.
 3. :func:`find_units` — each candidate's container: a Markdown link ``[text](handle)``, a
    group ``[…]``/``(…)`` with handles, optional quotes and separators, or nothing (a bare
@@ -43,6 +45,7 @@ _CANDIDATE = re.compile(
     rf"[A-Za-z0-9_\-]{{0,19}}:[^{_STOP}/~:]+(?:@[^{_STOP}/~]+)?/[^{_STOP}~]+~[0-9A-Za-z]+)"
 )
 _GLUED = re.compile(rf"[{_GLUE}]")
+_STOP_CHARS = frozenset("[](){}<>\"'“”‘’„«»,;*`|")
 _TRAILING = ".:!?-"
 
 # Opening quote → the characters that may close it.
@@ -91,9 +94,17 @@ def find_candidates(text: str) -> list[Candidate]:
     skel = skeleton(text)
     sk = skel.text
     found: list[Candidate] = []
+    floor = 0  # where the previous candidate ended (in the skeleton)
     for match in _CANDIDATE.finditer(sk):
         start, end = match.span()
         known, rest = match.group("known"), match.group("rest")
+        if known is None and start > floor and not sk[start - 1].isascii():
+            # an unknown scheme right after non-ASCII text ("ꓑmid:…" with a homoglyph that maps
+            # to nothing): the token starts where the text around it does
+            while (
+                start > floor and sk[start - 1] not in _STOP_CHARS and not sk[start - 1].isspace()
+            ):
+                start -= 1
         glued = known is not None and start > 0 and _GLUED.match(sk, start - 1) is not None
         handle_like = rest is not None and ("/" in rest or "~" in rest)
         if known is not None and (known != known.lower() or glued) and not handle_like:
@@ -107,6 +118,7 @@ def find_candidates(text: str) -> list[Candidate]:
                 break
         if end - start > len(known or "") + 1 or match.group("other"):
             found.append(Candidate(*skel.span(start, end), glued=glued))
+        floor = match.end()
     return found
 
 

@@ -12,8 +12,9 @@ code. Such text must be a ``malformed`` citation, never uncited prose, so the ci
 2. every other non-ASCII character becomes the ASCII it imitates: its compatibility
    decomposition (NFKD) without combining marks when that is ASCII (fullwidth ``ｐ``,
    mathematical ``𝐩``, ``í``, no-break spaces), else the table :data:`LOOKALIKES` (Cyrillic,
-   Greek, Armenian and small-capital letters, look-alike ``:`` ``/`` ``~`` ``.``, the dashes
-   and quote marks of :mod:`audit.folding`), else the value of a Unicode decimal digit
+   Greek, Armenian, Lisu, Cherokee and small-capital letters, look-alike ``:`` ``/`` ``~``
+   ``.``, the dashes and quote marks of :mod:`audit.folding`), else the value of a Unicode
+   decimal digit
    (``٣`` → ``3``);
 3. ASCII stays itself, and so does any other character.
 
@@ -61,6 +62,12 @@ _LETTERS = {
     "ᴇ": "e", "ɢ": "g", "ʜ": "h", "ɪ": "i", "ᴊ": "j", "ᴋ": "k", "ʟ": "l", "ᴍ": "m", "ɴ": "n",
     "ᴏ": "o", "ᴘ": "p", "ʀ": "r", "ꜱ": "s", "ᴛ": "t", "ᴜ": "u", "ᴠ": "v", "ᴡ": "w", "ʏ": "y",
     "ᴢ": "z",
+    # Lisu and Cherokee letters shaped like Latin capitals
+    "ꓐ": "B", "ꓑ": "P", "ꓓ": "D", "ꓔ": "T", "ꓖ": "G", "ꓗ": "K", "ꓙ": "J", "ꓚ": "C", "ꓜ": "Z",
+    "ꓝ": "F", "ꓟ": "M", "ꓠ": "N", "ꓡ": "L", "ꓢ": "S", "ꓣ": "R", "ꓦ": "V", "ꓧ": "H", "ꓪ": "W",
+    "ꓫ": "X", "ꓬ": "Y", "ꓮ": "A", "ꓰ": "E", "ꓲ": "I", "ꓳ": "O", "ꓴ": "U", "Ꭺ": "A", "Ᏼ": "B",
+    "Ꮯ": "C", "Ꭰ": "D", "Ꭼ": "E", "Ꮐ": "G", "Ꮋ": "H", "Ꭻ": "J", "Ꮶ": "K", "Ꮮ": "L", "Ꮇ": "M",
+    "Ꮲ": "P", "Ꮪ": "S", "Ꮤ": "T", "Ꮩ": "V", "Ꮃ": "W", "Ꮓ": "Z",
 }
 # fmt: on
 _PUNCTUATION = {

@@ -315,6 +315,21 @@ def test_lookalike_or_invisible_handle_is_malformed_not_uncited(written: str, er
     assert citation.error == error
 
 
+def test_a_homoglyph_the_skeleton_does_not_know_still_makes_one_malformed_token() -> None:
+    (sentence,) = parse_answer(
+        "Risk was unchanged (pm\u13d7d:99000001/abstract.3~awhr0)."
+    ).sentences
+    (citation,) = sentence.citations
+    assert (sentence.text, citation.handle_text) == (
+        "Risk was unchanged.",
+        "pm\u13d7d:99000001/abstract.3~awhr0",
+    )
+    assert citation.error == (
+        "non-ASCII character '\u13d7' (U+13D7 CHEROKEE LETTER DI) at character 3 of the handle; "
+        "a handle is plain ASCII"
+    )
+
+
 def test_invisible_characters_around_a_handle_are_not_part_of_it() -> None:
     (citation,) = parse_answer(f"Risk was unchanged \u200b{OK}\u200b.").citations
     assert (citation.handle_text, citation.error) == (OK, None)

@@ -20,6 +20,8 @@ HANDLE = "pmid:99000001/abstract.3~awhr0"
         ("\u0440", "p"),  # Cyrillic er (table)
         ("\u03bf", "o"),  # Greek omicron (table)
         ("\u0456", "i"),  # Cyrillic byelorussian-ukrainian i (table)
+        ("\ua4d1", "P"),  # Lisu pa (table)
+        ("\u13a0", "D"),  # Cherokee a (table)
         ("\u00ed", "i"),  # i with acute (NFKD without the mark)
         ("\u0669", "9"),  # Arabic-Indic nine (decimal value)
         ("\u096b", "5"),  # Devanagari five (decimal value)
