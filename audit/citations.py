@@ -156,6 +156,12 @@ _MARKER = re.compile(
 )
 
 
+def _quote_prefix_end(line: str) -> int:
+    """Where a line's content starts after its blockquote markers (0 without any)."""
+    match = _QUOTE_PREFIX.match(line)
+    return match.end() if match else 0
+
+
 def _label(text: str) -> str:
     return str(int(text)) if text.isdigit() else text
 
@@ -212,7 +218,7 @@ def _candidate_entries(lines: list[tuple[int, str]]) -> tuple[list[_Entry], set[
     index = 0
     while index < len(lines):
         at, line = lines[index]
-        skip = _QUOTE_PREFIX.match(line).end()  # type: ignore[union-attr]  # always matches
+        skip = _quote_prefix_end(line)
         if match := _DEFINITION.match(line, skip):
             entries.append(_Entry(_label(match.group(1)), at, at + match.end(), at + len(line)))
         elif _REF_HEADING.match(line, skip):
@@ -220,7 +226,7 @@ def _candidate_entries(lines: list[tuple[int, str]]) -> tuple[list[_Entry], set[
             follow = index + 1
             while follow < len(lines):
                 f_at, f_line = lines[follow]
-                f_skip = _QUOTE_PREFIX.match(f_line).end()  # type: ignore[union-attr]
+                f_skip = _quote_prefix_end(f_line)
                 if match := _ENTRY.match(f_line, f_skip):
                     label = _label(match.group("a") or match.group("b"))
                     found.append(_Entry(label, f_at, f_at + match.end(), f_at + len(f_line)))

@@ -552,4 +552,5 @@ def test_every_handle_looking_span_in_any_context_is_exactly_one_citation(
             else:
                 assert citation.handle is None and citation.error
             if token.kind == "lookalike":
-                assert citation.error.split(" ")[0] in ("look-alike", "invisible", "combining")
+                first_word = (citation.error or "").split(" ")[0]
+                assert first_word in ("look-alike", "invisible", "combining")
