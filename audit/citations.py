@@ -125,7 +125,7 @@ def make_citation(
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def refuse_surrogates(text: str, what: str) -> None:
+def _refuse_surrogates(text: str, what: str) -> None:
     """Raise :class:`InputError` when ``text`` holds a lone surrogate (not valid Unicode:
     it could be neither rendered nor written as UTF-8)."""
     if text.isascii() or (found := _SURROGATE.search(text)) is None:
@@ -470,21 +470,23 @@ def _swept(answer: str, items: list[_Item]) -> list[_Item]:
     reach: list[int] = []  # reach[i]: the furthest end of covered[0..i]
     for _, end in covered:
         reach.append(max(end, reach[-1]) if reach else end)
-    lines = _lines(answer)
-    line_starts = [at for at, _ in lines]
-    orphans: dict[int, list[Citation]] = {}
+    orphans: list[Citation] = []
     for cand in find_candidates(answer):
         at = bisect_right(starts, cand.end - 1) - 1  # covered spans starting before its end
-        if at >= 0 and reach[at] > cand.start:
-            continue
-        written = answer[cand.start : cand.end]
-        citation = make_citation(
-            written, written, None, cand.start, cand.end, (cand.start, cand.end)
-        )
-        orphans.setdefault(bisect_right(line_starts, cand.start) - 1, []).append(citation)
+        if at < 0 or reach[at] <= cand.start:
+            written = answer[cand.start : cand.end]
+            span = (cand.start, cand.end)
+            orphans.append(make_citation(written, written, None, *span, span))
+    if not orphans:
+        return []
+    lines = _lines(answer)
+    line_starts = [at for at, _ in lines]
+    by_line: dict[int, list[Citation]] = {}
+    for citation in orphans:
+        by_line.setdefault(bisect_right(line_starts, citation.start) - 1, []).append(citation)
     return [
         (lines[line][0], [_Draft(clean(lines[line][1]), "sentence", cites)], [])
-        for line, cites in orphans.items()
+        for line, cites in by_line.items()
     ]
 
 
@@ -505,7 +507,7 @@ def parse_answer(text: str) -> ParsedAnswer:
     """
     if len(text) > MAX_ANSWER_CHARS:
         raise LimitExceeded(f"answer is {len(text):,} characters long (limit {MAX_ANSWER_CHARS:,})")
-    refuse_surrogates(text, "answer")
+    _refuse_surrogates(text, "answer")
     refs = _find_references(text)
     items: list[_Item] = []
     for block in split_blocks(text, frozenset(refs.skip)):
