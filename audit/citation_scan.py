@@ -5,12 +5,20 @@ Pure functions over a string; every span is an offset into that string. The step
 1. :func:`find_candidates` — every handle-looking token: a known scheme followed by ``:`` and
    something (``pmid:30831578-abstract`` is a candidate too; it will be malformed), or any
    ``word:id/path~check`` shape. Ordinary prose (``3:1``, ``10:30``, ``https://…``,
-   ``PMID: 123``, ``PMID:123``) is not a candidate.
+   ``PMID: 123``, ``PMID:123``) is not a candidate. Tokens are found in the look-alike
+   skeleton of the text (:mod:`audit.lookalikes`), so ``ｐｍｉｄ:…`` or a handle with a
+   zero-width space inside is a candidate too (and will be malformed). A known scheme glued to
+   the text before it (``…/pmid:…`` in a URL, ``xx…xpmid:…``) is a *glued* candidate when the
+   rest holds ``/`` or ``~``: it is cited, but its text stays in the display text. An
+   unknown-scheme token right after non-ASCII text starts where that text starts (so
+   ``ꓑmid:…``, a homoglyph the skeleton does not map, is one malformed token, not ``mid:…``).
 2. :func:`bracket_pairs` — matching ``[]`` and ``()`` pairs, tolerant of unbalanced text.
 3. :func:`find_units` — each candidate's container: a Markdown link ``[text](handle)``, a
    group ``[…]``/``(…)`` with handles, optional quotes and separators, or nothing (a bare
    handle, possibly wrapped in ``**``/``__``/backticks and followed by a quote). A unit is
-   the span that leaves the display text, with what replaces it and its citation elements.
+   the span that leaves the display text, with what replaces it and its citation elements;
+   every candidate is the handle of at least one element. Footnote markers passed as
+   ``hidden`` spans never stay in a unit's display text (they are cited on their own).
 """
 
 from __future__ import annotations
@@ -20,16 +28,24 @@ from bisect import bisect_left
 from dataclasses import dataclass
 
 from audit.handles import SCHEMES
+from audit.lookalikes import skeleton
 
 # Characters that end a candidate: whitespace, brackets, quotes, separators, Markdown markers.
 _STOP = r"\s\[\](){}<>\"'“”‘’„«»,;*`|"
-_KNOWN = "|".join(SCHEMES)
-_CANDIDATE = re.compile(
-    rf"(?<![0-9A-Za-z:/.@~\-])"
-    rf"(?:(?P<known>(?i:{_KNOWN})):(?P<rest>[^{_STOP}]+)"
-    rf"|(?P<other>[A-Za-z][A-Za-z0-9_\-]{{0,19}}:[^{_STOP}/~:]+(?:@[^{_STOP}/~]+)?/[^{_STOP}~]+"
-    rf"~[0-9A-Za-z]+))"
+_GLUE = "0-9A-Za-z:/.@~\\-"  # a candidate right after one of these is glued to a longer token
+# A known scheme in any case, written so that both alternatives start with a character class
+# (the regex engine then skips other characters fast): "[pPnNsS](?i:(?<=p)(?:mid|…)|…)".
+_FIRST = "".join(sorted({scheme[0] for scheme in SCHEMES}))
+_KNOWN = "|".join(
+    f"(?<={first})(?:{'|'.join(s[1:] for s in SCHEMES if s[0] == first)})" for first in _FIRST
 )
+_CANDIDATE = re.compile(
+    rf"(?P<known>[{_FIRST}{_FIRST.upper()}](?i:{_KNOWN})):(?P<rest>[^{_STOP}]+)"
+    rf"|(?P<other>[A-Za-z](?<![{_GLUE}][A-Za-z])"  # the other shape never starts glued
+    rf"[A-Za-z0-9_\-]{{0,19}}:[^{_STOP}/~:]+(?:@[^{_STOP}/~]+)?/[^{_STOP}~]+~[0-9A-Za-z]+)"
+)
+_GLUED = re.compile(rf"[{_GLUE}]")
+_STOP_CHARS = frozenset("[](){}<>\"'“”‘’„«»,;*`|")
 _TRAILING = ".:!?-"
 
 # Opening quote → the characters that may close it.
@@ -44,10 +60,11 @@ _STRIP = " \t\n*`:—–-[](),.;"
 
 @dataclass(frozen=True)
 class Candidate:
-    """A handle-looking token at ``[start, end)``."""
+    """A handle-looking token at ``[start, end)``; ``glued`` when it ends a longer token."""
 
     start: int
     end: int
+    glued: bool = False
 
 
 @dataclass(frozen=True)
@@ -73,23 +90,35 @@ class Unit:
 
 
 def find_candidates(text: str) -> list[Candidate]:
-    """Every handle-looking token in ``text`` (see the module docstring)."""
+    """Every handle-looking token in ``text`` (see the module docstring); linear time."""
+    skel = skeleton(text)
+    sk = skel.text
     found: list[Candidate] = []
-    for match in _CANDIDATE.finditer(text):
+    floor = 0  # where the previous candidate ended (in the skeleton)
+    for match in _CANDIDATE.finditer(sk):
         start, end = match.span()
         known, rest = match.group("known"), match.group("rest")
-        if known is not None and known != known.lower() and not ({"/", "~"} & set(rest)):
-            continue  # "PMID:123" is an ordinary reference, not a handle
-        while end > start and text[end - 1] in _TRAILING:
+        if known is None and start > floor and not sk[start - 1].isascii():
+            # an unknown scheme right after non-ASCII text ("ꓑmid:…" with a homoglyph that maps
+            # to nothing): the token starts where the text around it does
+            while (
+                start > floor and sk[start - 1] not in _STOP_CHARS and not sk[start - 1].isspace()
+            ):
+                start -= 1
+        glued = known is not None and start > 0 and _GLUED.match(sk, start - 1) is not None
+        handle_like = rest is not None and ("/" in rest or "~" in rest)
+        if known is not None and (known != known.lower() or glued) and not handle_like:
+            continue  # "PMID:123" is an ordinary reference, "…/pmid:123" a URL, not handles
+        while end > start and sk[end - 1] in _TRAILING:
             end -= 1
         for wrapper in ("__", "_"):  # "__handle__" is bold markup around the handle
-            if text[max(0, start - len(wrapper)) : start] == wrapper and text[:end].endswith(
-                wrapper
-            ):
-                end -= len(wrapper)
+            width = len(wrapper)
+            if sk[max(0, start - width) : start] == wrapper == sk[max(start, end - width) : end]:
+                end -= width
                 break
         if end - start > len(known or "") + 1 or match.group("other"):
-            found.append(Candidate(start, end))
+            found.append(Candidate(*skel.span(start, end), glued=glued))
+        floor = match.end()
     return found
 
 
@@ -248,16 +277,31 @@ def _pair_up(text: str, tokens: list[_Token]) -> list[Element]:
     return elements
 
 
-def _leftover(text: str, tokens: list[_Token]) -> str:
+def _visible(text: str, start: int, end: int, hidden: list[tuple[int, int]]) -> str:
+    """``text[start:end]`` without the ``hidden`` spans (sorted, non-overlapping)."""
+    at = max(0, bisect_left(hidden, (start, start)) - 1)
+    parts: list[str] = []
+    for h_start, h_end in hidden[at:]:
+        if h_start >= end:
+            break
+        if h_end > start:
+            parts.append(text[start:h_start])
+            start = max(start, h_end)
+    parts.append(text[start:end])
+    return "".join(parts)
+
+
+def _leftover(text: str, tokens: list[_Token], hidden: list[tuple[int, int]]) -> str:
     """Prose inside a citation group that is not citation markup (kept in the display text).
 
-    Filler words ("see", "cf.", "and", …) and broken quotes are not kept.
+    Filler words ("see", "cf.", "and", …), broken quotes and ``hidden`` spans (footnote
+    markers, cited on their own) are not kept.
     """
     parts: list[str] = []
     for token in tokens:
         if token.kind != "text":
             continue
-        piece = text[token.start : token.end].strip(_STRIP)
+        piece = _visible(text, token.start, token.end, hidden).strip(_STRIP)
         if not piece or piece[0] in QUOTE_CLOSERS:
             continue
         if all(word.lower() in _FILLER_WORDS for word in piece.split()):
@@ -268,23 +312,34 @@ def _leftover(text: str, tokens: list[_Token]) -> str:
 
 
 def _group_unit(
-    text: str, start: int, end: int, cands: list[Candidate], pairs: dict[int, int]
+    text: str,
+    start: int,
+    end: int,
+    cands: list[Candidate],
+    pairs: dict[int, int],
+    hidden: list[tuple[int, int]],
 ) -> Unit:
     """A group ``[…]``/``(…)`` (or a link with handles in its text) spanning ``[start, end]``."""
     tokens = _tokens(text, start + 1, end, cands)
     elements = _pair_up(text, tokens)
     text_close = pairs[start]
     # "[handle](url)": only the bracketed part can hold prose worth keeping.
-    leftover = _leftover(text, [t for t in tokens if t.end <= text_close])
+    leftover = _leftover(text, [t for t in tokens if t.end <= text_close], hidden)
     close_char = text[text_close]
     replacement = f"{text[start]}{leftover}{close_char}" if leftover else ""
     return Unit(start, end + 1, replacement, tuple(elements))
 
 
 def _link_unit(
-    text: str, start: int, end: int, cands: list[Candidate], pairs: dict[int, int]
+    text: str,
+    start: int,
+    end: int,
+    cands: list[Candidate],
+    pairs: dict[int, int],
+    hidden: list[tuple[int, int]],
 ) -> Unit:
-    """``[link text](handle)``: the link text stays; a wholly quoted link text is the quote."""
+    """``[link text](handle)``: the link text stays (without ``hidden`` spans); a wholly
+    quoted link text is the quote."""
     text_close = pairs[start]
     link_text = text[start + 1 : text_close]
     elements = _pair_up(text, _tokens(text, text_close + 2, end, cands))
@@ -297,7 +352,7 @@ def _link_unit(
             else e
             for e in elements
         ]
-    return Unit(start, end + 1, link_text, tuple(elements))
+    return Unit(start, end + 1, _visible(text, start + 1, text_close, hidden), tuple(elements))
 
 
 def _wrapped(text: str, cand: Candidate) -> tuple[int, int]:
@@ -311,7 +366,12 @@ def _wrapped(text: str, cand: Candidate) -> tuple[int, int]:
 
 
 def _bare_unit(text: str, cand: Candidate, limit: int) -> Unit:
-    """A bare handle; a closed quote after a space or ':' (before ``limit``) is its quote."""
+    """A bare handle; a closed quote after a space or ':' (before ``limit``) is its quote.
+
+    A glued handle (the end of a URL, say) is cited and stays in the display text."""
+    if cand.glued:
+        element = Element(cand.start, cand.end, None, cand.start, cand.end)
+        return Unit(cand.start, cand.end, text[cand.start : cand.end], (element,))
     start, end = _wrapped(text, cand)
     after = end
     while after < limit and text[after] in " \t:":
@@ -363,8 +423,11 @@ def _roots(
     return bare, merged
 
 
-def find_units(text: str) -> list[Unit]:
-    """All citation units in ``text``, in order, non-overlapping."""
+def find_units(text: str, hidden: list[tuple[int, int]] | None = None) -> list[Unit]:
+    """All citation units in ``text``, in order, non-overlapping; every candidate is the
+    handle of at least one element. ``hidden`` spans (sorted, non-overlapping: footnote
+    markers) never stay in a unit's display text."""
+    hidden = hidden or []
     cands = find_candidates(text)
     if not cands:
         return []
@@ -375,9 +438,9 @@ def find_units(text: str) -> list[Unit]:
         is_link = text[start] == "[" and pairs[start] != end
         link_text_has_handle = any(c.start < pairs[start] for c in members)
         if is_link and not link_text_has_handle:
-            units.append(_link_unit(text, start, end, members, pairs))
+            units.append(_link_unit(text, start, end, members, pairs, hidden))
         else:
-            units.append(_group_unit(text, start, end, members, pairs))
+            units.append(_group_unit(text, start, end, members, pairs, hidden))
     span_starts = sorted(start for start, _ in spans)
     cand_starts = [c.start for c in cands]
     for cand in bare:

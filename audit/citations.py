@@ -13,29 +13,43 @@ Supported styles (docs/contract.md has examples of each):
   entries ``1. h``, ``[1] h`` or ``- [1] h``. Used entries are not audited as sentences;
   an entry that no marker cites is audited as a list item, so no handle is ever dropped; an
   entry without a handle (an ordinary URL or reference) is not a citation;
-- structured claims JSON (:func:`parse_claims`).
+- structured claims JSON (:func:`audit.claims.parse_claims`).
 
 Anything handle-shaped that breaks the grammar is a :class:`Citation` with ``handle=None`` and
-``error`` set; a marker pointing to no entry of an existing reference list likewise.
-A citation group placed after a sentence's full stop belongs to that sentence.
+``error`` set; a marker pointing to no entry of an existing reference list likewise; so is a
+handle written with look-alike or invisible characters (:mod:`audit.lookalikes`). A citation
+group placed after a sentence's full stop belongs to that sentence. A footnote marker resolves
+wherever it stands, inside a citation group or a quote too.
+
+**No handle is ever dropped.** After the structured parse, :func:`parse_answer` sweeps the
+whole answer — every line: fence lines and their info strings, HTML, link targets and titles,
+reference entries — for handle-looking text (:func:`audit.citation_scan.find_candidates`).
+Each span that no citation came from becomes a citation of a sentence made of its line, as
+written; a reference entry whose markers all went unresolved is audited as a list item. So
+every handle-looking span is the source of a citation (``handle_span``), and of exactly one
+unless it is written to be cited more than once (a footnote cited by two markers, ``[h "q1",
+"q2"]``).
+
+**Nothing to audit** is an error, never a pass: an answer without a sentence (headings and
+lead-ins alone are not claims) and without a citation raises :class:`NothingToAudit`.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from bisect import bisect_right
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from audit.citation_scan import Element, find_units
-from audit.errors import CitationSyntaxError, InputError, LimitExceeded
+from audit.citation_scan import Element, find_candidates, find_units
+from audit.errors import CitationSyntaxError, InputError, LimitExceeded, NothingToAudit
 from audit.handles import Handle, parse_handle
+from audit.lookalikes import require_ascii
 from audit.sentences import Block, clean, lead_in_end, sentence_spans, split_blocks
 
 MAX_ANSWER_CHARS = 200_000
 MAX_CITATIONS_PER_SENTENCE = 50
 MAX_QUOTE_CHARS = 2_000
-MAX_CLAIMS_BYTES = 1_000_000
 SENTENCE_KINDS = ("sentence", "heading", "list_item", "lead_in")
 
 
@@ -44,7 +58,9 @@ class Citation:
     """One cited handle (with its optional quote) as written in the answer.
 
     ``start``/``end`` is the citation's span in the answer; for a footnote it is the marker's
-    span while ``raw`` is the reference entry. Claims JSON has no spans (0, 0).
+    span while ``raw`` is the reference entry. ``handle_span`` is the span of the handle text
+    in the answer (in the reference entry for a footnote); None for a footnote that names no
+    entry. Claims JSON has no spans (0, 0, None).
     """
 
     raw: str
@@ -54,6 +70,7 @@ class Citation:
     error: str | None
     start: int
     end: int
+    handle_span: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -78,26 +95,51 @@ class ParsedAnswer:
         return tuple(c for s in self.sentences for c in s.citations)
 
 
-def _check_quote(quote: str | None, at: int) -> None:
+def check_quote(quote: str | None, at: int) -> None:
+    """Raise :class:`LimitExceeded` for a quote over :data:`MAX_QUOTE_CHARS`."""
     if quote is not None and len(quote) > MAX_QUOTE_CHARS:
         raise LimitExceeded(
             f"quote at character {at} is {len(quote):,} characters long (limit {MAX_QUOTE_CHARS:,})"
         )
 
 
-def make_citation(raw: str, handle_text: str, quote: str | None, start: int, end: int) -> Citation:
-    """A citation, parsed: ``handle`` set when the handle parses, else ``error``."""
+def make_citation(
+    raw: str,
+    handle_text: str,
+    quote: str | None,
+    start: int,
+    end: int,
+    handle_span: tuple[int, int] | None = None,
+) -> Citation:
+    """A citation, parsed: ``handle`` set when the handle is plain ASCII and parses, else
+    ``error`` (the look-alike or grammar message)."""
     try:
+        require_ascii(handle_text)
         handle: Handle | None = parse_handle(handle_text)
         error = None
     except CitationSyntaxError as failure:
         handle, error = None, failure.message
-    return Citation(raw, handle_text, handle, quote, error, start, end)
+    return Citation(raw, handle_text, handle, quote, error, start, end, handle_span)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _refuse_surrogates(text: str, what: str) -> None:
+    """Raise :class:`InputError` when ``text`` holds a lone surrogate (not valid Unicode:
+    it could be neither rendered nor written as UTF-8)."""
+    if text.isascii() or (found := _SURROGATE.search(text)) is None:
+        return
+    raise InputError(
+        f"{what} holds a lone surrogate ({ascii(found.group())[1:-1]}) at character "
+        f"{found.start()}, which is not valid Unicode"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # Reference lists.
 
+_QUOTE_PREFIX = re.compile(r"[ ]{0,3}(?:>[ ]?)*")  # blockquote markers before an entry
 _DEFINITION = re.compile(r"[ ]{0,3}\[\^?([A-Za-z0-9_-]{1,20})\]:[ \t]*")
 _REF_HEADING = re.compile(
     r"[ ]{0,3}(?:#{1,6}[ \t]*)?(?:\*\*|__)?[ \t]*"
@@ -114,6 +156,12 @@ _MARKER = re.compile(
 )
 
 
+def _quote_prefix_end(line: str) -> int:
+    """Where a line's content starts after its blockquote markers (0 without any)."""
+    match = _QUOTE_PREFIX.match(line)
+    return match.end() if match else 0
+
+
 def _label(text: str) -> str:
     return str(int(text)) if text.isdigit() else text
 
@@ -128,15 +176,17 @@ class _Entry:
     _parsed: list[Citation] | None = None
 
     def parsed(self) -> list[Citation]:
-        """The entry's citations, parsed once (spans relative to the entry text)."""
+        """The entry's citations, parsed once (spans in the answer)."""
         if self._parsed is None:
+            base = self.content_start
             self._parsed = [
                 make_citation(
                     content[e.raw_start : e.raw_end],
                     content[e.handle_start : e.handle_end],
                     e.quote,
-                    e.raw_start,
-                    e.raw_end,
+                    base + e.raw_start,
+                    base + e.raw_end,
+                    (base + e.handle_start, base + e.handle_end),
                 )
                 for e, content in self.elements
             ]
@@ -148,6 +198,7 @@ class _References:
     skip: set[int] = field(default_factory=set)  # line starts not audited as sentences
     entries: dict[str, _Entry] = field(default_factory=dict)
     unused: list[_Entry] = field(default_factory=list)  # entries no marker cites
+    resolved: set[str] = field(default_factory=set)  # labels a marker in a block resolved
 
 
 def _lines(answer: str) -> list[tuple[int, str]]:
@@ -160,23 +211,26 @@ def _lines(answer: str) -> list[tuple[int, str]]:
 
 
 def _candidate_entries(lines: list[tuple[int, str]]) -> tuple[list[_Entry], set[int]]:
-    """Definition lines anywhere, and entries under a reference heading (with its line)."""
+    """Definition lines anywhere, and entries under a reference heading (with its line); in
+    a blockquote too."""
     entries: list[_Entry] = []
     headings: set[int] = set()
     index = 0
     while index < len(lines):
         at, line = lines[index]
-        if match := _DEFINITION.match(line):
+        skip = _quote_prefix_end(line)
+        if match := _DEFINITION.match(line, skip):
             entries.append(_Entry(_label(match.group(1)), at, at + match.end(), at + len(line)))
-        elif _REF_HEADING.match(line):
+        elif _REF_HEADING.match(line, skip):
             found: list[_Entry] = []
             follow = index + 1
             while follow < len(lines):
                 f_at, f_line = lines[follow]
-                if match := _ENTRY.match(f_line):
+                f_skip = _quote_prefix_end(f_line)
+                if match := _ENTRY.match(f_line, f_skip):
                     label = _label(match.group("a") or match.group("b"))
                     found.append(_Entry(label, f_at, f_at + match.end(), f_at + len(f_line)))
-                elif f_line.strip():
+                elif f_line[f_skip:].strip():
                     break
                 follow += 1
             if found:
@@ -219,7 +273,7 @@ def _find_references(answer: str) -> _References:
         content = answer[entry.content_start : entry.content_end]
         for unit in find_units(content):
             for element in unit.elements:
-                _check_quote(element.quote, entry.content_start + element.raw_start)
+                check_quote(element.quote, entry.content_start + element.raw_start)
                 entry.elements.append((element, content))
         if entry.label in used and entry.label not in refs.entries:
             refs.entries[entry.label] = entry
@@ -253,6 +307,7 @@ def _footnote_citations(refs: _References, match: re.Match[str], start: int) -> 
                 )
             )
             continue
+        refs.resolved.add(label)
         citations.extend(replace(c, start=start, end=end) for c in entry.parsed())
     return citations
 
@@ -272,12 +327,15 @@ class _Piece:
 
 
 def _pieces(block: Block, text: str, refs: _References) -> list[_Piece]:
+    """The block's citation markup; a footnote marker inside a unit (a group, a quote, a
+    link text) adds its citations to the unit's and leaves the unit's display text."""
+    markers = list(_MARKER.finditer(text)) if refs.entries else []
     pieces: list[_Piece] = []
-    for unit in find_units(text):
+    for unit in find_units(text, [m.span() for m in markers]):
         citations: list[Citation] = []
         for element in unit.elements:
             start = block.to_answer(element.raw_start)
-            _check_quote(element.quote, block.to_answer(max(element.quote_start, 0)))
+            check_quote(element.quote, block.to_answer(max(element.quote_start, 0)))
             citations.append(
                 make_citation(
                     text[element.raw_start : element.raw_end],
@@ -285,19 +343,21 @@ def _pieces(block: Block, text: str, refs: _References) -> list[_Piece]:
                     element.quote,
                     start,
                     block.to_answer(element.raw_end),
+                    (block.to_answer(element.handle_start), block.to_answer(element.handle_end)),
                 )
             )
         pieces.append(_Piece(unit.start, unit.end, unit.replacement, citations))
-    if refs.entries:
-        taken_starts = [p.start for p in pieces]  # sorted, non-overlapping
-        for match in _MARKER.finditer(text):
-            at = bisect_right(taken_starts, match.start()) - 1
-            if at >= 0 and match.start() < pieces[at].end:
-                continue  # inside a unit
-            if at + 1 < len(taken_starts) and taken_starts[at + 1] < match.end():
-                continue  # overlaps the next unit
-            cites = _footnote_citations(refs, match, block.to_answer(match.start()))
+    taken_starts = [p.start for p in pieces]  # sorted, non-overlapping
+    units = len(pieces)
+    for match in markers:
+        cites = _footnote_citations(refs, match, block.to_answer(match.start()))
+        at = bisect_right(taken_starts, match.end() - 1) - 1  # the last unit starting before
+        if at >= 0 and match.start() < pieces[at].end:  # the marker ends: it holds the marker
+            pieces[at].citations.extend(cites)
+            pieces[at].citations.sort(key=lambda c: c.start)
+        else:
             pieces.append(_Piece(match.start(), match.end(), "", cites))
+    if len(pieces) > units:
         pieces.sort(key=lambda p: p.start)
     return pieces
 
@@ -383,34 +443,84 @@ def _finish(drafts: list[_Draft]) -> ParsedAnswer:
     return ParsedAnswer(tuple(sentences))
 
 
+def assemble(sentences: list[tuple[str, str, list[Citation]]]) -> ParsedAnswer:
+    """A parsed answer from (text, kind, citations) triples, numbered from 1, with the
+    per-sentence citation limit checked (used for structured claims)."""
+    return _finish([_Draft(text, kind, citations) for text, kind, citations in sentences])
+
+
 def _unused_entry_draft(entry: _Entry, answer: str) -> _Draft:
     """A reference entry that no marker cites, audited as a list item (text as written)."""
-    base = entry.content_start
-    citations = [replace(c, start=base + c.start, end=base + c.end) for c in entry.parsed()]
-    return _Draft(clean(answer[entry.content_start : entry.content_end]), "list_item", citations)
+    text = clean(answer[entry.content_start : entry.content_end])
+    return _Draft(text, "list_item", list(entry.parsed()))
+
+
+_Item = tuple[int, list[_Draft], list[Citation]]  # answer offset, drafts, citations before
+
+
+def _swept(answer: str, items: list[_Item]) -> list[_Item]:
+    """The sweep: a sentence per line for the handle-looking spans no citation came from."""
+    covered = sorted(
+        c.handle_span
+        for _, drafts, before in items
+        for c in [*before, *(c for d in drafts for c in d.citations)]
+        if c.handle_span is not None
+    )
+    starts = [start for start, _ in covered]
+    reach: list[int] = []  # reach[i]: the furthest end of covered[0..i]
+    for _, end in covered:
+        reach.append(max(end, reach[-1]) if reach else end)
+    orphans: list[Citation] = []
+    for cand in find_candidates(answer):
+        at = bisect_right(starts, cand.end - 1) - 1  # covered spans starting before its end
+        if at < 0 or reach[at] <= cand.start:
+            written = answer[cand.start : cand.end]
+            span = (cand.start, cand.end)
+            orphans.append(make_citation(written, written, None, *span, span))
+    if not orphans:
+        return []
+    lines = _lines(answer)
+    line_starts = [at for at, _ in lines]
+    by_line: dict[int, list[Citation]] = {}
+    for citation in orphans:
+        by_line.setdefault(bisect_right(line_starts, citation.start) - 1, []).append(citation)
+    return [
+        (lines[line][0], [_Draft(clean(lines[line][1]), "sentence", cites)], [])
+        for line, cites in by_line.items()
+    ]
+
+
+def something_to_audit(sentences: Iterable[tuple[str, str, Sequence[Citation]]]) -> bool:
+    """True when a (text, kind, citations) holds a citation or is a claim: a sentence or a list
+    item with text (headings and lead-ins without citations are not claims)."""
+    return any(
+        cites or (text and kind in ("sentence", "list_item")) for text, kind, cites in sentences
+    )
 
 
 def parse_answer(text: str) -> ParsedAnswer:
     """Split a Markdown/plain-text answer into sentences with their citations.
 
-    Raises :class:`LimitExceeded` past the documented limits; never anything but an
-    :class:`InputError` on any text.
+    Raises :class:`LimitExceeded` past the documented limits, :class:`NothingToAudit` for an
+    answer without a sentence or a citation; never anything but an :class:`InputError` on
+    any text.
     """
     if len(text) > MAX_ANSWER_CHARS:
         raise LimitExceeded(f"answer is {len(text):,} characters long (limit {MAX_ANSWER_CHARS:,})")
+    _refuse_surrogates(text, "answer")
     refs = _find_references(text)
-    items: list[tuple[int, Block | _Entry]] = [
-        (block.segments[0][0], block) for block in split_blocks(text, frozenset(refs.skip))
-    ]
-    items += [(entry.content_start, entry) for entry in refs.unused]
+    items: list[_Item] = []
+    for block in split_blocks(text, frozenset(refs.skip)):
+        block_drafts, before = _block_drafts(block, text, refs)
+        items.append((block.segments[0][0], block_drafts, before))
+    unresolved = [e for e in refs.entries.values() if e.label not in refs.resolved]
+    for entry in refs.unused + unresolved:  # no handle of a reference list is dropped
+        items.append((entry.content_start, [_unused_entry_draft(entry, text)], []))
+    items += _swept(text, items)
     items.sort(key=lambda item: item[0])
     drafts: list[_Draft] = []
     pending: list[Citation] = []
-    for _, item in items:
-        if isinstance(item, _Entry):
-            block_drafts, before = [_unused_entry_draft(item, text)], []
-        else:
-            block_drafts, before = _block_drafts(item, text, refs)
+    for _, block_drafts, before in items:
         if drafts:
             drafts[-1].citations.extend(before)
         else:
@@ -421,72 +531,7 @@ def parse_answer(text: str) -> ParsedAnswer:
         drafts.extend(block_drafts)
     if pending:
         drafts.append(_Draft("", "sentence", pending))
-    return _finish(drafts)
-
-
-# ---------------------------------------------------------------------------------------------
-# Structured claims.
-
-
-def _claim_citation(raw: object, where: str) -> Citation:
-    if isinstance(raw, str):
-        handle_text, quote = raw.strip(), None
-    elif isinstance(raw, dict):
-        handle_text, quote = raw.get("handle"), raw.get("quote")
-        if not isinstance(handle_text, str):
-            raise InputError(f"claims JSON: {where}: 'handle' must be a string")
-        if quote is not None and not isinstance(quote, str):
-            raise InputError(f"claims JSON: {where}: 'quote' must be a string or null")
-        handle_text = handle_text.strip()
-    else:
-        raise InputError(f"claims JSON: {where} must be a handle string or an object")
-    _check_quote(quote, 0)
-    raw_text = handle_text if quote is None else f'{handle_text} "{quote}"'
-    return make_citation(raw_text, handle_text, quote, 0, 0)
-
-
-def _claim(raw: object, number: int) -> _Draft:
-    where = f"claim {number}"
-    if not isinstance(raw, dict):
-        raise InputError(f"claims JSON: {where} must be an object")
-    sentence = raw.get("sentence")
-    if not isinstance(sentence, str):
-        raise InputError(f"claims JSON: {where}: 'sentence' must be a string")
-    kind = raw.get("kind", "sentence")
-    if kind not in SENTENCE_KINDS:
-        raise InputError(
-            f"claims JSON: {where}: 'kind' must be one of {', '.join(SENTENCE_KINDS)}, got {kind!r}"
-        )
-    citations = raw.get("citations", [])
-    if not isinstance(citations, list):
-        raise InputError(f"claims JSON: {where}: 'citations' must be a list")
-    return _Draft(
-        sentence.strip(),
-        str(kind),
-        [_claim_citation(c, f"{where}, citation {i}") for i, c in enumerate(citations, 1)],
-    )
-
-
-def parse_claims(data: str | bytes) -> ParsedAnswer:
-    """Structured claims: ``{"claims": [{"sentence": …, "citations": [h | {handle, quote}]}]}``.
-
-    A bare list of claims is accepted too. Raises :class:`InputError` with the claim number.
-    """
-    if len(data) > MAX_CLAIMS_BYTES:
-        raise LimitExceeded(
-            f"claims JSON is {len(data):,} characters long (limit {MAX_CLAIMS_BYTES:,})"
-        )
-    try:
-        document = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as error:
-        raise InputError(f"claims JSON is not valid JSON: {error}") from None
-    claims = document.get("claims") if isinstance(document, dict) else document
-    if not isinstance(claims, list):
-        raise InputError("claims JSON must be a list of claims or an object with 'claims'")
-    drafts = [_claim(raw, number) for number, raw in enumerate(claims, 1)]
-    total = sum(len(d.text) for d in drafts)
-    if total > MAX_ANSWER_CHARS:
-        raise LimitExceeded(
-            f"claims hold {total:,} characters of sentences (limit {MAX_ANSWER_CHARS:,})"
-        )
+    if not something_to_audit((d.text, d.kind, d.citations) for d in drafts):
+        what = "is empty" if not text.strip() else "has no sentence and no citation"
+        raise NothingToAudit(f"nothing to audit: the answer {what}")
     return _finish(drafts)

@@ -7,7 +7,8 @@ catches it, prints ``error: <message>`` (plus advice when there is some) and exi
     CiteSealError                       exit 2 unless stated
     ├── InputError                      bad input given by the user (file, option, text)
     │   ├── CitationSyntaxError         a handle or citation breaks the grammar (has a span)
-    │   └── LimitExceeded               an input exceeds a documented limit
+    │   ├── LimitExceeded               an input exceeds a documented limit
+    │   └── NothingToAudit              an answer or claims file without sentences or citations
     ├── KeyringError                    key missing, unreadable, too short, too open
     ├── CorpusError                     a snapshot cannot be opened or read
     └── (pipeline.errors)               HarvestError (transient/terminal), SnapshotError, …
@@ -70,6 +71,10 @@ class CitationSyntaxError(InputError):
 
 class LimitExceeded(InputError):
     """An input exceeds a documented limit (answer size, citations per sentence, quote size)."""
+
+
+class NothingToAudit(InputError):
+    """An answer holds nothing to judge (empty, no sentence, no claim): never a pass."""
 
 
 class KeyringError(CiteSealError):

@@ -3,7 +3,9 @@
 Blocks: an ATX (``# …``) or setext heading, a list item (``-``, ``*``, ``+``, ``1.``, ``1)``
 with its continuation lines), a table row, or a paragraph (lines up to a blank line).
 Blockquote markers and code fences are stripped; a fenced block's lines read as a paragraph,
-so a handle inside one is still audited. Every block keeps the answer offsets of its lines.
+so a handle inside one is still audited. A fence line itself is no block: a handle in it (an
+info string) is cited by the sweep of :func:`audit.citations.parse_answer`. Every block keeps
+the answer offsets of its lines; mapping an offset back costs O(log lines).
 
 Sentences: a boundary is ``.``, ``!`` or ``?`` (plus closing quotes/brackets/emphasis)
 followed by whitespace and a capital letter, a digit, an opening quote or bracket — unless
@@ -17,6 +19,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
+from functools import cached_property
 
 ABBREVIATIONS = frozenset(
     {"e.g.", "i.e.", "et al.", "al.", "vs.", "v.", "cf.", "approx.", "ca.", "fig.", "figs."}
@@ -54,13 +57,20 @@ class Block:
         """The block's content lines joined with newlines."""
         return "\n".join(answer[start:end] for start, end in self.segments)
 
-    def to_answer(self, offset: int) -> int:
-        """Map an offset in :meth:`text` back to an offset in the answer."""
+    @cached_property
+    def _text_starts(self) -> list[int]:
+        """Where each segment starts in :meth:`text` (computed once: a block can have
+        thousands of lines and every citation maps offsets back)."""
         starts: list[int] = []
         position = 0
         for start, end in self.segments:
             starts.append(position)
             position += end - start + 1
+        return starts
+
+    def to_answer(self, offset: int) -> int:
+        """Map an offset in :meth:`text` back to an offset in the answer."""
+        starts = self._text_starts
         index = max(0, bisect_right(starts, offset) - 1)
         start, end = self.segments[index]
         return min(start + offset - starts[index], end)

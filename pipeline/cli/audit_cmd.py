@@ -3,8 +3,8 @@
 Inputs are read lazily and audited in chunks through one snapshot connection
 (:func:`audit.engine.audit_many`), so a directory of thousands of answers streams: each report
 is written (or printed) and dropped before the next chunk is read. Exit code: 0 when every
-input passes or warns, 1 when any fails, 2 when any input is bad (the others are still
-audited; each bad one gets its own ``error:`` line).
+input passes or warns, 1 when any fails, 2 when any input is bad or has nothing to audit (the
+others are still audited; each bad one gets its own ``error:`` line and no report).
 """
 
 from __future__ import annotations
@@ -93,7 +93,8 @@ def _read_bytes(source: _Source, limit: int) -> bytes:
 
 
 def _read(source: _Source) -> AuditInput:
-    from audit.citations import MAX_ANSWER_CHARS, MAX_CLAIMS_BYTES, parse_answer, parse_claims
+    from audit.citations import MAX_ANSWER_CHARS, parse_answer
+    from audit.claims import MAX_CLAIMS_BYTES, parse_claims
     from audit.engine import AuditInput
 
     if source.claims:

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from audit.citations import parse_answer
 from audit.duckdb_corpus import DuckDBCorpus
-from audit.engine import AuditInput, CitationInput, audit_many, judge_citations
+from audit.engine import AnswerInput, AuditInput, CitationInput, audit_many, judge_citations
 from audit.report import Flag, Report, assemble
 from tests.audit.planted import KEYRING, OTHER, SETID, h, make_corpus, write_snapshot
 
@@ -55,7 +55,7 @@ def _same_as_validated(model: BaseModel) -> None:
 
 def _reports(corpus: object) -> list[Report]:
     now = datetime(2025, 6, 2, tzinfo=UTC)
-    inputs = [AuditInput("a.md", parse_answer(ANSWER)), AuditInput("b.md", parse_answer(""))]
+    inputs = [AuditInput("a.md", parse_answer(ANSWER)), AuditInput("b.md", AnswerInput())]
     return list(audit_many(inputs, corpus, KEYRING, now=now, fail_on=["retracted"]))  # type: ignore[arg-type]
 
 

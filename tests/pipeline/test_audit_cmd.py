@@ -385,3 +385,130 @@ def test_oversized_answer_is_refused(
     path = write(tmp_path, "big.md", "x" * size)
     done, out, err = run(monkeypatch, capsys, "audit", str(path), "-s", str(snapshot), "--demo-key")
     assert (done, out, err) == (2, "", f"error: {path}: {message}\n")
+
+
+# --- no silent drops, no silent pass (issue 12 §1) --------------------------------------------
+
+BAD_CLAIMS = {
+    "unknown-key": (
+        '{"citatoins": []}',
+        "claims JSON: unknown key 'citatoins' (expected 'claims')",
+    ),
+    "claim-key": (
+        f'[{{"sentence": "A cohort.", "citatoins": ["{GOOD}"]}}]',
+        "claims JSON: claim 1: unknown key 'citatoins' (expected 'sentence', 'kind', 'citations')",
+    ),
+    "wrong-type": (
+        '[{"sentence": 3}]',
+        "claims JSON: claim 1: 'sentence' must be a string",
+    ),
+    "deep-nesting": (
+        "[" * 100_000 + "]" * 100_000,
+        "claims JSON nests 100,000 levels deep (limit 32)",
+    ),
+    "lone-surrogate": (
+        '[{"sentence": "A cohort \\ud800."}]',
+        "claims JSON: claim 1: 'sentence' holds a lone surrogate (\\ud800), not valid Unicode",
+    ),
+    "no-claims": ("[]", "nothing to audit: claims JSON holds no claims"),
+}
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "md", "html"])
+@pytest.mark.parametrize("case", sorted(BAD_CLAIMS))
+def test_bad_claims_json_is_one_line_exit_2_in_every_format(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    snapshot: Path,
+    case: str,
+    fmt: str,
+) -> None:
+    data, message = BAD_CLAIMS[case]
+    path = write(tmp_path, "claims.json", data)
+    done, out, err = run(
+        monkeypatch, capsys, "audit", str(path), "-s", str(snapshot), "--demo-key", "-f", fmt
+    )
+    assert (done, out, err) == (2, "", f"error: {path}: {message}\n")
+
+
+@pytest.mark.parametrize(
+    ("answer", "message"),
+    [
+        ("", "nothing to audit: the answer is empty"),
+        (
+            "# Zentravir\n\n## Safety\n",
+            "nothing to audit: the answer has no sentence and no citation",
+        ),
+    ],
+    ids=["empty", "only-headings"],
+)
+def test_answer_with_nothing_to_audit_exits_2_and_the_others_are_still_audited(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    snapshot: Path,
+    answer: str,
+    message: str,
+) -> None:
+    empty = write(tmp_path, "a-empty.md", answer)
+    good = write(tmp_path, "b-good.md", PASSING)
+    done, out, err = run(
+        monkeypatch, capsys, "audit", str(empty), str(good), "-s", str(snapshot), "--demo-key"
+    )
+    assert (done, err) == (2, f"error: {empty}: {message}\n")
+    assert out.startswith(f"== {good}: PASS  (1 citation: 1 ok)\n")
+
+
+@pytest.mark.parametrize(
+    ("answer", "line"),
+    [
+        (
+            f"Risk was unchanged ({GOOD}; see also [1]).\n\n[1]: {FORGED}\n",
+            f"    forged         {FORGED}",
+        ),
+        (
+            f"Risk was unchanged [{GOOD}].\n\n```{FORGED}\ncode\n```\n",
+            f"    forged         {FORGED}",
+        ),
+        (
+            f"Risk was unchanged [{GOOD}]. So said \uff50\uff4d\uff49\uff44{GOOD[4:]}.\n",
+            f"    malformed      \uff50\uff4d\uff49\uff44{GOOD[4:]}",
+        ),
+    ],
+    ids=["footnote-in-a-group", "fence-info-string", "fullwidth-lookalike"],
+)
+def test_a_hidden_bad_citation_fails_the_audit_instead_of_passing(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    snapshot: Path,
+    answer: str,
+    line: str,
+) -> None:
+    path = write(tmp_path, "answer.md", answer)
+    done, out, err = run(monkeypatch, capsys, "audit", str(path), "-s", str(snapshot), "--demo-key")
+    assert (done, err) == (1, "")
+    assert out.startswith("verdict: FAIL  (2 citations: ")
+    assert line in out.splitlines()
+
+
+def test_real_process_refuses_deep_and_surrogate_claims_without_a_traceback(
+    tmp_path: Path, snapshot: Path
+) -> None:
+    folder = tmp_path / "claims"
+    folder.mkdir()
+    write(folder, "deep.json", BAD_CLAIMS["deep-nesting"][0])
+    write(folder, "surrogate.json", BAD_CLAIMS["lone-surrogate"][0])
+    command = ["audit", str(folder), "-s", str(snapshot), "--demo-key", "--format", "json"]
+    done = subprocess.run(
+        [sys.executable, "-c", "from pipeline.cli import main; main()", *command],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.splitlines() == [
+        f"error: {folder / 'deep.json'}: {BAD_CLAIMS['deep-nesting'][1]}",
+        f"error: {folder / 'surrogate.json'}: {BAD_CLAIMS['lone-surrogate'][1]}",
+    ]
