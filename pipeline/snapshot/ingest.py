@@ -55,7 +55,6 @@ class SourceCounts:
     passages: int = 0  # passages of the versions seen
     new_versions: int = 0  # versions written for the first time
     duplicates: int = 0  # records that arrived twice (the first one wins)
-    held: int = 0  # records of the lineage delivered incomplete: the parent's state is kept
 
 
 @dataclass
@@ -202,18 +201,16 @@ class Ingest:
         if not unique:
             return []
         known = known_versions(self.reader, unique) if self.reader is not None else {}
-        for rid in [r for r in unique if r in known and r in incomplete]:
-            del unique[rid]
-            if rid not in self.held:
-                self.held[rid] = source
-                counts.held += 1
-        if not unique:
-            return []
+        if incomplete:
+            for rid in [r for r in unique if r in known and r in incomplete]:
+                del unique[rid]
+                self.held.setdefault(rid, source)
+            if not unique:
+                return []
         self._seen.update(unique)
-        for rid in unique:
-            was_held = self.held.pop(rid, None)
-            if was_held is not None:
-                self.stats.of(was_held).held -= 1  # seen completely after all
+        if self.held:
+            for rid in unique:
+                self.held.pop(rid, None)  # seen completely after all
         decisions = [
             (record, content_hash, decide(rid, record.version, content_hash, known.get(rid, ())))
             for rid, (record, content_hash) in unique.items()

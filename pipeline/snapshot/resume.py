@@ -29,7 +29,6 @@ from pipeline.replay import (
     ReplayKey,
     ReplayTransport,
     replay_key,
-    short_hash,
     wrapper_name,
 )
 
@@ -82,7 +81,6 @@ class ResumeTransport(httpx.BaseTransport):
         self._recorder = RecordingTransport(inner, folder)
         self.cached = len(self._cache)
         self.served = 0
-        self.dropped = 0  # cached answers deleted because their step failed
         self._unsettled: dict[ReplayKey, Path] = {}  # answers since the last settle()
         self._never: set[ReplayKey] = set()  # not served again by this transport
 
@@ -109,9 +107,7 @@ class ResumeTransport(httpx.BaseTransport):
         """A step failed: delete the answers since :meth:`settle` from the cache."""
         for key, path in self._unsettled.items():
             self._never.add(key)
-            if path.name.endswith(f"-{short_hash(key)}.json") and path.is_file():
-                path.unlink()
-                self.dropped += 1
+            path.unlink(missing_ok=True)
         self._unsettled.clear()
 
     def close(self) -> None:

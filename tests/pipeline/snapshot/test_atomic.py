@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import duckdb
+import httpx
 import pytest
 
 from pipeline import harvest
@@ -22,7 +23,13 @@ from pipeline.settings import Settings
 from pipeline.snapshot.build import build_snapshot, clean_leftovers, corpus_lock
 from pipeline.snapshot.locate import snapshots_in
 from pipeline.snapshot.manifest import manifest_path
-from pipeline.snapshot.resume import MAX_AGE_SECONDS, RESUME_DIR, drop_if_stale, resume_folder
+from pipeline.snapshot.resume import (
+    MAX_AGE_SECONDS,
+    RESUME_DIR,
+    ResumeTransport,
+    drop_if_stale,
+    resume_folder,
+)
 from pipeline.snapshot.spec import load_spec
 from pipeline.snapshot.verify import verify_snapshot
 from pipeline.sources import pubmed
@@ -250,3 +257,23 @@ def test_a_partial_build_clears_the_resume_cache_once_it_is_sealed(tmp_path: Pat
         ("crossref", "Crossref answered with an error: Internal trouble")
     ]
     assert not (spec.parent / "demo" / RESUME_DIR).exists()
+
+
+def test_a_dropped_answer_is_deleted_and_asked_upstream_the_next_time(tmp_path: Path) -> None:
+    url = "https://api.example.org/works?id=1"
+    asked: list[str] = []
+
+    def upstream(request: httpx.Request) -> httpx.Response:
+        asked.append(str(request.url))
+        return httpx.Response(200, text=f"answer {len(asked)}")
+
+    folder = tmp_path / "cache"
+    first = ResumeTransport(httpx.MockTransport(upstream), folder)
+    assert first.handle_request(httpx.Request("GET", url)).read() == b"answer 1"
+    first.settle()  # the harvest took it: cached for the rerun
+    rerun = ResumeTransport(httpx.MockTransport(upstream), folder)
+    assert rerun.handle_request(httpx.Request("GET", url)).read() == b"answer 1"  # served
+    rerun.drop_unsettled()  # the step it served failed
+    assert list(folder.rglob("*.json")) == []
+    assert rerun.handle_request(httpx.Request("GET", url)).read() == b"answer 2"  # asked again
+    assert (rerun.served, asked) == (1, [url, url])
