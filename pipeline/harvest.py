@@ -226,7 +226,8 @@ class Harvester:
             return
         wanted = {f"{scheme}:{i}": i for i in asked}
         got = [r for r in records if r.record_id in wanted]
-        absent = [rid for rid in wanted if rid not in {r.record_id for r in got}]
+        returned = {r.record_id for r in got}
+        absent = [rid for rid in wanted if rid not in returned]
         if got:
             self._controls[scheme] = wanted[got[0].record_id]
             self.outcome.missing.update(absent)  # the same answer held the others
