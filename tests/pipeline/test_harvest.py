@@ -218,7 +218,7 @@ def test_a_failed_pubtator3_request_delivers_the_pubmed_records_incomplete(
     assert sink.incomplete == {"pmid:99000001", "pmid:99000002"}  # not the full text record
 
 
-def test_an_empty_answer_withdraws_nothing_unless_the_lineage_holds_none_of_it(
+def test_an_empty_by_id_answer_is_a_failure_only_for_ids_the_lineage_holds(
     calls: dict[str, list[object]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(pubmed, "fetch_records", lambda client, pmids: [])
