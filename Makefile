@@ -71,8 +71,8 @@ format: $(STAMP) ## Apply ruff's fixes and formatting
 demo: $(STAMP) ## Run the whole system offline on the bundled demo corpus
 	$(RUN)/citeseal demo
 
-snapshot: $(STAMP) ## Build a snapshot of snapshots/CORPUS.toml (default CORPUS=demo, offline replay)
-	$(RUN)/citeseal snapshot build snapshots/$(CORPUS).toml --parent latest $(SNAPSHOT_ARGS)
+snapshot: $(STAMP) ## Build the next snapshot of snapshots/CORPUS.toml (default CORPUS=demo, offline replay)
+	$(RUN)/citeseal snapshot build snapshots/$(CORPUS).toml $(SNAPSHOT_ARGS)
 
 site: $(STAMP) ## Render the static site into site/public
 	$(RUN)/citeseal site build --reports site/reports --snapshots snapshots --out site/public

@@ -24,7 +24,7 @@ from pipeline.snapshot.manifest import read_manifest
 from pipeline.snapshot.progress import LogProgress, RichProgress
 from pipeline.snapshot.rebuild import rebuild_snapshot
 from pipeline.snapshot.search import printable
-from pipeline.snapshot.verify import snapshot_info, verify_snapshot
+from pipeline.snapshot.verify import partial_summary, snapshot_info, verify_snapshot
 
 snapshot_app = typer.Typer(
     name="snapshot",
@@ -34,6 +34,14 @@ snapshot_app = typer.Typer(
 
 PathArg = Annotated[
     Path, typer.Argument(help="Snapshot file (.duckdb), or a corpus folder (its newest).")
+]
+AllowPartialOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-partial",
+        help="Seal a snapshot marked partial even when requests failed (the records they "
+        "concern keep their parent state); without it such a build seals nothing (exit 3).",
+    ),
 ]
 
 
@@ -57,9 +65,17 @@ def build_command(
         str | None,
         typer.Option(
             "--parent",
-            help="Parent snapshot file, or 'latest' (newest of the corpus; none → no parent).",
+            help="Parent snapshot file, or 'latest' (the default: the newest snapshot of the "
+            "corpus; none yet → no parent).",
         ),
     ] = None,
+    new_lineage: Annotated[
+        bool,
+        typer.Option(
+            "--new-lineage",
+            help="Start a new history without a parent, although the corpus has snapshots.",
+        ),
+    ] = False,
     replay: Annotated[
         list[Path] | None,
         typer.Option(
@@ -74,6 +90,7 @@ def build_command(
     strict: Annotated[
         bool, typer.Option("--strict", help="Abort on the first failed request.")
     ] = False,
+    allow_partial: AllowPartialOpt = False,
     live: Annotated[
         bool, typer.Option("--live", help="Ignore the spec's replay list: ask the real APIs.")
     ] = False,
@@ -83,7 +100,9 @@ def build_command(
     ] = False,
     json_out: JsonOpt = False,
 ) -> None:
-    """Harvest a corpus spec into a new immutable snapshot (plus its manifest)."""
+    """Harvest a corpus spec into a new immutable snapshot (plus its manifest).
+
+    Exit 3 when a request failed (nothing sealed) unless --allow-partial."""
     parent_arg: ParentArg = None
     if parent is not None:
         parent_arg = "latest" if parent == "latest" else Path(parent)
@@ -91,9 +110,11 @@ def build_command(
         result = build_snapshot(
             spec,
             parent=parent_arg,
+            new_lineage=new_lineage,
             replay=replay or (),
             record=record,
             strict=strict,
+            allow_partial=allow_partial,
             live=live,
             resume=not no_resume,
             settings=Settings.from_env(),
@@ -116,12 +137,14 @@ def _print_build(result: BuildResult, json_out: bool) -> None:
         )
         return
     new_versions = sum(s.new_versions for s in m.sources.values())
-    typer.echo(f"built {result.path}")
+    typer.echo(f"built {result.path}{'  (PARTIAL)' if m.partial else ''}")
     typer.echo(f"  parent    {m.parent.path if m.parent else '(none)'}")
     typer.echo(
         f"  lineage   {m.records} records, {m.versions} versions, {m.passages} passages; "
         f"{new_versions} new versions, {m.withdrawn} newly withdrawn"
     )
+    if m.partial:
+        typer.echo(f"  partial   {partial_summary(m)}")
     for source, s in m.sources.items():
         if s.status == "not_harvested":
             continue
@@ -130,7 +153,8 @@ def _print_build(result: BuildResult, json_out: bool) -> None:
             f"{f'  {s.failed_requests} failed requests' if s.failed_requests else ''}"
         )
     if result.resumed_requests:
-        typer.echo(f"  resumed   {result.resumed_requests} responses from the interrupted build")
+        n = result.resumed_requests
+        typer.echo(f"  resumed   {n} responses kept by an earlier build that did not seal")
     for failed in m.failed_requests:
         typer.echo(f"warning: {failed.source}: {failed.step}: {failed.error}", err=True)
     for warning in result.warnings:
@@ -154,6 +178,9 @@ def info_command(path: PathArg, json_out: JsonOpt = False) -> None:
         f"segmentation {meta.get('segmentation_version')}; mode {meta.get('mode')}"
     )
     typer.echo(f"  spec hash {meta.get('spec_hash')}")
+    typer.echo(
+        f"  harvest   {'PARTIAL: ' + info['partial_detail'] if info['partial'] else 'complete'}"
+    )
     typer.echo("  source          harvest   records versions passages withdrawn")
     held = info["lineage"]
     for row in info["harvest"]:
@@ -251,6 +278,8 @@ def list_command(
                     passages=m.passages,
                     parent=m.parent.snapshot_id if m.parent else None,
                     size=m.size,
+                    partial=m.partial,
+                    failed_requests=len(m.failed_requests),
                 )
             rows.append(row)
     if json_out:
@@ -264,9 +293,11 @@ def list_command(
             typer.echo(f"{row['path']}  ({row['error']})")
             continue
         parent = f"  parent {row['parent']}" if row["parent"] else ""
+        n = row["failed_requests"]
+        partial = f"  PARTIAL ({n} failed request{'s' if n != 1 else ''})" if row["partial"] else ""
         typer.echo(
             f"{row['path']}  {row['records']} records, {row['versions']} versions, "
-            f"{row['passages']} passages, {row['size'] / 1e6:.1f} MB{parent}"
+            f"{row['passages']} passages, {row['size'] / 1e6:.1f} MB{parent}{partial}"
         )
 
 
@@ -285,11 +316,16 @@ def export_command(
 
 
 @snapshot_app.command("rebuild")
-def rebuild_command(path: PathArg, json_out: JsonOpt = False) -> None:
+def rebuild_command(
+    path: PathArg, allow_partial: AllowPartialOpt = False, json_out: JsonOpt = False
+) -> None:
     """Re-parse the stored responses with today's parsers into a new snapshot (offline)."""
     with _progress() as progress:
         result = rebuild_snapshot(
-            resolve_snapshot(path), settings=Settings.from_env(), progress=progress
+            resolve_snapshot(path),
+            allow_partial=allow_partial,
+            settings=Settings.from_env(),
+            progress=progress,
         )
     _print_build(result, json_out)
 

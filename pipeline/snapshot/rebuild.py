@@ -5,7 +5,9 @@ snapshot's own spec is harvested again from them, offline, into a *new* snapshot
 is the rebuilt one. Versions whose content the new parsers reproduce stay as they are; those
 they parse differently become new versions, and the old ones remain, so every handle issued
 before the rebuild still verifies. Nothing is fetched, so nothing is re-checked upstream:
-records no stored response covers are carried unchanged.
+records no stored response covers are carried unchanged. A stored response today's parsers
+reject (or a request of a partial snapshot that never got one) is a failed request, as in a
+build: without ``allow_partial`` nothing is sealed.
 """
 
 from __future__ import annotations
@@ -64,7 +66,11 @@ def stored_spec(path: Path) -> CorpusSpec:
 
 
 def rebuild_snapshot(
-    path: Path, *, settings: Settings | None = None, progress: Progress | None = None
+    path: Path,
+    *,
+    allow_partial: bool = False,
+    settings: Settings | None = None,
+    progress: Progress | None = None,
 ) -> BuildResult:
     """A new snapshot beside ``path``, re-parsed from the responses ``path`` stores."""
     report = verify_snapshot(path)
@@ -76,6 +82,7 @@ def rebuild_snapshot(
             raise SnapshotError(f"{path} stores no responses to rebuild from")
         options = BuildOptions(
             parent=path,
+            allow_partial=allow_partial,
             refresh=False,
             resume=False,
             mode="rebuild",

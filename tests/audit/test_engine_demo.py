@@ -302,6 +302,7 @@ def failed(demo: DemoSnapshots, tmp_path_factory: pytest.TempPathFactory) -> Ite
         spec,
         replay=[base / "empty"],
         parent=demo.new,
+        allow_partial=True,
         settings=Settings(data_dir=base / "data"),
         resume=False,
     )
