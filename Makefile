@@ -76,9 +76,9 @@ format: $(STAMP) ## Apply ruff's fixes and formatting
 demo: $(STAMP) ## Run the whole system offline on the bundled demo corpus
 	$(RUN)/citeseal demo
 
-snapshot: $(STAMP) ## Build a snapshot of snapshots/CORPUS.toml continuing its lineage (NEW_LINEAGE=1: a new one)
+snapshot: $(STAMP) ## Build the next snapshot of CORPUS, continuing its lineage (NEW_LINEAGE=1: a new one)
 	$(RUN)/citeseal snapshot build $(SNAPSHOTS)/$(CORPUS).toml \
-		$(if $(NEW_LINEAGE),--new-lineage,--parent latest) $(SNAPSHOT_ARGS)
+		$(if $(NEW_LINEAGE),--new-lineage) $(SNAPSHOT_ARGS)
 
 need-archive:
 	@test -n "$(ARCHIVE)" || { echo "error: set ARCHIVE=github:OWNER/REPO or ARCHIVE=/a/folder"; exit 2; }

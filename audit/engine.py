@@ -35,6 +35,7 @@ from audit.report import (
     SentenceResult,
     SnapshotInfo,
     assemble,
+    snapshot_info,
 )
 from audit.verdicts import Facts, Judgement, fail_on_policy, judge, metrics_of, overall
 from audit.verdicts import sentence_status as status_of
@@ -328,16 +329,18 @@ def audit_many(
     reproducible reports); ``fail_on`` adds to the default policy (malformed, forged).
     """
     identity = corpus.identity()
+    statuses = dict(corpus.source_status())
     context = _Context(
-        snapshot=SnapshotInfo(
-            name=identity.name,
-            path=identity.path,
-            sha256=identity.sha256,
+        snapshot=snapshot_info(
+            identity.name,
+            identity.path,
+            identity.sha256,
+            statuses,
             snapshot_id=identity.snapshot_id,
             created_at=identity.created_at,
         ),
         key=KeyInfo(fingerprint=keyring.fingerprint, demo=keyring.demo),
-        statuses=dict(corpus.source_status()),
+        statuses=statuses,
         fail_on=fail_on_policy(fail_on),
         created_at=iso_utc(now),
     )

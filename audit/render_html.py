@@ -29,7 +29,7 @@ from markupsafe import Markup
 
 import audit
 from audit.errors import CorpusError
-from audit.report import CitationResult, PassageView, Report, SentenceResult
+from audit.report import CitationResult, PassageView, Report, SentenceResult, partial_note
 
 SITE_DIR = Path(__file__).resolve().parent.parent / "site"
 TEMPLATES_DIR = SITE_DIR / "templates"
@@ -221,6 +221,7 @@ class ReportView:
     snapshot_sha256: str
     snapshot_id: str | None
     snapshot_href: str | None
+    snapshot_partial: str | None  # the partial-snapshot sentence, or None
     key_fingerprint: str
     demo_key: bool
     summary: str
@@ -284,6 +285,7 @@ def report_view(report: Report, *, snapshot_href: str | None = None) -> ReportVi
         snapshot_sha256=report.snapshot.sha256,
         snapshot_id=report.snapshot.snapshot_id,
         snapshot_href=snapshot_href,
+        snapshot_partial=partial_note(report.snapshot),
         key_fingerprint=report.key.fingerprint,
         demo_key=report.key.demo,
         summary=summary_line(report),

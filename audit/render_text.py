@@ -5,6 +5,7 @@ The text format is compact, one line per sentence and per citation::
     verdict: FAIL  (5 citations: 1 malformed, 1 forged, 1 quote_mismatch, 2 ok)
     fabricated: 2  retracted cited: 1  cited sentences: 2/6  verbatim quotes: 1/2
     snapshot: demo (sha256 5d41402abc4b)  key: 0c8f27aa13d2 (DEMO KEY: public, not a seal)
+    warning: partial snapshot (crossref partial): …     (only when the snapshot is partial)
     [1] cited: Zentravir exposure does not increase the risk of Farrow syndrome.
         ok             pmid:99000001/abstract.4~x3k9q "does not increase the risk"
     [2] invalid_only: …
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from audit.report import CitationResult, Report, SentenceResult
+from audit.report import CitationResult, Report, SentenceResult, partial_note
 from audit.verdicts import is_claim
 
 VERDICT_WIDTH = 15  # "quote_mismatch" and one space
@@ -102,6 +103,9 @@ def sentence_label(sentence: SentenceResult) -> str:
 def render_text(report: Report) -> str:
     """The compact text report (ends with a newline)."""
     lines = [verdict_line(report), metrics_line(report), identity_line(report)]
+    note = partial_note(report.snapshot)
+    if note is not None:
+        lines.append(f"warning: {clean_text(note)}")
     for sentence in report.sentences:
         lines.append(f"[{sentence.index}] {sentence_label(sentence)}: {clean_text(sentence.text)}")
         for citation in sentence.citations:
@@ -171,6 +175,9 @@ def render_markdown(report: Report) -> str:
         f"citeseal {md_text(report.tool_version)}, contract {md_text(report.contract_version)}, "
         f"{md_text(report.created_at)}.",
     ]
+    note = partial_note(report.snapshot)
+    if note is not None:
+        lines += ["", f"**Warning:** {md_text(note)}."]
     if report.verdict_reasons:
         lines += ["", "Why:", ""]
         lines += [f"- {md_text(reason)}" for reason in report.verdict_reasons]

@@ -8,7 +8,7 @@ raising the contract version.
     Report
     ├── contract_version, tool_version, created_at, source
     ├── verdict (pass | warn | fail), verdict_reasons, fail_on
-    ├── snapshot {name, path, sha256, snapshot_id, created_at}
+    ├── snapshot {name, path, sha256, snapshot_id, created_at, partial, incomplete_sources}
     ├── key {fingerprint, demo}                      never the key itself
     ├── metrics {fabricated, retracted_cited, sentences, cited_sentences, quotes,
     │            verbatim_quotes, citations, valid_citations, citation_validity,
@@ -22,6 +22,7 @@ raising the contract version.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any, Literal, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -202,6 +203,52 @@ class SnapshotInfo(_Model):
     sha256: str
     snapshot_id: str | None = None
     created_at: str | None = None
+    partial: bool = Field(
+        default=False,
+        description="True when requests of the snapshot's harvest failed: the records they "
+        "concerned are as an earlier snapshot of the lineage had them, or unavailable.",
+    )
+    incomplete_sources: dict[str, str] = Field(
+        default_factory=dict,
+        description="The sources whose harvest was 'partial' or 'failed' in the snapshot.",
+    )
+
+
+INCOMPLETE_STATUSES = ("partial", "failed")
+"""Harvest statuses of a source some of whose requests failed."""
+
+
+def snapshot_info(
+    name: str,
+    path: str,
+    sha256: str,
+    statuses: Mapping[str, str],
+    *,
+    snapshot_id: str | None = None,
+    created_at: str | None = None,
+) -> SnapshotInfo:
+    """The snapshot part of a report, ``partial`` decided from the sources' harvest statuses."""
+    incomplete = {s: st for s, st in sorted(statuses.items()) if st in INCOMPLETE_STATUSES}
+    return SnapshotInfo(
+        name=name,
+        path=path,
+        sha256=sha256,
+        snapshot_id=snapshot_id,
+        created_at=created_at,
+        partial=bool(incomplete),
+        incomplete_sources=incomplete,
+    )
+
+
+def partial_note(snapshot: SnapshotInfo) -> str | None:
+    """One sentence for people when the snapshot is partial (None when it is complete)."""
+    if not snapshot.partial:
+        return None
+    which = ", ".join(f"{s} {st}" for s, st in snapshot.incomplete_sources.items())
+    return (
+        f"partial snapshot ({which or 'requests failed'}): records whose refresh failed are "
+        "as an earlier snapshot of the lineage had them"
+    )
 
 
 class KeyInfo(_Model):

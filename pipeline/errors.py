@@ -2,10 +2,14 @@
 
 CiteSealError (audit.errors)
 ├── ParseError                  a response body is not what its parser expects (exit 2)
-├── HarvestError                a request could not be completed
+├── HarvestError                a request could not be completed (exit 3)
 │   ├── TransientHarvestError   429/5xx/transport, raised once the retry policy gives up
 │   ├── TerminalHarvestError    4xx and other answers retrying cannot fix
-│   └── ReplayMissError         replay mode has no recorded exchange for a request
+│   ├── ReplayMissError         replay mode has no recorded exchange for a request
+│   ├── SuspiciousAnswerError   an answer that would rewrite the lineage (empty where it
+│   │                           holds records); those records are carried, not withdrawn
+│   └── PartialHarvestError     requests failed, so the build sealed nothing (no
+│                               --allow-partial), or a first build harvested nothing
 ├── SpecError                   a corpus spec is invalid (names the line and the key)
 ├── SnapshotError               a snapshot cannot be built, verified or read
 │   └── TamperedSnapshotError   it fails a check against its sealed manifest (exit 1)
@@ -37,6 +41,20 @@ class TerminalHarvestError(HarvestError):
 
 class ReplayMissError(HarvestError):
     """Replay mode has no recorded exchange for the request."""
+
+
+class SuspiciousAnswerError(HarvestError):
+    """An answer that cannot be told from an outage: empty where the lineage holds records
+    (no record for any id asked, an empty full text, a record without its passages).
+
+    It is a listed failure of the build, never evidence that the records are gone: they are
+    carried forward from the parent unchanged.
+    """
+
+
+class PartialHarvestError(HarvestError):
+    """A build whose requests failed sealed nothing (``--allow-partial`` seals it marked
+    partial), or a first build harvested no record at all."""
 
 
 class SpecError(CiteSealError):

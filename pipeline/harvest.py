@@ -14,17 +14,34 @@ A failed request (a :class:`~pipeline.errors.HarvestError` once the retry policy
 or a body its parser rejects) is reported to the sink and the harvest goes on, unless
 ``strict``. :func:`refresh` re-fetches records of the lineage that this harvest did not meet,
 so a record gone upstream can be told from one that merely fell out of a query.
+
+An outage never rewrites history (the rules the build relies on):
+
+* a record whose enrichment failed is delivered *incomplete* (its id in ``incomplete``): the
+  build carries the lineage's state of it unchanged, and a record new to the lineage is
+  written with the flags the failed step decides unknown (Crossref's notices: ``retracted``
+  and ``expression_of_concern`` become None unless already True), never False;
+* a record is *missing* (withdrawn by the build) only on positive evidence: a by-id fetch
+  that answered with other records of the same request but not this one. An answer with
+  none of the records asked for, where the lineage holds some of them, is asked again with
+  a *control* id of the same kind that this harvest already received; only when the
+  control comes back are the others missing, otherwise the answer is a
+  :class:`~pipeline.errors.SuspiciousAnswerError` (a listed failure) and nothing is
+  withdrawn. An empty full text for a PMCID the lineage holds is such a failure too, and so
+  is a record that comes back without a single passage where the lineage's version has
+  some (it is delivered incomplete). Answers are judged the moment they arrive, before any
+  other step, so the build can drop exactly the failed answer from its resume cache.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
-from pipeline.errors import HarvestError, ParseError
+from pipeline.errors import HarvestError, ParseError, SuspiciousAnswerError
 from pipeline.http import HttpClient
-from pipeline.records import Annotation, Record, Relation
+from pipeline.records import Annotation, Flags, Record, Relation
 from pipeline.snapshot.spec import CorpusSpec
 from pipeline.sources import clinicaltrials, crossref, europepmc, openfda, pubmed, pubtator3
 
@@ -35,9 +52,15 @@ T = TypeVar("T")
 
 
 class Sink(Protocol):
-    """Where a harvest delivers what it found."""
+    """Where a harvest delivers what it found.
 
-    def records(self, source: str, records: Sequence[Record]) -> None: ...
+    ``incomplete`` names the delivered records whose enrichment failed (see the module
+    docstring): the build must not let them replace what the lineage holds.
+    """
+
+    def records(
+        self, source: str, records: Sequence[Record], *, incomplete: Collection[str] = ()
+    ) -> None: ...
 
     def failure(self, source: str, step: str, error: HarvestError | ParseError) -> None: ...
 
@@ -58,9 +81,38 @@ class Progress(Protocol):
 
 @dataclass
 class HarvestOutcome:
-    """Record ids that were asked for by id and that upstream did not return."""
+    """Record ids asked for by id that upstream positively did not return (see the module
+    docstring: an empty answer alone is never such evidence)."""
 
     missing: set[str] = field(default_factory=set)
+
+
+class LineageView(Protocol):
+    """What the harvest may ask about the lineage it refreshes (the build's parent)."""
+
+    def live(self, record_ids: Collection[str]) -> set[str]:
+        """The ids among ``record_ids`` the lineage holds and has not marked withdrawn."""
+        ...
+
+    def emptied(self, records: Sequence[Record]) -> dict[str, str]:
+        """Records that came back without a passage where the lineage's current version has
+        some: record id → what the lineage holds, in words."""
+        ...
+
+
+class NoLineage:
+    """The lineage of a first build: it holds nothing."""
+
+    def live(self, record_ids: Collection[str]) -> set[str]:
+        del record_ids
+        return set()
+
+    def emptied(self, records: Sequence[Record]) -> dict[str, str]:
+        del records
+        return {}
+
+
+FetchByIds = Callable[[list[str]], list[Record]]
 
 
 def chunks(items: Sequence[T], size: int) -> Iterator[list[T]]:
@@ -84,15 +136,18 @@ class Harvester:
         progress: Progress,
         *,
         strict: bool = False,
+        lineage: LineageView | None = None,
     ) -> None:
         self.spec = spec
         self.client = client
         self.sink = sink
         self.progress = progress
         self.strict = strict
+        self.lineage: LineageView = lineage or NoLineage()
         self.outcome = HarvestOutcome()
         self._full_text_done: set[str] = set()
         self._doi_cache: dict[str, list[Relation] | None] = {}  # recent DOIs' notices
+        self._controls: dict[str, str] = {}  # scheme → an id a by-id fetch returned
 
     # -- plumbing -----------------------------------------------------------------------------
     def _call(self, source: str, step: str, call: Callable[[], T]) -> T | None:
@@ -100,14 +155,34 @@ class Harvester:
         try:
             return call()
         except (HarvestError, ParseError) as error:
-            self.sink.failure(source, step, error)
-            if self.strict:
-                raise
+            self._fail(source, step, error)
             return None
 
-    def _deliver(self, source: str, records: Sequence[Record]) -> None:
+    def _fail(self, source: str, step: str, error: HarvestError | ParseError) -> None:
+        self.sink.failure(source, step, error)
+        if self.strict:
+            raise error
+
+    def _deliver(
+        self, source: str, records: Sequence[Record], hollow: Collection[str] = ()
+    ) -> None:
         if records:
-            self.sink.records(source, self._enrich(records))
+            enriched, incomplete = self._enrich(records)
+            self.sink.records(source, enriched, incomplete=incomplete | set(hollow))
+
+    def _hollow(self, source: str, records: Sequence[Record]) -> set[str]:
+        """Report the records that came back emptied (module docstring); their ids."""
+        emptied = self.lineage.emptied(records)
+        for rid, held in emptied.items():
+            self._fail(
+                source,
+                f"record {rid}",
+                SuspiciousAnswerError(
+                    f"{rid} came back without a passage where the lineage's {held}; "
+                    "not taken as a new version"
+                ),
+            )
+        return set(emptied)
 
     # -- the whole spec ------------------------------------------------------------------------
     def run(self) -> HarvestOutcome:
@@ -126,21 +201,88 @@ class Harvester:
         """Deliver the records a query found, in chunks (None: the search failed, logged)."""
         if records is None:
             return
+        hollow = self._hollow(source, records)
         self.sink.step(source, "search", len(records), query)
         for chunk in chunks(records, CHUNK):
-            self._deliver(source, chunk)
+            self._deliver(source, chunk, hollow)
             self.progress.advance(source, len(chunk))
 
-    def _deliver_fetched(
-        self, source: str, scheme: str, asked: Sequence[str], records: Sequence[Record] | None
+    def _fetch_by_id(
+        self,
+        source: str,
+        scheme: str,
+        step: str,
+        asked: Sequence[str],
+        fetch: FetchByIds,
+        *,
+        count_asked: bool = False,
     ) -> None:
-        """Deliver records fetched by id; the ids upstream did not return are noted missing."""
+        """Fetch records by id and deliver them; note the ids positively gone as missing.
+
+        Progress advances by the records delivered, or by the ids asked (``count_asked``:
+        a source whose total was announced in ids)."""
+        records = self._call(source, step, lambda: fetch(list(asked)))
         if records is None:
             return
-        got = {r.record_id for r in records}
-        self.outcome.missing.update(f"{scheme}:{i}" for i in asked if f"{scheme}:{i}" not in got)
-        self._deliver(source, records)
-        self.progress.advance(source, len(records))
+        wanted = {f"{scheme}:{i}": i for i in asked}
+        got = [r for r in records if r.record_id in wanted]
+        returned = {r.record_id for r in got}
+        absent = [rid for rid in wanted if rid not in returned]
+        if got:
+            self._controls[scheme] = wanted[got[0].record_id]
+            self.outcome.missing.update(absent)  # the same answer held the others
+        elif absent:
+            records = self._confirm_absent(source, scheme, step, wanted, fetch)
+        self._deliver(source, records, self._hollow(source, records))
+        self.progress.advance(source, len(asked) if count_asked else len(records))
+
+    def _confirm_absent(
+        self, source: str, scheme: str, step: str, wanted: dict[str, str], fetch: FetchByIds
+    ) -> list[Record]:
+        """An answer with none of ``wanted``: evidence only if a control id comes back with them.
+
+        Returns what the second asking found of ``wanted`` (an answer that came back empty
+        once and whole the second time is delivered).
+        """
+        held = self.lineage.live(list(wanted))
+        if not held:
+            return []  # the lineage holds none of them: there is nothing to withdraw
+        shown = ", ".join(sorted(held)[:3]) + (", …" if len(held) > 3 else "")
+        said = (
+            f"answered none of the {len(wanted)} records asked for by id, {len(held)} of which "
+            f"the lineage holds ({shown})"
+        )
+        control = self._controls.get(scheme)
+        if control is None:
+            self._fail(
+                source,
+                step,
+                SuspiciousAnswerError(
+                    f"{said}; not taken as withdrawal: no other {scheme} record answered in "
+                    "this harvest to check the answer against"
+                ),
+            )
+            return []
+        again = self._call(
+            source,
+            f"{step} (asked again with {scheme}:{control})",
+            lambda: fetch([control, *wanted.values()]),
+        )
+        if again is None:
+            return []
+        returned = {r.record_id for r in again}
+        if f"{scheme}:{control}" not in returned:
+            self._fail(
+                source,
+                step,
+                SuspiciousAnswerError(
+                    f"{said}, nor {scheme}:{control}, which it returned earlier in this "
+                    "harvest; not taken as withdrawal"
+                ),
+            )
+            return []
+        self.outcome.missing.update(rid for rid in wanted if rid not in returned)
+        return [r for r in again if r.record_id in wanted]
 
     def _pubmed(self) -> None:
         assert self.spec.pubmed is not None
@@ -167,15 +309,14 @@ class Harvester:
         """Fetch, enrich and deliver PubMed records; note the PMIDs PubMed did not return."""
         self.progress.start("pubmed", len(pmids))
         for chunk in chunks(pmids, CHUNK):
-            records = self._call(
-                "pubmed", "efetch", lambda chunk=chunk: pubmed.fetch_records(self.client, chunk)
+            self._fetch_by_id(
+                "pubmed",
+                "pmid",
+                "efetch",
+                chunk,
+                lambda ids: pubmed.fetch_records(self.client, ids),
+                count_asked=True,
             )
-            if records is None:
-                continue
-            got = {r.pmid for r in records}
-            self.outcome.missing.update(f"pmid:{p}" for p in chunk if p not in got)
-            self._deliver("pubmed", records)
-            self.progress.advance("pubmed", len(chunk))
 
     def _europepmc(self) -> None:
         assert self.spec.europepmc is not None
@@ -193,34 +334,44 @@ class Harvester:
 
     def fetch_preprints(self, ppr_ids: Sequence[str]) -> None:
         """Europe PMC preprints by id (``EXT_ID:… AND SRC:PPR``)."""
+
+        def fetch(ids: list[str]) -> list[Record]:
+            query = "(" + " OR ".join(f"EXT_ID:{i}" for i in ids) + ") AND SRC:PPR"
+            return europepmc.search_records(self.client, query, limit=len(ids))
+
         for chunk in chunks(list(ppr_ids), EPMC_ID_CHUNK):
-            query = "(" + " OR ".join(f"EXT_ID:{i}" for i in chunk) + ") AND SRC:PPR"
-            records = self._call(
-                "europepmc",
-                "preprints",
-                lambda query=query, chunk=chunk: europepmc.search_records(
-                    self.client, query, limit=len(chunk)
-                ),
-            )
-            self._deliver_fetched("europepmc", "ppr", chunk, records)
+            self._fetch_by_id("europepmc", "ppr", "preprints", chunk, fetch)
 
     def fetch_full_texts(self, pmcids: Iterable[str]) -> None:
-        """Europe PMC full text of PMCIDs (``pmcid:`` records); none upstream = missing."""
+        """Europe PMC full text of PMCIDs (``pmcid:`` records). No text is never a withdrawal:
+        for a PMCID the lineage holds it is a suspicious answer (module docstring)."""
         for pmcid in pmcids:
             if pmcid in self._full_text_done:
                 continue
             self._full_text_done.add(pmcid)
-            try:
-                record = europepmc.fetch_full_text(self.client, pmcid)
-            except (HarvestError, ParseError) as error:
-                self.sink.failure("europepmc", f"full text {pmcid}", error)
-                if self.strict:
-                    raise
-                continue
+            step = f"full text {pmcid}"
+            answer = self._call(
+                "europepmc", step, lambda p=pmcid: (europepmc.fetch_full_text(self.client, p),)
+            )
+            if answer is None:
+                continue  # the request failed (reported)
+            record = answer[0]
             if record is None:
-                self.outcome.missing.add(f"pmcid:{pmcid}")
+                # Europe PMC answers 404 or an empty body alike when it has no open-access
+                # text, so its silence about a text the lineage holds proves nothing
+                if f"pmcid:{pmcid}" in self.lineage.live([f"pmcid:{pmcid}"]):
+                    self._fail(
+                        "europepmc",
+                        step,
+                        SuspiciousAnswerError(
+                            f"no full text for {pmcid}, which the lineage holds; not taken as "
+                            "withdrawal"
+                        ),
+                    )
                 continue
-            self.sink.records("europepmc", self._with_updates([record]))
+            hollow = self._hollow("europepmc", [record])
+            updated, incomplete = self._with_updates([record])
+            self.sink.records("europepmc", updated, incomplete=incomplete | hollow)
             self.progress.advance("europepmc", 1)
 
     def _clinicaltrials(self) -> None:
@@ -245,12 +396,13 @@ class Harvester:
 
     def fetch_trials(self, nct_ids: Sequence[str]) -> None:
         for chunk in chunks(list(nct_ids), CHUNK):
-            records = self._call(
+            self._fetch_by_id(
                 "clinicaltrials",
+                "nct",
                 "fetch",
-                lambda chunk=chunk: clinicaltrials.fetch_records(self.client, chunk),
+                chunk,
+                lambda ids: clinicaltrials.fetch_records(self.client, ids),
             )
-            self._deliver_fetched("clinicaltrials", "nct", chunk, records)
 
     def _openfda(self) -> None:
         spec = self.spec.openfda
@@ -267,27 +419,31 @@ class Harvester:
 
     def fetch_labels(self, set_ids: Sequence[str]) -> None:
         for chunk in chunks(list(set_ids), CHUNK):
-            records = self._call(
+            self._fetch_by_id(
                 "openfda",
+                "setid",
                 "fetch",
-                lambda chunk=chunk: openfda.fetch_records(self.client, chunk),
+                chunk,
+                lambda ids: openfda.fetch_records(self.client, ids),
             )
-            self._deliver_fetched("openfda", "setid", chunk, records)
 
     # -- enrichment ----------------------------------------------------------------------------
-    def _enrich(self, records: Sequence[Record]) -> list[Record]:
+    def _enrich(self, records: Sequence[Record]) -> tuple[list[Record], set[str]]:
+        """The records enriched, and the ids of those whose enrichment failed."""
         spec = self.spec
         out = list(records)
+        incomplete: set[str] = set()
         if spec.pubmed is not None and spec.pubmed.annotations:
-            out = self._with_annotations(out)
-        out = self._with_updates(out)
+            out = self._with_annotations(out, incomplete)
+        out, failed = self._with_updates(out)
+        incomplete |= failed
         if spec.europepmc is not None and spec.europepmc.full_text:
             wanted = [r.pmcid for r in out if r.pmcid and r.pmcid not in self._full_text_done]
             wanted = [p for p in dict.fromkeys(wanted) if not _is_full_text_of(out, p)]
             self.fetch_full_texts(wanted)
-        return out
+        return out, incomplete
 
-    def _with_annotations(self, records: list[Record]) -> list[Record]:
+    def _with_annotations(self, records: list[Record], incomplete: set[str]) -> list[Record]:
         pubmed_records = {r.record_id: r for r in records if r.source == "pubmed" and r.pmid}
         if not pubmed_records:
             return records
@@ -298,6 +454,7 @@ class Harvester:
             lambda: pubtator3.fetch_annotations(self.client, pmids, records=pubmed_records),
         )
         if found is None:
+            incomplete.update(pubmed_records)
             return records
         annotated = [rid for rid in found if rid in pubmed_records]
         self.sink.step("pubtator3", "annotations", len(annotated), f"{len(pmids)} PMIDs asked")
@@ -308,14 +465,16 @@ class Harvester:
             for r in records
         ]
 
-    def _with_updates(self, records: list[Record]) -> list[Record]:
+    def _with_updates(self, records: list[Record]) -> tuple[list[Record], set[str]]:
+        """Crossref's notices merged in; the ids whose notices could not be fetched."""
         spec = self.spec
         if spec.crossref is None or not spec.crossref.updates:
-            return records
+            return records, set()
         cache = self._doi_cache
         if len(cache) > DOI_CACHE:
             cache.clear()
         out: list[Record] = []
+        failed: set[str] = set()
         for record in records:
             doi = record.doi
             if not doi:
@@ -331,8 +490,12 @@ class Harvester:
                 if cache[key] is not None:
                     self.sink.step("crossref", "updates", 1, doi)
             relations = cache[key]
-            out.append(crossref.apply_relations(record, relations) if relations else record)
-        return out
+            if relations is None:
+                failed.add(record.record_id)
+                out.append(_notices_unknown(record))
+            else:
+                out.append(crossref.apply_relations(record, relations) if relations else record)
+        return out, failed
 
     # -- refresh ------------------------------------------------------------------------------
     def refresh(self, unseen: dict[str, list[str]]) -> HarvestOutcome:
@@ -367,3 +530,16 @@ class Harvester:
 
 def _is_full_text_of(records: Sequence[Record], pmcid: str) -> bool:
     return any(r.record_id == f"pmcid:{pmcid}" for r in records)
+
+
+def _notices_unknown(record: Record) -> Record:
+    """``record`` with the flags Crossref's notices decide made unknown: whether it was
+    retracted or drew an expression of concern is not known without them (True stays True,
+    e.g. from PubMed's own publication types)."""
+    flags = record.flags
+    unknown = Flags(
+        retracted=True if flags.retracted else None,
+        expression_of_concern=True if flags.expression_of_concern else None,
+        preprint=flags.preprint,
+    )
+    return record if unknown == flags else record.model_copy(update={"flags": unknown})

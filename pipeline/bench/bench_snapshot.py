@@ -187,8 +187,8 @@ def generate_pubmed_replay(workdir: Path, records: int, *, name: str = "bench") 
 
 
 class _NullSink:
-    def records(self, source: str, records: object) -> None:
-        del source, records
+    def records(self, source: str, records: object, *, incomplete: object = ()) -> None:
+        del source, records, incomplete
 
     def failure(self, source: str, step: str, error: HarvestError | ParseError) -> None:
         raise error

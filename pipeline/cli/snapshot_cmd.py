@@ -43,7 +43,7 @@ from pipeline.snapshot.rebuild import rebuild_snapshot
 from pipeline.snapshot.search import printable
 from pipeline.snapshot.summary import summary_markdown
 from pipeline.snapshot.trust import SealPolicy, refuse, run_checks
-from pipeline.snapshot.verify import check_snapshot, snapshot_info
+from pipeline.snapshot.verify import check_snapshot, partial_summary, snapshot_info
 
 snapshot_app = typer.Typer(
     name="snapshot",
@@ -53,6 +53,14 @@ snapshot_app = typer.Typer(
 
 PathArg = Annotated[
     Path, typer.Argument(help="Snapshot file (.duckdb), or a corpus folder (its newest).")
+]
+AllowPartialOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-partial",
+        help="Seal a snapshot marked partial even when requests failed (the records they "
+        "concern keep their parent state); without it such a build seals nothing (exit 3).",
+    ),
 ]
 
 
@@ -76,9 +84,17 @@ def build_command(
         str | None,
         typer.Option(
             "--parent",
-            help="Parent snapshot file, or 'latest' (newest of the corpus; none → no parent).",
+            help="Parent snapshot file, or 'latest' (the default: the newest snapshot of the "
+            "corpus; none yet → no parent).",
         ),
     ] = None,
+    new_lineage: Annotated[
+        bool,
+        typer.Option(
+            "--new-lineage",
+            help="Start a new history without a parent, although the corpus has snapshots.",
+        ),
+    ] = False,
     replay: Annotated[
         list[Path] | None,
         typer.Option(
@@ -93,6 +109,7 @@ def build_command(
     strict: Annotated[
         bool, typer.Option("--strict", help="Abort on the first failed request.")
     ] = False,
+    allow_partial: AllowPartialOpt = False,
     live: Annotated[
         bool, typer.Option("--live", help="Ignore the spec's replay list: ask the real APIs.")
     ] = False,
@@ -103,7 +120,9 @@ def build_command(
     demo_key: DemoKeyOpt = False,
     json_out: JsonOpt = False,
 ) -> None:
-    """Harvest a corpus spec into a new immutable snapshot (plus its sealed manifest)."""
+    """Harvest a corpus spec into a new immutable snapshot (plus its sealed manifest).
+
+    Exit 3 when a request failed (nothing sealed) unless --allow-partial."""
     parent_arg: ParentArg = None
     if parent is not None:
         parent_arg = "latest" if parent == "latest" else Path(parent)
@@ -114,9 +133,11 @@ def build_command(
             spec,
             keyring=keyring,
             parent=parent_arg,
+            new_lineage=new_lineage,
             replay=replay or (),
             record=record,
             strict=strict,
+            allow_partial=allow_partial,
             live=live,
             resume=not no_resume,
             settings=settings,
@@ -150,12 +171,14 @@ def _print_build(result: BuildResult, json_out: bool) -> None:
         )
         return
     new_versions = sum(s.new_versions for s in m.sources.values())
-    typer.echo(f"built {result.path}")
+    typer.echo(f"built {result.path}{'  (PARTIAL)' if m.partial else ''}")
     typer.echo(f"  parent    {m.parent.path if m.parent else '(none)'}")
     typer.echo(
         f"  lineage   {m.records} records, {m.versions} versions, {m.passages} passages; "
         f"{new_versions} new versions, {m.withdrawn} newly withdrawn"
     )
+    if m.partial:
+        typer.echo(f"  partial   {partial_summary(m)}")
     for source, s in m.sources.items():
         if s.status == "not_harvested":
             continue
@@ -164,7 +187,8 @@ def _print_build(result: BuildResult, json_out: bool) -> None:
             f"{f'  {s.failed_requests} failed requests' if s.failed_requests else ''}"
         )
     if result.resumed_requests:
-        typer.echo(f"  resumed   {result.resumed_requests} responses from the interrupted build")
+        n = result.resumed_requests
+        typer.echo(f"  resumed   {n} responses kept by an earlier build that did not seal")
     for failed in m.failed_requests:
         typer.echo(f"warning: {failed.source}: {failed.step}: {failed.error}", err=True)
     for warning in result.warnings:
@@ -192,6 +216,9 @@ def info_command(path: PathArg, demo_key: DemoKeyOpt = False, json_out: JsonOpt 
         f"segmentation {meta.get('segmentation_version')}; mode {meta.get('mode')}"
     )
     typer.echo(f"  spec hash {meta.get('spec_hash')}")
+    typer.echo(
+        f"  harvest   {'PARTIAL: ' + info['partial_detail'] if info['partial'] else 'complete'}"
+    )
     typer.echo(f"  seal      {_seal_line(trusted.seal, trusted.seal_key)}")
     typer.echo("  source          harvest   records versions passages withdrawn")
     held = info["lineage"]
@@ -364,6 +391,8 @@ def list_command(
                     passages=m.passages,
                     parent=m.parent.snapshot_id if m.parent else None,
                     size=m.size,
+                    partial=m.partial,
+                    failed_requests=len(m.failed_requests),
                 )
             rows.append(row)
     if json_out:
@@ -375,11 +404,13 @@ def list_command(
             typer.echo(f"{row['path']}  REFUSED: {printable(row['trust'])}")
             continue
         parent = f"  parent {row['parent']}" if row["parent"] else ""
-        trust = "" if row["trust"] == "ok" else f"  {'' if row['ok'] else 'REFUSED: '}"
-        trust += "" if row["trust"] == "ok" else printable(row["trust"])
+        n = row["failed_requests"]
+        partial = f"  PARTIAL ({n} failed request{'s' if n != 1 else ''})" if row["partial"] else ""
+        mark = "REFUSED: " if not row["ok"] else ""
+        trust = "" if row["trust"] == "ok" else f"  {mark}{printable(row['trust'])}"
         typer.echo(
             f"{row['path']}  {row['records']} records, {row['versions']} versions, "
-            f"{row['passages']} passages, {row['size'] / 1e6:.1f} MB{parent}{trust}"
+            f"{row['passages']} passages, {row['size'] / 1e6:.1f} MB{parent}{partial}{trust}"
         )
     if any(not row["ok"] for row in rows):
         raise typer.Exit(1)
@@ -403,13 +434,22 @@ def export_command(
 
 
 @snapshot_app.command("rebuild")
-def rebuild_command(path: PathArg, demo_key: DemoKeyOpt = False, json_out: JsonOpt = False) -> None:
+def rebuild_command(
+    path: PathArg,
+    allow_partial: AllowPartialOpt = False,
+    demo_key: DemoKeyOpt = False,
+    json_out: JsonOpt = False,
+) -> None:
     """Re-parse the stored responses with today's parsers into a new snapshot (offline)."""
     settings = Settings.from_env()
     keyring = _sealing_keyring(settings, demo_key)
     with _progress() as progress:
         result = rebuild_snapshot(
-            resolve_snapshot(path), keyring=keyring, settings=settings, progress=progress
+            resolve_snapshot(path),
+            keyring=keyring,
+            allow_partial=allow_partial,
+            settings=settings,
+            progress=progress,
         )
     _print_build(result, json_out)
 

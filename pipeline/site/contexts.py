@@ -81,6 +81,7 @@ class SnapshotRow:
     parent: Link | None
     diff: Link | None
     newest: bool
+    partial: bool = False  # requests of its harvest failed
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,7 @@ class SnapshotPage:
     diff: Link | None
     integrity: str  # one sentence: what was checked (file ↔ manifest ↔ seal) and the key
     integrity_ok: bool
+    partial: str | None  # why the snapshot is partial (failed requests), None when complete
     counts: tuple[Count, ...]
     sources: tuple[SourceLine, ...]
     lists: tuple[RecordList, ...]

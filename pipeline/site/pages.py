@@ -261,6 +261,7 @@ def snapshot_list_page(data: SiteData) -> SnapshotListPage:
                     parent=_snapshot_link(parent) if parent else None,
                     diff=Link(diff_path(diff.slug), "changes") if diff else None,
                     newest=snapshot is members[-1],
+                    partial=snapshot.partial is not None,
                 )
             )
         lineages.append((name, tuple(rows)))
@@ -335,6 +336,7 @@ def snapshot_page(data: SiteData, snapshot: LoadedSnapshot) -> SnapshotPage:
         else None,
         integrity=integrity,
         integrity_ok=ok,
+        partial=snapshot.partial,
         counts=(
             Count("records", f"{snapshot.records:,}"),
             Count("record versions", f"{snapshot.record_versions:,}"),

@@ -24,6 +24,7 @@ from pipeline.snapshot.digests import DigestCache
 from pipeline.snapshot.manifest import manifest_path
 from pipeline.snapshot.store import read_meta
 from pipeline.snapshot.trust import SealPolicy, trust_snapshot
+from pipeline.snapshot.verify import INCOMPLETE, describe_partial
 
 LIST_CAP = 500  # at most this many records per list on a snapshot page
 
@@ -61,6 +62,18 @@ class LoadedSnapshot:
     @property
     def parent_sha256(self) -> str | None:
         return self.meta.get("parent_sha256") or None
+
+    @property
+    def partial(self) -> str | None:
+        """Why the snapshot is partial, in one line (from its sources and its manifest), or
+        None when every request of its harvest was answered."""
+        statuses = {s.source: s.status for s in self.sources}
+        manifest = self.manifest or {}
+        if not manifest.get("partial") and not any(s in INCOMPLETE for s in statuses.values()):
+            return None
+        failed = sum(s.failed_requests for s in self.sources)
+        carried = manifest.get("carried")
+        return describe_partial(statuses, failed, carried if isinstance(carried, int) else None)
 
 
 def load_snapshots(

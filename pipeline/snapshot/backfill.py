@@ -375,6 +375,7 @@ def _write_child(
             records=totals[0],
             versions=totals[1],
             passages=totals[2],
+            partial=parent_manifest.partial,  # the harvest it carries, sources and all
             sources={
                 name: SourceSummary(
                     status=s.status,

@@ -12,32 +12,45 @@ file is renamed into place: the rename is the commit point, so an interrupted bu
 never touches the parent. The next build of the corpus deletes leftovers. Responses fetched so
 far stay in the resume cache (:mod:`pipeline.snapshot.resume`), so the rerun does not fetch
 them again.
+
+Lineage: without ``parent`` a build continues the newest snapshot of its corpus; a new history
+is asked for with ``new_lineage``. Failures: a build in which any request failed seals
+nothing and raises :class:`~pipeline.errors.PartialHarvestError` (exit 3), keeping the resume
+cache (minus the failed answers) so the rerun asks only what failed; with ``allow_partial``
+it seals a snapshot marked ``partial`` in which every record whose refresh failed keeps its
+parent state (:mod:`pipeline.harvest`, :mod:`pipeline.snapshot.ingest`). A first build (no
+parent) that harvested no record because requests failed writes nothing either way.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import gc
 import shutil
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Literal
 
 import duckdb
 import httpx
 
+from audit.errors import InputError
 from audit.keys import Keyring
 from pipeline import __version__
-from pipeline.errors import HarvestError, ParseError, SnapshotError
+from pipeline.errors import (
+    HarvestError,
+    ParseError,
+    SnapshotError,
+    TamperedSnapshotError,
+)
 from pipeline.harvest import Harvester, HarvestOutcome, Progress
 from pipeline.http import Exchange, HttpClient
 from pipeline.records import SOURCES, Record
 from pipeline.replay import RecordingTransport, ReplayTransport
 from pipeline.settings import Settings
 from pipeline.snapshot.apply import apply_batch
+from pipeline.snapshot.folder import clean_leftovers, corpus_lock, free_stamp
 from pipeline.snapshot.index import INDEX_VERSION, index_unindexed, next_docid
 from pipeline.snapshot.ingest import Ingest
 from pipeline.snapshot.lineage import (
@@ -45,6 +58,7 @@ from pipeline.snapshot.lineage import (
     create_staging,
     drop_staging,
     finalize_state,
+    unrefreshed_count,
     unseen_records,
 )
 from pipeline.snapshot.locate import latest_snapshot
@@ -57,6 +71,7 @@ from pipeline.snapshot.manifest import (
     read_manifest,
     relative_to,
 )
+from pipeline.snapshot.partial import require_complete
 from pipeline.snapshot.progress import NullProgress
 from pipeline.snapshot.resume import (
     ResumeTransport,
@@ -112,6 +127,7 @@ class BuildOptions:
     replay: tuple[Path, ...] = ()
     record: Path | None = None
     strict: bool = False
+    allow_partial: bool = False  # seal even when requests failed (marked partial)
     refresh: bool = True  # re-check lineage records the harvest did not meet
     resume: bool = True
     mode: str = "live"
@@ -124,9 +140,11 @@ def build_snapshot(
     *,
     keyring: Keyring,
     parent: ParentArg = None,
+    new_lineage: bool = False,
     replay: Sequence[Path] = (),
     record: Path | None = None,
     strict: bool = False,
+    allow_partial: bool = False,
     live: bool = False,
     resume: bool = True,
     settings: Settings | None = None,
@@ -137,9 +155,17 @@ def build_snapshot(
 
     ``replay`` folders serve recorded exchanges instead of the network (first match wins);
     without them the spec's own ``replay`` list is used unless ``live``. ``parent`` is a
-    snapshot file, ``"latest"`` (the newest in the corpus folder, none → no parent) or None.
-    ``keyring`` seals the new snapshot's manifest and must verify the parent's seal.
+    snapshot file or ``"latest"``; not given (None), it is ``"latest"``: the newest snapshot
+    of the corpus folder, none yet → no parent. ``new_lineage`` starts a history without a
+    parent and cannot be combined with ``parent``. ``allow_partial`` seals a build whose
+    requests failed, marked partial (otherwise :class:`PartialHarvestError`). ``keyring``
+    seals the new snapshot's manifest and must verify the parent's seal.
     """
+    if new_lineage and parent is not None:
+        raise InputError(
+            "--parent and --new-lineage cannot be combined: a new lineage has no parent",
+            advice="drop --new-lineage to continue a lineage, or --parent to start one",
+        )
     spec = load_spec(spec_path)
     corpus_dir = spec_path.parent / spec.name
     folders = tuple(Path(p) for p in replay)
@@ -148,11 +174,12 @@ def build_snapshot(
     corpus_dir.mkdir(parents=True, exist_ok=True)
     with corpus_lock(corpus_dir):
         options = BuildOptions(
-            parent=resolve_parent(parent, corpus_dir, keyring),
+            parent=None if new_lineage else resolve_parent(parent or "latest", corpus_dir, keyring),
             keyring=keyring,
             replay=folders,
             record=record,
             strict=strict,
+            allow_partial=allow_partial,
             resume=resume,
             mode="replay" if folders else "live",
             transport=transport,
@@ -178,7 +205,7 @@ def build_locked(
     work = corpus_dir / f".build-{stamp}.tmp"
     cache = resume_folder(corpus_dir, spec.spec_hash(), options.replay)
     drop_if_stale(cache)
-    run = _Run(spec, snapshot_id, options, settings, progress)
+    run = _Run(spec, snapshot_id, options, settings, progress, corpus_dir=corpus_dir)
     try:
         with fewer_collections():
             run.write(temp, work, cache if options.resume else None)
@@ -200,57 +227,7 @@ def build_locked(
     )
 
 
-# -- the corpus folder --------------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def corpus_lock(corpus_dir: Path) -> Iterator[None]:
-    """Exclusive lock on a corpus folder: one build at a time."""
-    path = corpus_dir / ".build-lock"
-    with path.open("a") as handle:
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise SnapshotError(
-                f"another build of {corpus_dir} is running (lock {path})",
-                advice="wait for it to finish",
-            ) from None
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-
-
-def clean_leftovers(corpus_dir: Path) -> list[Path]:
-    """Remove what interrupted builds left (hidden build files, manifests without a file)."""
-    removed: list[Path] = []
-    for path in corpus_dir.glob(".build-[0-9]*"):
-        if path.is_dir():
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            path.unlink(missing_ok=True)
-        removed.append(path)
-    for path in corpus_dir.glob(".manifest-*.tmp"):
-        path.unlink(missing_ok=True)
-        removed.append(path)
-    for path in corpus_dir.glob("*.manifest.json"):
-        snapshot = path.with_name(path.name.removesuffix(".manifest.json") + ".duckdb")
-        if not snapshot.exists():
-            path.unlink(missing_ok=True)
-            removed.append(path)
-    return removed
-
-
-def free_stamp(
-    corpus_dir: Path, name: str, now: Callable[[], datetime] = lambda: datetime.now(UTC)
-) -> str:
-    """A UTC stamp ``YYYYmmddTHHMMSSZ`` no snapshot of this corpus uses yet."""
-    moment = now().replace(microsecond=0)
-    while True:
-        stamp = moment.strftime("%Y%m%dT%H%M%SZ")
-        if not (corpus_dir / f"{name}-{stamp}.duckdb").exists():
-            return stamp
-        moment += timedelta(seconds=1)
+# -- the parent -------------------------------------------------------------------------------
 
 
 def resolve_parent(parent: ParentArg, corpus_dir: Path, keyring: Keyring) -> Path | None:
@@ -263,7 +240,14 @@ def resolve_parent(parent: ParentArg, corpus_dir: Path, keyring: Keyring) -> Pat
         return None
     if not path.is_file():
         raise SnapshotError(f"parent snapshot {path} does not exist")
-    trust_snapshot(path, SealPolicy.of(keyring), what="parent snapshot")
+    try:
+        trust_snapshot(path, SealPolicy.of(keyring), what="parent snapshot")
+    except TamperedSnapshotError as error:
+        raise TamperedSnapshotError(
+            error.message,
+            advice=f"{error.advice}; or build from another one with --parent FILE, or start a "
+            "new lineage with --new-lineage",
+        ) from None
     return path
 
 
@@ -286,12 +270,14 @@ class _Run:
     options: BuildOptions
     settings: Settings
     progress: Progress
+    corpus_dir: Path | None = None
     created_at: str = field(default_factory=now_text)
     resumed: int = 0
     warnings: list[str] = field(default_factory=list)
     failed: list[FailedRequest] = field(default_factory=list)
     state: dict[str, _SourceState] = field(default_factory=dict)
     withdrawn: int = 0
+    carried: int = 0
     totals: tuple[int, int, int] = (0, 0, 0)
     parent_ref: ParentRef | None = None
     _ingest: Ingest | None = None
@@ -302,6 +288,7 @@ class _Run:
     _response_bytes: int = 0
     _response_id: int = 0
     _log: list[tuple[object, ...]] = field(default_factory=list)
+    _resume: ResumeTransport | None = None
 
     # -- writing ------------------------------------------------------------------------------
     def write(self, temp: Path, work: Path, cache: Path | None) -> None:
@@ -330,7 +317,11 @@ class _Run:
                 )
                 outcome = self._harvest(cache)
                 self._flush()
-            self.withdrawn = db.call(finalize_state, outcome.missing, self.snapshot_id)
+            self._require_complete()
+            held = self._ingest.held
+            gone = {rid for rid in outcome.missing if rid not in held}
+            self.withdrawn = db.call(finalize_state, gone, self.snapshot_id)
+            self.carried = db.call(unrefreshed_count)
             db.call(drop_staging)
             db.call(insert_sources, self._source_rows())
             self.totals = db.call(snapshot_totals)
@@ -375,21 +366,29 @@ class _Run:
         if options.record is not None:
             inner = RecordingTransport(inner, options.record)
         if cache is not None:
-            inner = ResumeTransport(inner, cache)
+            inner = self._resume = ResumeTransport(inner, cache)
         return inner
 
     def _harvest(self, cache: Path | None) -> HarvestOutcome:
+        assert self._ingest is not None
         transport = self._transport(cache)
         with HttpClient(self.settings, transport=transport, on_exchange=self._exchange) as client:
             harvester = Harvester(
-                self.spec, client, self, self.progress, strict=self.options.strict
+                self.spec,
+                client,
+                self,
+                self.progress,
+                strict=self.options.strict,
+                lineage=self._ingest,
             )
             outcome = harvester.run()
             if self.options.refresh and self._db is not None:
-                # the look-up runs after every batch queued before it
+                # the look-up runs after every batch queued before it; records delivered
+                # incomplete (held) were met, and keep their parent state
                 unseen = self._db.call(unseen_records, self.spec.sources())
+                skip = outcome.missing | set(self._ingest.held)
                 for source in list(unseen):
-                    unseen[source] = [r for r in unseen[source] if r not in outcome.missing]
+                    unseen[source] = [r for r in unseen[source] if r not in skip]
                 outcome = harvester.refresh({s: ids for s, ids in unseen.items() if ids})
         if isinstance(transport, ResumeTransport):
             self.resumed = transport.served
@@ -397,25 +396,46 @@ class _Run:
             self.progress.finish(source, self._status(source))
         return outcome
 
+    def _require_complete(self) -> None:
+        """Raise when the failed requests forbid sealing (:mod:`pipeline.snapshot.partial`)."""
+        assert self._ingest is not None
+        require_complete(
+            self.failed,
+            where=str(self.corpus_dir or self.spec.name),
+            has_parent=self.options.parent is not None,
+            harvested=sum(c.records for c in self._ingest.stats.by_source.values()),
+            allow_partial=self.options.allow_partial,
+            resumable=self._resume is not None,
+        )
+
     # -- the Sink protocol (pipeline.harvest) ---------------------------------------------------
-    def records(self, source: str, records: Sequence[Record]) -> None:
+    def records(
+        self, source: str, records: Sequence[Record], *, incomplete: Collection[str] = ()
+    ) -> None:
         assert self._ingest is not None and self._db is not None
-        for batch in self._ingest.prepare(source, records):  # Python work, here
+        batches = self._ingest.prepare(source, records, incomplete=incomplete)  # Python work
+        for batch in batches:
             self._db.submit(apply_batch, batch, self.snapshot_id)  # SQL, in the writer process
             self._batches += 1
             if self._batches % REOPEN_EVERY == 0:
                 self._db.reopen()  # DuckDB's memory back: flat RSS however large the corpus
+        if self._resume is not None:
+            self._resume.settle()
 
     def failure(self, source: str, step: str, error: HarvestError | ParseError) -> None:
         self.state.setdefault(source, _SourceState()).failures += 1
         self.failed.append(FailedRequest(source=source, step=step, error=error.message))
         self._log.append((now_text(), source, step, None, None, False, None, error.message))
         self.progress.note(f"{source}: {step} failed: {error.message}")
+        if self._resume is not None:
+            self._resume.drop_unsettled()  # the failed answer is never replayed
 
     def step(self, source: str, step: str, count: int, detail: str | None = None) -> None:
         self._log.append((now_text(), source, step, None, None, True, count, detail))
         if source in ENRICHMENT_SOURCES:
             self.state.setdefault(source, _SourceState()).enriched += count
+        if self._resume is not None:
+            self._resume.settle()
 
     def _exchange(self, exchange: Exchange) -> None:
         source = exchange.source or "unknown"
@@ -525,6 +545,8 @@ class _Run:
             versions=versions,
             passages=passages,
             withdrawn=self.withdrawn,
+            carried=self.carried,
+            partial=bool(self.failed),
             sources=self._summaries(),
             failed_requests=self.failed,
         )

@@ -10,12 +10,18 @@ index, the ``last_seen`` touches — so a build can run it in its writer process
 parsed. Records met twice in one build are recognised in memory: the first one wins, so the
 versions the lineage holds are exactly those carried from the parent (a build reads them
 from the parent file itself, while the writer process fills the new one).
+
+A record delivered *incomplete* (its enrichment failed, or its answer was suspicious) that
+the lineage already holds is *held*: nothing of it is staged, so the snapshot keeps the
+parent's state of it (version, flags, relations, withdrawn or not); a later complete
+delivery of it in the same build still counts. An incomplete record new to the lineage is
+written as it is (the harvest has made the flags it could not check unknown).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +31,13 @@ from audit.folding import fold as audit_fold
 from pipeline.records import Record
 from pipeline.snapshot.apply import StagedBatch, apply_batch
 from pipeline.snapshot.index import ascii_words, next_docid
-from pipeline.snapshot.lineage import Decision, decide, known_versions
+from pipeline.snapshot.lineage import (
+    Decision,
+    current_passages,
+    decide,
+    known_versions,
+    live_records,
+)
 from pipeline.snapshot.store import BatchWriter
 
 
@@ -130,6 +142,7 @@ class Ingest:
         self.con: duckdb.DuckDBPyConnection | None = None  # set by into(), used by add()
         self._seen: set[str] = set()
         self._docid = first_docid
+        self.held: dict[str, str] = {}  # record id → source, delivered incomplete (module doc)
 
     @classmethod
     def into(
@@ -150,9 +163,29 @@ class Ingest:
         for batch in self.prepare(source, records):
             apply_batch(self.con, batch, self.snapshot_id)
 
-    def prepare(self, source: str, records: Sequence[Record]) -> list[StagedBatch]:
+    # -- pipeline.harvest.LineageView: what the harvest asks of the lineage it refreshes ------
+    def live(self, record_ids: Collection[str]) -> set[str]:
+        """The ids among ``record_ids`` the lineage holds, not withdrawn (none without one)."""
+        return live_records(self.reader, record_ids) if self.reader is not None else set()
+
+    def emptied(self, records: Sequence[Record]) -> dict[str, str]:
+        """Records that came back without a single passage where the lineage's current version
+        has some (a suspicious answer): record id → what the lineage holds, in words."""
+        empty = [r.record_id for r in records if not r.passages]
+        if not empty or self.reader is None:
+            return {}
+        return {
+            rid: f"version {version} holds {n} passage{'s' if n != 1 else ''}"
+            for rid, (version, n) in current_passages(self.reader, empty).items()
+            if n
+        }
+
+    def prepare(
+        self, source: str, records: Sequence[Record], *, incomplete: Collection[str] = ()
+    ) -> list[StagedBatch]:
         """The Python half of one batch of records; see :func:`apply_batch`.
 
+        Records named in ``incomplete`` that the lineage holds are held (module docstring).
         Returns the staged batches in order: as many as it takes to keep each under
         :data:`BATCH_PASSAGES` passages and :data:`BATCH_TEXT` characters of new text, so the
         database work of one batch needs the same memory whatever the source (a thousand
@@ -167,8 +200,17 @@ class Ingest:
             unique[record.record_id] = (record, record.content_hash())
         if not unique:
             return []
-        self._seen.update(unique)
         known = known_versions(self.reader, unique) if self.reader is not None else {}
+        if incomplete:
+            for rid in [r for r in unique if r in known and r in incomplete]:
+                del unique[rid]
+                self.held.setdefault(rid, source)
+            if not unique:
+                return []
+        self._seen.update(unique)
+        if self.held:
+            for rid in unique:
+                self.held.pop(rid, None)  # seen completely after all
         decisions = [
             (record, content_hash, decide(rid, record.version, content_hash, known.get(rid, ())))
             for rid, (record, content_hash) in unique.items()

@@ -11,7 +11,12 @@ Rules (DESIGN.md §6):
   new version is ``<label>-r2`` (``-r3``, …), so no issued handle ever changes meaning;
 * a record of the lineage that a harvest looked for and upstream no longer returns is marked
   withdrawn (``record_state.withdrawn``, ``withdrawn_since`` = this snapshot); its versions
-  remain, so handles minted from them still verify.
+  remain, so handles minted from them still verify. "No longer returns" needs positive
+  evidence (:mod:`pipeline.harvest`): an empty answer is a failure, not a withdrawal;
+* a record this harvest did not see, or saw only incompletely (a failed request, a failed
+  enrichment, a suspiciously empty answer), keeps exactly the state the parent gave it: no
+  new version, no withdrawal, the same flags. Only a complete harvest of a record moves the
+  lineage on.
 
 :func:`decide` is pure; the functions below it run the SQL that applies these rules.
 """
@@ -185,6 +190,48 @@ def unseen_records(
     for source, rid in rows:
         out.setdefault(source, []).append(rid)
     return out
+
+
+def live_records(con: duckdb.DuckDBPyConnection, record_ids: Collection[str]) -> set[str]:
+    """The ids among ``record_ids`` the lineage holds and has not marked withdrawn."""
+    ids = sorted(set(record_ids))
+    if not ids:
+        return set()
+    rows = con.execute(
+        "SELECT s.record_id FROM record_state s "
+        "JOIN (SELECT unnest(string_split($1, $2)) AS record_id) k USING (record_id) "
+        "WHERE NOT s.withdrawn",
+        [SEP.join(ids), SEP],
+    ).fetchall()
+    return {str(r[0]) for r in rows}
+
+
+def current_passages(
+    con: duckdb.DuckDBPyConnection, record_ids: Collection[str]
+) -> dict[str, tuple[str, int]]:
+    """For the records among ``record_ids`` the lineage holds (not withdrawn): their current
+    version and its number of passages."""
+    ids = sorted(set(record_ids))
+    if not ids:
+        return {}
+    rows = con.execute(
+        "SELECT s.record_id, s.current_version, count(p.path) FROM record_state s "
+        "JOIN (SELECT unnest(string_split($1, $2)) AS record_id) k USING (record_id) "
+        "LEFT JOIN passages p ON p.record_id = s.record_id AND p.version = s.current_version "
+        "WHERE NOT s.withdrawn GROUP BY s.record_id, s.current_version",
+        [SEP.join(ids), SEP],
+    ).fetchall()
+    return {str(rid): (str(version), int(n)) for rid, version, n in rows}
+
+
+def unrefreshed_count(con: duckdb.DuckDBPyConnection) -> int:
+    """Records of the lineage (not withdrawn) this harvest did not see completely: their
+    parent state is what this snapshot holds."""
+    row = con.execute(
+        "SELECT count(*) FROM record_state WHERE NOT withdrawn "
+        "AND record_id NOT IN (SELECT record_id FROM seen)"
+    ).fetchone()
+    return int(row[0]) if row else 0
 
 
 def finalize_state(

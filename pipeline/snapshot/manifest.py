@@ -2,10 +2,13 @@
 
 It holds the sha256 of the snapshot file, the parent (path relative to the manifest and its
 sha256), the spec hash, tool/schema/segmentation versions, per-source counts and statuses,
-and the requests that failed. Its ``seal`` is an HMAC-SHA256 under the installation's keyring
-over everything else in it (:func:`seal_message`), so whoever holds the key can tell a
-manifest citeseal wrote from one written or edited by anyone else; the sha256 in it binds the
-file. :mod:`pipeline.snapshot.trust` checks both before any command reads a snapshot.
+the requests that failed, and whether the snapshot is ``partial`` (some request failed: the
+records those requests concerned are the parent's, carried unchanged; ``carried`` counts the
+records of the lineage the harvest did not refresh). Its ``seal`` is an HMAC-SHA256 under the
+installation's keyring over everything else in it (:func:`seal_message`), so whoever holds the
+key can tell a manifest citeseal wrote from one written or edited by anyone else; the sha256
+in it binds the file. :mod:`pipeline.snapshot.trust` checks both before any command reads a
+snapshot.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from audit.keys import Keyring
 from pipeline.errors import SnapshotError
@@ -84,9 +87,18 @@ class Manifest(BaseModel):
     versions: int = 0  # record versions held
     passages: int = 0  # passages held (all versions)
     withdrawn: int = 0  # records newly marked withdrawn in this snapshot
+    carried: int = 0  # lineage records not refreshed by this harvest (their parent state kept)
+    partial: bool = False  # some request failed (always True when failed_requests is not empty)
     sources: dict[str, SourceSummary] = Field(default_factory=dict)
     failed_requests: list[FailedRequest] = Field(default_factory=list)
     seal: ManifestSeal | None = None  # None: written before seals existed, or stripped
+
+    @model_validator(mode="after")
+    def _failures_make_it_partial(self) -> Manifest:
+        # a manifest written before the field existed says so through its failed requests
+        if self.failed_requests and not self.partial:
+            self.partial = True
+        return self
 
 
 def manifest_path(snapshot: Path) -> Path:

@@ -5,7 +5,9 @@ snapshot's own spec is harvested again from them, offline, into a *new* snapshot
 is the rebuilt one. Versions whose content the new parsers reproduce stay as they are; those
 they parse differently become new versions, and the old ones remain, so every handle issued
 before the rebuild still verifies. Nothing is fetched, so nothing is re-checked upstream:
-records no stored response covers are carried unchanged.
+records no stored response covers are carried unchanged. A stored response today's parsers
+reject (or a request of a partial snapshot that never got one) is a failed request, as in a
+build: without ``allow_partial`` nothing is sealed.
 """
 
 from __future__ import annotations
@@ -69,6 +71,7 @@ def rebuild_snapshot(
     path: Path,
     *,
     keyring: Keyring,
+    allow_partial: bool = False,
     settings: Settings | None = None,
     progress: Progress | None = None,
 ) -> BuildResult:
@@ -86,6 +89,7 @@ def rebuild_snapshot(
         options = BuildOptions(
             parent=path,
             keyring=keyring,
+            allow_partial=allow_partial,
             refresh=False,
             resume=False,
             mode="rebuild",

@@ -1,9 +1,12 @@
 """The resume cache: raw responses of an unfinished build, served again on the rerun.
 
-``snapshots/<name>/.build-resume/<key>/`` holds one wrapper file per answered request (the replay
-format of :mod:`pipeline.replay`), written as the answers arrive. A rerun of the same spec in
-the same mode serves these instead of asking upstream again; a successful build deletes the
-folder. The key covers the spec hash and the mode (live, or which replay folders), so a
+``snapshots/<name>/.build-resume/<key>/`` holds one wrapper file per answered request (the
+replay format of :mod:`pipeline.replay`), written as the answers arrive. A rerun of the same
+spec in the same mode serves these instead of asking upstream again; a build that seals a
+snapshot (complete or partial) deletes the folder. An answer the harvest counted as failed (a
+body its parser rejected, a 4xx, an answer too empty to trust) is deleted at once
+(:meth:`ResumeTransport.drop_unsettled`), so the rerun asks upstream again instead of failing the
+same way. The key covers the spec hash and the mode (live, or which replay folders), so a
 cache never leaks into a build that would have asked something else; a cache left untouched
 for :data:`MAX_AGE_SECONDS` is stale (its answers are too old to pass for a fresh harvest) and
 is deleted instead of served.
@@ -21,7 +24,13 @@ from pathlib import Path
 import httpx
 
 from pipeline.errors import ReplayMissError
-from pipeline.replay import RecordingTransport, ReplayTransport
+from pipeline.replay import (
+    RecordingTransport,
+    ReplayKey,
+    ReplayTransport,
+    replay_key,
+    wrapper_name,
+)
 
 MAX_AGE_SECONDS = 24 * 3600
 RESUME_DIR = ".build-resume"  # hidden, and ignored by git with the other .build-* entries
@@ -58,19 +67,29 @@ class ResumeTransport(httpx.BaseTransport):
     """Serves cached answers; asks ``inner`` for the rest and caches what it answers.
 
     Answers the retry policy would retry (429/5xx) are never cached (see
-    :class:`~pipeline.replay.RecordingTransport`).
+    :class:`~pipeline.replay.RecordingTransport`). The build calls :meth:`settle` whenever the
+    harvest has taken the answers so far (a step done, records delivered) and
+    :meth:`drop_unsettled` when a step failed: the answers since the last settle, the failed
+    one among them, are deleted and never served again.
     """
 
     def __init__(self, inner: httpx.BaseTransport, folder: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)
+        self.folder = folder
         self.offline = bool(getattr(inner, "offline", False))
         self._cache = ReplayTransport([folder])
         self._recorder = RecordingTransport(inner, folder)
         self.cached = len(self._cache)
         self.served = 0
+        self._unsettled: dict[ReplayKey, Path] = {}  # answers since the last settle()
+        self._never: set[ReplayKey] = set()  # not served again by this transport
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        if self.cached:
+        request.read()
+        body = request.content.decode("utf-8", "replace") if request.method != "GET" else None
+        key = replay_key(request.method, str(request.url), body or None)
+        self._unsettled[key] = self.folder / wrapper_name(request, key)
+        if self.cached and key not in self._never:
             try:
                 response = self._cache.handle_request(request)
             except ReplayMissError:
@@ -79,6 +98,17 @@ class ResumeTransport(httpx.BaseTransport):
                 self.served += 1
                 return response
         return self._recorder.handle_request(request)
+
+    def settle(self) -> None:
+        """The harvest took the answers so far: they stay cached."""
+        self._unsettled.clear()
+
+    def drop_unsettled(self) -> None:
+        """A step failed: delete the answers since :meth:`settle` from the cache."""
+        for key, path in self._unsettled.items():
+            self._never.add(key)
+            path.unlink(missing_ok=True)
+        self._unsettled.clear()
 
     def close(self) -> None:
         self._recorder.close()

@@ -11,6 +11,7 @@ keys held once and the search index. :func:`check_snapshot` runs them all and re
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -194,14 +195,48 @@ def snapshot_info(path: Path) -> dict[str, Any]:
     except SnapshotError:
         manifest = None
     meta.pop("spec", None)
+    statuses = {row["source"]: row["status"] for row in sources}
+    failed = sum(int(row["failed_requests"] or 0) for row in sources)
+    carried = manifest.get("carried") if manifest else None
+    partial = bool(manifest and manifest.get("partial")) or any(
+        status in INCOMPLETE for status in statuses.values()
+    )
     return {
         "path": str(path),
         "meta": meta,
+        "partial": partial,
+        "partial_detail": describe_partial(statuses, failed, carried) if partial else None,
         "harvest": sources,
         "lineage": held,
         "current": {"retracted": flags[0], "expression_of_concern": flags[1], "preprint": flags[2]},
         "manifest": manifest,
     }
+
+
+INCOMPLETE = ("partial", "failed")  # source statuses of a harvest in which requests failed
+
+
+def describe_partial(statuses: Mapping[str, str], failed: int, carried: int | None) -> str:
+    """``2 failed requests (crossref partial, clinicaltrials failed); 4 records kept their
+    parent state`` — what makes a snapshot partial, in one line."""
+    bad = ", ".join(f"{s} {st}" for s, st in sorted(statuses.items()) if st in INCOMPLETE)
+    if failed:
+        text = f"{failed} failed request{'s' if failed != 1 else ''}" + (f" ({bad})" if bad else "")
+    else:  # a backfill child: the statuses of the harvest it carries
+        text = bad or "requests failed"
+    if carried:
+        text += (
+            "; 1 record kept its parent state"
+            if carried == 1
+            else f"; {carried} records kept their parent state"
+        )
+    return text
+
+
+def partial_summary(manifest: Manifest) -> str:
+    """:func:`describe_partial` of a manifest."""
+    statuses = {name: s.status for name, s in manifest.sources.items()}
+    return describe_partial(statuses, len(manifest.failed_requests), manifest.carried)
 
 
 _HELD_SQL = """

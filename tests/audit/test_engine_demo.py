@@ -305,6 +305,7 @@ def failed(demo: DemoSnapshots, tmp_path_factory: pytest.TempPathFactory) -> Ite
         keyring=TEST_KEYRING,
         replay=[base / "empty"],
         parent=demo.new,
+        allow_partial=True,
         settings=Settings(data_dir=base / "data"),
         resume=False,
     )

@@ -39,6 +39,8 @@ def test_text_lines_under_citations() -> None:
         "verdict: WARN  (4 citations: 1 unavailable, 1 withdrawn, 1 quote_mismatch, 1 ok)"
     )
     assert lines[3:] == [
+        "warning: partial snapshot (openfda failed): records whose refresh failed are as an "
+        "earlier snapshot of the lineage had them",
         "[1] heading: Results",
         "[2] invalid_only: Mismatch.",
         f'    quote_mismatch {GOOD} "312 adults were diagnosed"',

@@ -14,6 +14,7 @@ import audit
 from audit.report import Report
 from pipeline.cli import main
 from tests.audit.planted import h, make_corpus, write_snapshot
+from tests.conftest import TEST_KEYRING
 
 GOOD = h("pmid:99000001/abstract.3")
 FORGED = GOOD[:-1] + ("0" if GOOD[-1] != "0" else "1")
@@ -512,3 +513,57 @@ def test_real_process_refuses_deep_and_surrogate_claims_without_a_traceback(
         f"error: {folder / 'deep.json'}: {BAD_CLAIMS['deep-nesting'][1]}",
         f"error: {folder / 'surrogate.json'}: {BAD_CLAIMS['lone-surrogate'][1]}",
     ]
+
+
+@pytest.fixture(scope="module")
+def partial_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo corpus built while Crossref could not answer one request (--allow-partial)."""
+    import shutil
+
+    from pipeline.settings import Settings
+    from pipeline.snapshot.build import build_snapshot
+    from tests.pipeline.snapshot.conftest import DEMO_REPLAY, copy_demo_spec
+
+    base = tmp_path_factory.mktemp("partial")
+    replay = Path(shutil.copytree(DEMO_REPLAY, base / "replay"))
+    (replay / "crossref" / "works-379ce580c72d.json").unlink()  # 10.5555/demo.0002's notices
+    spec = copy_demo_spec(base)
+    settings = Settings(data_dir=base / "data")
+    return build_snapshot(
+        spec,
+        keyring=TEST_KEYRING,
+        replay=[replay],
+        allow_partial=True,
+        settings=settings,
+        resume=False,
+    ).path
+
+
+def test_a_report_against_a_partial_snapshot_says_so_in_every_format(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    partial_snapshot: Path,
+) -> None:
+    path = write(tmp_path, "answer.md", PASSING)
+    base = ("audit", str(path), "-s", str(partial_snapshot), "--demo-key", "--format")
+    done, text, _ = run(monkeypatch, capsys, *base, "text")
+    assert done == 0
+    assert text.splitlines()[3] == (
+        "warning: partial snapshot (crossref partial): records whose refresh failed are as an "
+        "earlier snapshot of the lineage had them"
+    )
+    _, md, _ = run(monkeypatch, capsys, *base, "md")
+    assert (
+        "**Warning:** partial snapshot \\(crossref partial\\): records whose refresh failed are "
+        "as an earlier snapshot of the lineage had them."
+    ) in md.splitlines()
+    _, js, _ = run(monkeypatch, capsys, *base, "json")
+    snapshot = json.loads(js)["snapshot"]
+    assert (snapshot["partial"], snapshot["incomplete_sources"]) == (True, {"crossref": "partial"})
+    _, html, _ = run(monkeypatch, capsys, *base, "html")
+    assert (
+        '<p class="notice" role="note"><strong>Warning:</strong> partial snapshot (crossref '
+        "partial): records whose refresh failed are as an earlier snapshot of the lineage had "
+        "them.</p>"
+    ) in html

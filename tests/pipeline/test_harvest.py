@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 import httpx
 import pytest
 
 from pipeline.errors import HarvestError, ParseError, TerminalHarvestError
-from pipeline.harvest import Harvester
+from pipeline.harvest import Harvester, NoLineage
 from pipeline.http import HttpClient
 from pipeline.records import Annotation, Flags, Passage, Record, Relation
 from pipeline.settings import Settings
@@ -21,11 +21,15 @@ from pipeline.sources import crossref, europepmc, pubmed, pubtator3
 class Sink:
     def __init__(self) -> None:
         self.delivered: list[tuple[str, Record]] = []
+        self.incomplete: set[str] = set()
         self.failures: list[tuple[str, str, str]] = []
         self.steps: list[tuple[str, str, int]] = []
 
-    def records(self, source: str, records: Sequence[Record]) -> None:
+    def records(
+        self, source: str, records: Sequence[Record], *, incomplete: Collection[str] = ()
+    ) -> None:
         self.delivered.extend((source, r) for r in records)
+        self.incomplete.update(incomplete)
 
     def failure(self, source: str, step: str, error: HarvestError | ParseError) -> None:
         self.failures.append((source, step, error.message))
@@ -105,12 +109,27 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[object]]:
     return log
 
 
-def harvest(spec_text: str, sink: Sink, *, strict: bool = False) -> Harvester:
-    """Run a harvest whose source functions are faked (the transport is never reached)."""
+class Held(NoLineage):
+    """A lineage that holds these record ids (not withdrawn), each with passages."""
+
+    def __init__(self, ids: set[str]) -> None:
+        self.ids = ids
+
+    def live(self, record_ids: Collection[str]) -> set[str]:
+        return {i for i in record_ids if i in self.ids}
+
+
+def harvest(
+    spec_text: str, sink: Sink, *, strict: bool = False, lineage: set[str] | None = None
+) -> Harvester:
+    """Run a harvest whose source functions are faked (the transport is never reached);
+    ``lineage`` is the record ids the lineage holds."""
     spec = parse_spec(spec_text, Path("h.toml"))
     transport = httpx.MockTransport(lambda r: httpx.Response(500))
     with HttpClient(Settings(), transport=transport) as client:
-        harvester = Harvester(spec, client, sink, NullProgress(), strict=strict)
+        harvester = Harvester(
+            spec, client, sink, NullProgress(), strict=strict, lineage=Held(lineage or set())
+        )
         harvester.run()
     return harvester
 
@@ -164,3 +183,57 @@ def test_refresh_fetches_lineage_records_by_id(calls: dict[str, list[object]]) -
     assert ["99000002", "99000009"] in calls["fetch"]
     assert "pmid:99000009" in harvester.outcome.missing
     assert [r.record_id for _, r in sink.delivered] == ["pmid:99000002"]
+
+
+def test_a_failed_crossref_request_delivers_the_record_incomplete_with_its_flags_unknown(
+    calls: dict[str, list[object]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(client: HttpClient, doi: str) -> list[Relation]:
+        raise TerminalHarvestError(f"GET api.crossref.org/works answered 400 ({doi})")
+
+    monkeypatch.setattr(crossref, "fetch_update_relations", broken)
+    sink = Sink()
+    harvest(SPEC, sink)
+    by_id = {r.record_id: r for _, r in sink.delivered}
+    # every record with a DOI: whether it was retracted is not known without the notices
+    assert sink.incomplete == {"pmid:99000001", "pmid:99000002", "pmcid:PMC99000001"}
+    assert by_id["pmid:99000002"].flags == Flags(
+        retracted=None, expression_of_concern=None, preprint=False
+    )
+    assert [f[1] for f in sink.failures] == [
+        "updates 10.5555/demo.0001",
+        "updates 10.5555/demo.0002",
+    ]
+
+
+def test_a_failed_pubtator3_request_delivers_the_pubmed_records_incomplete(
+    calls: dict[str, list[object]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(client: HttpClient, pmids: Sequence[str], *, records: object = None) -> None:
+        raise TerminalHarvestError("GET www.ncbi.nlm.nih.gov/research/pubtator3-api answered 400")
+
+    monkeypatch.setattr(pubtator3, "fetch_annotations", broken)
+    sink = Sink()
+    harvest(SPEC, sink)
+    assert sink.incomplete == {"pmid:99000001", "pmid:99000002"}  # not the full text record
+
+
+def test_an_empty_by_id_answer_is_a_failure_only_for_ids_the_lineage_holds(
+    calls: dict[str, list[object]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pubmed, "fetch_records", lambda client, pmids: [])
+    sink = Sink()
+    spec = 'name = "h"\n[pubmed]\nids = ["99000001", "99000009"]\n'
+    fresh = harvest(spec, sink)  # a first harvest: ids nobody holds, nothing to withdraw
+    assert (fresh.outcome.missing, sink.failures) == (set(), [])
+    known = harvest(spec, sink, lineage={"pmid:99000001"})
+    assert known.outcome.missing == set()
+    assert sink.failures == [
+        (
+            "pubmed",
+            "efetch",
+            "answered none of the 2 records asked for by id, 1 of which the lineage holds "
+            "(pmid:99000001); not taken as withdrawal: no other pmid record answered in this "
+            "harvest to check the answer against",
+        )
+    ]

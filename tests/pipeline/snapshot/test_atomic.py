@@ -3,7 +3,9 @@ untouched; the rerun resumes from the responses already fetched."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -11,19 +13,28 @@ import time
 from pathlib import Path
 
 import duckdb
+import httpx
 import pytest
 
 from pipeline import harvest
 from pipeline.bench.bench_snapshot import generate_pubmed_replay
-from pipeline.errors import SnapshotError
+from pipeline.errors import PartialHarvestError, SnapshotError
 from pipeline.settings import Settings
 from pipeline.snapshot.build import build_snapshot, clean_leftovers, corpus_lock
 from pipeline.snapshot.locate import snapshots_in
 from pipeline.snapshot.manifest import manifest_path
-from pipeline.snapshot.resume import MAX_AGE_SECONDS, RESUME_DIR, drop_if_stale
+from pipeline.snapshot.resume import (
+    MAX_AGE_SECONDS,
+    RESUME_DIR,
+    ResumeTransport,
+    drop_if_stale,
+    resume_folder,
+)
+from pipeline.snapshot.spec import load_spec
 from pipeline.snapshot.verify import verify_snapshot
 from pipeline.sources import pubmed
 from tests.conftest import ROOT, TEST_KEYRING, TRUST
+from tests.pipeline.snapshot.conftest import DEMO_REPLAY, copy_demo_spec
 
 RECORDS = 1_500  # three efetch batches of 500
 
@@ -33,8 +44,37 @@ from pathlib import Path
 from pipeline.settings import Settings
 from pipeline.snapshot.build import build_snapshot
 from tests.conftest import TEST_KEYRING
-build_snapshot(Path(sys.argv[1]), keyring=TEST_KEYRING, parent="latest", settings=Settings())
+build_snapshot(
+    Path(sys.argv[1]), keyring=TEST_KEYRING, replay=[Path(sys.argv[2])], settings=Settings()
+)
 """
+
+CONTENT = (  # what a snapshot holds, with its own and its parent's ids replaced by names
+    "SELECT record_id, version, seq, content_hash, first_seen, last_seen, origin "
+    "FROM record_versions ORDER BY ALL",
+    "SELECT * FROM record_state ORDER BY ALL",
+    "SELECT * FROM records ORDER BY ALL",
+    "SELECT * FROM relations ORDER BY ALL",
+    "SELECT * FROM annotations ORDER BY ALL",
+    "SELECT * FROM sources ORDER BY ALL",
+    # the large tables as a count and an order-independent sum of row hashes
+    "SELECT count(*), sum(hash(record_id, version, path, seq, section, text, folded)) "
+    "FROM passages",
+    "SELECT count(*), sum(hash(d.record_id, d.version, d.path, v.term, t.tf)) "
+    "FROM search_terms t JOIN search_docs d USING (docid) JOIN search_vocab v USING (term_id)",
+)
+
+
+def content(path: Path, parent: Path) -> list[list[tuple[object, ...]]]:
+    names = {path.stem: "SELF", parent.stem: "PARENT"}
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        return [
+            [tuple(names.get(v, v) if isinstance(v, str) else v for v in row) for row in rows]
+            for rows in (con.execute(sql).fetchall() for sql in CONTENT)
+        ]
+    finally:
+        con.close()
 
 
 def hashes(path: Path) -> list[tuple[object, ...]]:
@@ -51,16 +91,34 @@ def visible(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if not p.name.startswith("."))
 
 
+def revised(replay: Path, target: Path) -> Path:
+    """A copy of a generated replay in which every other efetch batch says something new."""
+    shutil.copytree(replay, target)
+    for path in sorted(target.rglob("efetch-*.json"))[::2]:
+        text = path.read_text(encoding="utf-8")
+        path.write_text(
+            text.replace("(synthetic bench record)", "(synthetic bench record, revised)"),
+            encoding="utf-8",
+        )
+    return target
+
+
 @pytest.mark.timeout(240)
-def test_a_killed_build_leaves_the_parent_intact_and_the_rerun_resumes(tmp_path: Path) -> None:
+def test_a_killed_build_leaves_the_parent_intact_and_the_rerun_equals_an_uninterrupted_one(
+    tmp_path: Path,
+) -> None:
     spec = generate_pubmed_replay(tmp_path, RECORDS, name="big")
     corpus = tmp_path / "big"
     parent = build_snapshot(spec, keyring=TEST_KEYRING, settings=Settings(), resume=False)
     before = visible(corpus)
     assert before == [parent.path.name, manifest_path(parent.path).name]
+    update = revised(tmp_path / "big-replay", tmp_path / "update")  # upstream moved on
+    twin = tmp_path / "twin"
+    shutil.copytree(corpus, twin / "big")
+    twin_spec = Path(shutil.copy(spec, twin / "big.toml"))
 
     child = subprocess.Popen(
-        [sys.executable, "-c", BUILD, str(spec)],
+        [sys.executable, "-c", BUILD, str(spec), str(update)],
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -80,12 +138,22 @@ def test_a_killed_build_leaves_the_parent_intact_and_the_rerun_resumes(tmp_path:
     assert visible(corpus) == before  # no partial snapshot, no stray manifest
     assert any(p.name.startswith(".build-2") for p in corpus.iterdir())  # hidden leftovers
     verify_snapshot(parent.path, TRUST)  # the parent is untouched
+    assert hashes(parent.path) == hashes(twin / "big" / parent.path.name)
 
-    rerun = build_snapshot(spec, keyring=TEST_KEYRING, parent="latest", settings=Settings())
+    rerun = build_snapshot(  # no --parent: latest
+        spec, keyring=TEST_KEYRING, replay=[update], settings=Settings()
+    )
     assert rerun.resumed_requests >= 2  # the esearch page and the cached efetch batch(es)
-    assert rerun.manifest.records == RECORDS
-    assert sum(s.new_versions for s in rerun.manifest.sources.values()) == 0
-    assert hashes(rerun.path) == hashes(parent.path)
+    assert rerun.manifest.parent is not None
+    assert rerun.manifest.parent.snapshot_id == parent.manifest.snapshot_id
+    uninterrupted = build_snapshot(
+        twin_spec, keyring=TEST_KEYRING, replay=[update], settings=Settings(), resume=False
+    )
+    assert content(rerun.path, parent.path) == content(uninterrupted.path, parent.path)
+    new_versions = sum(s.new_versions for s in rerun.manifest.sources.values())
+    assert new_versions == sum(s.new_versions for s in uninterrupted.manifest.sources.values())
+    assert 0 < new_versions < RECORDS  # the revised batches, and only those
+    assert (rerun.manifest.records, rerun.manifest.partial) == (RECORDS, False)
     assert visible(corpus) == sorted([*before, rerun.path.name, manifest_path(rerun.path).name])
     assert not any(p.name.startswith(".build-2") for p in corpus.iterdir())
     assert not (corpus / RESUME_DIR).exists()  # cleared after the successful build
@@ -152,3 +220,69 @@ def test_a_resume_cache_older_than_a_day_is_dropped_not_served(tmp_path: Path) -
     assert folder.is_dir()
     assert drop_if_stale(folder, now=now + MAX_AGE_SECONDS + 60) is True
     assert not (tmp_path / RESUME_DIR).exists()
+
+
+NOTICE_0002 = "crossref/works-379ce580c72d.json"  # Crossref's notices of 10.5555/demo.0002
+
+
+def rejected_notices(tmp_path: Path) -> Path:
+    """The demo replay in which Crossref answers the notices of 10.5555/demo.0002 with an
+    error body its parser rejects."""
+    folder = Path(shutil.copytree(DEMO_REPLAY, tmp_path / "replay"))
+    path = folder / NOTICE_0002
+    wrapper = json.loads(path.read_text(encoding="utf-8"))
+    wrapper["body"] = '{"status": "failed", "message": "Internal trouble"}'
+    path.write_text(json.dumps(wrapper), encoding="utf-8")
+    return folder
+
+
+def test_a_rejected_answer_is_never_served_again_from_the_resume_cache(tmp_path: Path) -> None:
+    spec = copy_demo_spec(tmp_path / "spec")
+    replay = rejected_notices(tmp_path)
+    with pytest.raises(PartialHarvestError):  # exit 3: nothing sealed, the cache kept
+        build_snapshot(spec, keyring=TEST_KEYRING, replay=[replay], settings=Settings())
+    corpus = spec.parent / "demo"
+    cache = resume_folder(corpus, load_spec(spec).spec_hash(), [replay])
+    assert visible(corpus) == []
+    assert (cache / "crossref" / "works-61aa49b07566.json").is_file()  # answered, kept
+    assert not (cache / NOTICE_0002).exists()  # rejected, dropped at once
+
+    shutil.copy(DEMO_REPLAY / NOTICE_0002, replay / NOTICE_0002)  # upstream recovers
+    done = build_snapshot(spec, keyring=TEST_KEYRING, replay=[replay], settings=Settings())
+    assert done.manifest.failed_requests == []
+    assert done.manifest.partial is False
+    assert done.resumed_requests == len(list(DEMO_REPLAY.rglob("*.json"))) - 1
+    assert not (corpus / RESUME_DIR).exists()  # sealed: the cache is cleared
+
+
+def test_a_partial_build_clears_the_resume_cache_once_it_is_sealed(tmp_path: Path) -> None:
+    spec = copy_demo_spec(tmp_path / "spec")
+    replay = rejected_notices(tmp_path)
+    done = build_snapshot(
+        spec, keyring=TEST_KEYRING, replay=[replay], settings=Settings(), allow_partial=True
+    )
+    assert done.manifest.partial is True
+    assert [(f.source, f.error) for f in done.manifest.failed_requests] == [
+        ("crossref", "Crossref answered with an error: Internal trouble")
+    ]
+    assert not (spec.parent / "demo" / RESUME_DIR).exists()
+
+
+def test_a_dropped_answer_is_deleted_and_asked_upstream_the_next_time(tmp_path: Path) -> None:
+    url = "https://api.example.org/works?id=1"
+    asked: list[str] = []
+
+    def upstream(request: httpx.Request) -> httpx.Response:
+        asked.append(str(request.url))
+        return httpx.Response(200, text=f"answer {len(asked)}")
+
+    folder = tmp_path / "cache"
+    first = ResumeTransport(httpx.MockTransport(upstream), folder)
+    assert first.handle_request(httpx.Request("GET", url)).read() == b"answer 1"
+    first.settle()  # the harvest took it: cached for the rerun
+    rerun = ResumeTransport(httpx.MockTransport(upstream), folder)
+    assert rerun.handle_request(httpx.Request("GET", url)).read() == b"answer 1"  # served
+    rerun.drop_unsettled()  # the step it served failed
+    assert list(folder.rglob("*.json")) == []
+    assert rerun.handle_request(httpx.Request("GET", url)).read() == b"answer 2"  # asked again
+    assert (rerun.served, asked) == (1, [url, url])

@@ -18,6 +18,7 @@ from pipeline.settings import Settings
 from pipeline.snapshot import build
 from pipeline.snapshot.build import build_snapshot
 from pipeline.snapshot.diff import diff_snapshots
+from pipeline.snapshot.locate import snapshots_in
 from pipeline.snapshot.manifest import (
     manifest_path,
     read_manifest,
@@ -273,10 +274,14 @@ def test_info_and_list_describe_the_corpus(demo_pair: tuple[Path, Path]) -> None
         "versions": 4,
         "passages": info["lineage"]["clinicaltrials"]["passages"],
     }
+    assert (info["partial"], info["partial_detail"]) == (False, None)
+    text = cli("snapshot", "info", str(second.parent)).stdout.splitlines()
+    assert text[6] == "  harvest   complete"
     listing = cli("snapshot", "list", str(second.parent.parent), "--json")
     rows = json.loads(listing.stdout)
     assert [r["path"] for r in rows] == [str(first), str(second)]
     assert rows[1]["parent"] == first.stem
+    assert [r["partial"] for r in rows] == [False, False]
 
 
 def test_rebuild_reparses_stored_responses_into_a_child(
@@ -362,3 +367,88 @@ def test_a_parent_of_schema_3_is_carried_with_its_index_terms_numbered(
         rankings.append([(h.record_id, h.path, h.score) for h in hits])
     assert rankings[0] == rankings[1]
     assert rankings[0]
+
+
+# -- failed requests: exit 3, or a snapshot marked partial ---------------------------------------
+
+NOTICE_0002 = "crossref/works-379ce580c72d.json"  # the Crossref notices of 10.5555/demo.0002
+
+
+def without_notices(tmp_path: Path) -> Path:
+    """The demo replay with the Crossref notices of the retracted paper missing (an outage)."""
+    folder = Path(shutil.copytree(DEMO_REPLAY, tmp_path / "replay-outage"))
+    (folder / NOTICE_0002).unlink()
+    return folder
+
+
+def test_the_cli_exits_3_and_seals_nothing_when_a_request_failed(tmp_path: Path) -> None:
+    spec = copy_demo_spec(tmp_path)
+    first = build_snapshot(
+        spec, keyring=TEST_KEYRING, replay=[DEMO_REPLAY], settings=Settings(), resume=False
+    )
+    outage = without_notices(tmp_path)
+    done = cli("snapshot", "build", str(spec), "--replay", str(outage))
+    assert done.returncode == 3, done.stderr
+    url = "https://api.crossref.org/works?filter=updates%3A10.5555%2Fdemo.0002&rows=100"
+    lines = done.stderr.splitlines()
+    assert (
+        f"crossref: updates 10.5555/demo.0002 failed: no recorded exchange for GET {url} in "
+        f"{outage}"
+    ) in lines
+    assert lines[-2:] == [
+        f"error: 1 request failed (crossref 1): no snapshot of {tmp_path / 'demo'} was sealed",
+        "hint: build again to retry only those (the answers already fetched are reused), or "
+        "pass --allow-partial to seal a snapshot marked partial in which the records they "
+        "concern keep their parent state",
+    ]
+    assert [s.path for s in snapshots_in(tmp_path / "demo")] == [first.path]
+
+
+def test_allow_partial_seals_a_snapshot_that_says_it_is_partial(tmp_path: Path) -> None:
+    spec = copy_demo_spec(tmp_path)
+    first = build_snapshot(
+        spec, keyring=TEST_KEYRING, replay=[DEMO_REPLAY], settings=Settings(), resume=False
+    )
+    outage = without_notices(tmp_path)
+    done = cli("snapshot", "build", str(spec), "--replay", str(outage), "--allow-partial")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.splitlines()
+    newest = snapshots_in(tmp_path / "demo")[-1].path
+    assert out[0] == f"built {newest}  (PARTIAL)"
+    assert out[1] == f"  parent    {first.path.name}"  # continued without --parent
+    assert out[3] == (
+        "  partial   1 failed request (crossref partial); 1 record kept its parent state"
+    )
+    m = read_manifest(newest)
+    assert (m.partial, m.carried, len(m.failed_requests)) == (True, 1, 1)
+    # the paper keeps version 1 with its retraction; nothing is withdrawn
+    assert query(
+        newest,
+        "SELECT s.record_id, s.current_version, r.retracted, v.origin FROM record_state s "
+        "JOIN records r ON r.record_id = s.record_id AND r.version = s.current_version "
+        "JOIN record_versions v ON v.record_id = s.record_id AND v.version = s.current_version "
+        "WHERE s.record_id = 'pmid:99000002'",
+    ) == [("pmid:99000002", "1", True, "carried")]
+    assert m.withdrawn == 0
+    info = cli("snapshot", "info", str(newest))
+    assert (
+        "  harvest   PARTIAL: 1 failed request (crossref partial); 1 record kept its parent state"
+    ) in info.stdout.splitlines()
+    data = json.loads(cli("snapshot", "info", str(newest), "--json").stdout)
+    assert data["partial"] is True and data["manifest"]["partial"] is True
+    listing = cli("snapshot", "list", str(tmp_path / "demo")).stdout.splitlines()
+    assert listing[0].endswith(" MB")  # complete, no parent
+    assert listing[1].endswith(f"parent {first.path.stem}  PARTIAL (1 failed request)")
+    rows = json.loads(cli("snapshot", "list", str(tmp_path / "demo"), "--json").stdout)
+    assert [(r["partial"], r["failed_requests"]) for r in rows] == [(False, 0), (True, 1)]
+
+
+def test_parent_and_new_lineage_together_are_a_one_line_error(tmp_path: Path) -> None:
+    spec = copy_demo_spec(tmp_path)
+    done = cli("snapshot", "build", str(spec), "--parent", "latest", "--new-lineage")
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        "error: --parent and --new-lineage cannot be combined: a new lineage has no parent",
+        "hint: drop --new-lineage to continue a lineage, or --parent to start one",
+    ]
+    assert not (tmp_path / "demo").exists()

@@ -1,5 +1,6 @@
 """Lineage: unchanged records keep their version, changed ones get a new one (the old stays),
-records gone upstream are marked withdrawn — on records built in the tests."""
+records gone upstream are marked withdrawn, and an outage never rewrites history (a record
+whose refresh failed keeps its parent state) — on records built in the tests."""
 
 from __future__ import annotations
 
@@ -10,16 +11,18 @@ import duckdb
 import httpx
 import pytest
 
-from pipeline.errors import SnapshotError, TransientHarvestError
+from audit.errors import InputError
+from pipeline import harvest
+from pipeline.errors import PartialHarvestError, SnapshotError, TransientHarvestError
 from pipeline.http import HttpClient
-from pipeline.records import Flags, Passage, Record
+from pipeline.records import Annotation, Flags, Passage, Record, Relation
 from pipeline.settings import Settings
-from pipeline.snapshot.build import BuildResult, build_snapshot
+from pipeline.snapshot.build import BuildResult, ParentArg, build_snapshot
 from pipeline.snapshot.lineage import Decision, KnownVersion, decide
 from pipeline.snapshot.locate import snapshots_in
 from pipeline.snapshot.manifest import sha256_file
 from pipeline.snapshot.verify import verify_snapshot
-from pipeline.sources import clinicaltrials, pubmed
+from pipeline.sources import clinicaltrials, crossref, europepmc, pubmed, pubtator3
 from tests.conftest import TEST_KEYRING, TRUST
 
 # -- decide() ----------------------------------------------------------------------------------
@@ -50,11 +53,15 @@ def test_an_upstream_label_never_names_two_contents() -> None:
 # -- builds from records made here ---------------------------------------------------------------
 
 
-def article(pmid: str, abstract: str) -> Record:
+def article(
+    pmid: str, abstract: str, *, doi: str | None = None, pmcid: str | None = None
+) -> Record:
     return Record(
         record_id=f"pmid:{pmid}",
         source="pubmed",
         pmid=pmid,
+        doi=doi,
+        pmcid=pmcid,
         title=f"Synthetic article {pmid} on zentravir",
         flags=Flags(retracted=False, expression_of_concern=False, preprint=False),
         passages=[
@@ -75,6 +82,19 @@ def trial(nct: str, version: str, summary: str) -> Record:
     )
 
 
+def full_text(pmcid: str, text: str) -> Record:
+    return Record(
+        record_id=f"pmcid:{pmcid}",
+        source="europepmc",
+        pmcid=pmcid,
+        title=f"Full text {pmcid}",
+        passages=[Passage(path="body.1", section="Body", text=text)],
+    )
+
+
+OUTAGE = "GET clinicaltrials.gov/api/v2/studies failed: HTTP 503"
+
+
 class Upstream:
     """What the fake APIs answer; tests change it between builds."""
 
@@ -83,22 +103,57 @@ class Upstream:
         self.trials: dict[str, Record] = {}
         self.search: list[str] = []
         self.fail_trials = False
+        self.fail_everything = False
+        self.empty_trials: set[str] = set()  # a request holding one of these answers nothing
         self.fetched: list[list[str]] = []
+        self.notices: dict[str, list[Relation]] = {}  # DOI → Crossref notices
+        self.fail_notices: set[str] = set()  # DOIs whose notices cannot be fetched
+        self.annotations: dict[str, list[Annotation]] = {}
+        self.fail_annotations = False
+        self.full_texts: dict[str, Record] = {}
+
+    def _outage(self) -> None:
+        if self.fail_everything:
+            raise TransientHarvestError(OUTAGE)
 
     def search_ids(self, client: HttpClient, term: str, **kwargs: object) -> list[str]:
         del client, term, kwargs
+        self._outage()
         return list(self.search)
 
     def fetch_articles(self, client: HttpClient, pmids: Sequence[str]) -> list[Record]:
         del client
+        self._outage()
         self.fetched.append(list(pmids))
         return [self.articles[p] for p in pmids if p in self.articles]
 
     def fetch_trials(self, client: HttpClient, ids: Sequence[str]) -> list[Record]:
         del client
+        self._outage()
         if self.fail_trials:
-            raise TransientHarvestError("GET clinicaltrials.gov/api/v2/studies failed: HTTP 503")
+            raise TransientHarvestError(OUTAGE)
+        self.fetched.append(list(ids))
+        if self.empty_trials & set(ids):
+            return []  # {"studies": []}
         return [self.trials[i] for i in ids if i in self.trials]
+
+    def fetch_notices(self, client: HttpClient, doi: str) -> list[Relation]:
+        del client
+        if doi in self.fail_notices:
+            raise TransientHarvestError(f"GET api.crossref.org/works failed: HTTP 503 ({doi})")
+        return list(self.notices.get(doi, []))
+
+    def fetch_annotations(
+        self, client: HttpClient, pmids: Sequence[str], *, records: object = None
+    ) -> dict[str, list[Annotation]]:
+        del client, records
+        if self.fail_annotations:
+            raise TransientHarvestError("GET pubtator3-api failed: HTTP 502")
+        return {f"pmid:{p}": self.annotations[p] for p in pmids if p in self.annotations}
+
+    def fetch_full_text(self, client: HttpClient, pmcid: str) -> Record | None:
+        del client
+        return self.full_texts.get(pmcid)
 
 
 @pytest.fixture
@@ -107,6 +162,9 @@ def upstream(monkeypatch: pytest.MonkeyPatch) -> Upstream:
     monkeypatch.setattr(pubmed, "search_ids", fake.search_ids)
     monkeypatch.setattr(pubmed, "fetch_records", fake.fetch_articles)
     monkeypatch.setattr(clinicaltrials, "fetch_records", fake.fetch_trials)
+    monkeypatch.setattr(crossref, "fetch_update_relations", fake.fetch_notices)
+    monkeypatch.setattr(pubtator3, "fetch_annotations", fake.fetch_annotations)
+    monkeypatch.setattr(europepmc, "fetch_full_text", fake.fetch_full_text)
     return fake
 
 
@@ -124,25 +182,43 @@ ids = ["NCT99000011"]
 """
 
 
-def build(tmp_path: Path, *, parent: bool = True, strict: bool = False) -> BuildResult:
+ENRICHED = (
+    SPEC.replace(
+        'ids = ["99000011", "99000012"]', 'ids = ["99000011", "99000012"]\nannotations = true'
+    )
+    + "[crossref]\nupdates = true\n[europepmc]\nfull_text = true\n"
+)
+
+
+def build(
+    tmp_path: Path,
+    *,
+    parent: ParentArg = None,
+    new_lineage: bool = False,
+    strict: bool = False,
+    allow_partial: bool = False,
+    spec_text: str = SPEC,
+) -> BuildResult:
     spec = tmp_path / "lin.toml"
     if not spec.exists():
-        spec.write_text(SPEC, encoding="utf-8")
+        spec.write_text(spec_text, encoding="utf-8")
     return build_snapshot(
         spec,
         keyring=TEST_KEYRING,
-        parent="latest" if parent else None,
+        parent=parent,
+        new_lineage=new_lineage,
         strict=strict,
+        allow_partial=allow_partial,
         settings=Settings(),
         resume=False,
         transport=httpx.MockTransport(_no_network),
     )
 
 
-def rows(path: Path, sql: str) -> list[tuple[object, ...]]:
+def rows(path: Path, sql: str, params: list[object] | None = None) -> list[tuple[object, ...]]:
     con = duckdb.connect(str(path), read_only=True)
     try:
-        return con.execute(sql).fetchall()
+        return con.execute(sql, params).fetchall()
     finally:
         con.close()
 
@@ -269,8 +345,10 @@ def test_a_failed_source_is_recorded_and_withdraws_nothing(
     upstream.trials = {"NCT99000011": trial("NCT99000011", "2025-01-15", "S.")}
     build(tmp_path)
     upstream.fail_trials = True
-    second = build(tmp_path)
+    second = build(tmp_path, allow_partial=True)
     m = second.manifest
+    assert m.partial is True
+    assert m.carried == 1  # the trial: its parent state is what the child holds
     assert m.sources["clinicaltrials"].status == "failed"
     assert m.sources["clinicaltrials"].failed_requests == 2  # the fetch and the re-check
     assert m.sources["pubmed"].status == "ok"
@@ -314,4 +392,285 @@ def test_a_tampered_parent_is_refused(tmp_path: Path, upstream: Upstream) -> Non
     assert str(caught.value) == (
         f"parent snapshot {first.path} failed its digest check: the file's sha256 is "
         f"{sha256_file(first.path)}, its manifest says {first.manifest.sha256}"
+    )
+
+
+# -- an outage never rewrites history -----------------------------------------------------------
+
+DOI = "10.5555/lin.0011"
+RETRACTION = Relation(
+    kind="retraction_in", target="doi:10.5555/lin.notice", source="crossref", detail="Retraction"
+)
+
+
+def state_of(path: Path, record_id: str) -> list[tuple[object, ...]]:
+    return rows(
+        path,
+        "SELECT s.current_version, s.withdrawn, r.retracted, r.expression_of_concern "
+        "FROM record_state s JOIN records r "
+        "ON r.record_id = s.record_id AND r.version = s.current_version "
+        "WHERE s.record_id = ?",
+        [record_id],
+    )
+
+
+def versions_of(path: Path, record_id: str) -> list[tuple[object, ...]]:
+    return [v for v in versions(path) if v[0] == record_id]
+
+
+def retracted_by_crossref_only(upstream: Upstream) -> None:
+    """pmid:99000011: PubMed says nothing of a retraction (False), Crossref has the notice."""
+    upstream.articles = {
+        "99000011": article("99000011", "Zentravir was given once daily.", doi=DOI),
+        "99000012": article("99000012", "Farrow syndrome was rare."),
+    }
+    upstream.notices = {DOI: [RETRACTION]}
+
+
+def test_a_failed_crossref_request_keeps_the_parent_version_and_its_retraction(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    retracted_by_crossref_only(upstream)
+    first = build(tmp_path, spec_text=ENRICHED)
+    a = first.manifest.snapshot_id
+    assert state_of(first.path, "pmid:99000011") == [("1", False, True, False)]
+
+    upstream.fail_notices = {DOI}
+    with pytest.raises(PartialHarvestError):
+        build(tmp_path)  # without --allow-partial nothing is sealed
+    assert [s.path for s in snapshots_in(tmp_path / "lin")] == [first.path]
+
+    second = build(tmp_path, allow_partial=True)
+    assert second.manifest.partial is True
+    assert [(f.source, f.step) for f in second.manifest.failed_requests] == [
+        ("crossref", f"updates {DOI}")
+    ]
+    # no new version without the retraction: the parent's version, flags and notice stay
+    assert versions_of(second.path, "pmid:99000011") == [("pmid:99000011", "1", 1, a, a, "carried")]
+    assert state_of(second.path, "pmid:99000011") == [("1", False, True, False)]
+    assert rows(
+        second.path, "SELECT kind, target FROM relations WHERE record_id = 'pmid:99000011'"
+    ) == [("retraction_in", "doi:10.5555/lin.notice")]
+    assert second.manifest.withdrawn == 0
+
+
+def test_a_version_does_not_flap_when_an_enrichment_fails_and_recovers(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    retracted_by_crossref_only(upstream)
+    first = build(tmp_path, spec_text=ENRICHED)
+    upstream.fail_notices = {DOI}
+    build(tmp_path, allow_partial=True)
+    upstream.fail_notices = set()
+    third = build(tmp_path)
+    a, c = first.manifest.snapshot_id, third.manifest.snapshot_id
+    assert third.manifest.partial is False
+    assert versions_of(third.path, "pmid:99000011") == [("pmid:99000011", "1", 1, a, c, "harvest")]
+    assert sum(s.new_versions for s in third.manifest.sources.values()) == 0
+
+
+def test_a_failed_pubtator3_request_keeps_known_records_and_annotates_nothing_new(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    span = Annotation(path="title", start=0, end=9, text="Synthetic", type="Chemical")
+    upstream.articles = {"99000011": article("99000011", "Zentravir was given once daily.")}
+    upstream.annotations = {"99000011": [span]}
+    first = build(tmp_path, spec_text=ENRICHED)
+    a = first.manifest.snapshot_id
+
+    upstream.fail_annotations = True
+    upstream.articles["99000011"] = article("99000011", "Zentravir was given twice daily.")
+    upstream.articles["99000012"] = article("99000012", "A new article.")
+    second = build(tmp_path, allow_partial=True)
+    assert [(f.source, f.step) for f in second.manifest.failed_requests] == [
+        ("pubtator3", "annotations")
+    ]
+    # the changed abstract waits for a complete harvest; the new record is written
+    assert versions_of(second.path, "pmid:99000011") == [("pmid:99000011", "1", 1, a, a, "carried")]
+    assert [v[1] for v in versions_of(second.path, "pmid:99000012")] == ["1"]
+    assert rows(second.path, "SELECT record_id FROM annotations") == [("pmid:99000011",)]
+    assert second.manifest.carried == 1
+
+
+def test_a_new_record_whose_crossref_notices_failed_has_unknown_flags_not_false(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    retracted_by_crossref_only(upstream)
+    upstream.fail_notices = {DOI}
+    first = build(tmp_path, spec_text=ENRICHED, allow_partial=True)
+    assert first.manifest.partial is True
+    assert state_of(first.path, "pmid:99000011") == [("1", False, None, None)]
+    assert rows(first.path, "SELECT preprint FROM records WHERE record_id = 'pmid:99000011'") == [
+        (False,)
+    ]
+    assert state_of(first.path, "pmid:99000012") == [("1", False, False, False)]  # no DOI
+
+
+def test_an_empty_answer_for_trials_the_lineage_holds_is_a_failure_not_a_withdrawal(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    upstream.trials = {"NCT99000011": trial("NCT99000011", "2025-01-15", "Zentravir vs placebo.")}
+    first = build(tmp_path)
+    upstream.empty_trials = {"NCT99000011"}
+    second = build(tmp_path, allow_partial=True)
+    m = second.manifest
+    assert m.withdrawn == 0
+    assert m.sources["clinicaltrials"].status == "failed"  # the fakes make no HTTP exchange
+    assert [(f.step, f.error) for f in m.failed_requests] == [
+        (
+            "fetch",
+            "answered none of the 1 records asked for by id, 1 of which the lineage holds "
+            "(nct:NCT99000011); not taken as withdrawal: no other nct record answered in this "
+            "harvest to check the answer against",
+        )
+    ] * 2  # the fetch and the re-check
+    a = first.manifest.snapshot_id
+    assert state_of(second.path, "nct:NCT99000011") == [("2025-01-15", False, None, None)]
+    assert versions_of(second.path, "nct:NCT99000011") == [
+        ("nct:NCT99000011", "2025-01-15", 1, a, a, "carried")
+    ]
+
+
+def test_a_record_gone_upstream_is_withdrawn_once_a_control_id_comes_back_beside_it(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    upstream.articles = {p: article(p, f"Abstract {p}.") for p in ("99000011", "99000021")}
+    upstream.search = ["99000021"]
+    build(tmp_path)
+    upstream.search = []  # out of the query's results, and gone from PubMed
+    del upstream.articles["99000021"]
+    upstream.fetched.clear()
+    second = build(tmp_path)
+    # the re-check of 99000021 alone came back empty: asked again beside 99000011, which did
+    asked = [ids for ids in upstream.fetched if not ids[0].startswith("NCT")]
+    assert asked == [["99000011", "99000012"], ["99000021"], ["99000011", "99000021"]]
+    assert second.manifest.partial is False
+    assert second.manifest.withdrawn == 1
+    assert state_of(second.path, "pmid:99000021") == [("1", True, False, False)]
+
+
+def test_an_empty_answer_is_a_failure_when_the_control_id_does_not_come_back_either(
+    tmp_path: Path, upstream: Upstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(harvest, "CHUNK", 1)  # one trial per request
+    spec = SPEC.replace('ids = ["NCT99000011"]', 'ids = ["NCT99000011", "NCT99000012"]')
+    upstream.trials = {
+        n: trial(n, "2025-01-15", f"Trial {n}.") for n in ("NCT99000011", "NCT99000012")
+    }
+    build(tmp_path, spec_text=spec)
+    upstream.empty_trials = {"NCT99000012"}  # any request that holds it answers nothing
+    second = build(tmp_path, allow_partial=True)
+    assert upstream.fetched[-2:] == [["NCT99000012"], ["NCT99000011", "NCT99000012"]]
+    assert [f.error for f in second.manifest.failed_requests] == [
+        "answered none of the 1 records asked for by id, 1 of which the lineage holds "
+        "(nct:NCT99000012), nor nct:NCT99000011, which it returned earlier in this harvest; "
+        "not taken as withdrawal"
+    ] * 2  # the fetch and the re-check
+    assert second.manifest.withdrawn == 0
+    assert state_of(second.path, "nct:NCT99000012") == [("2025-01-15", False, None, None)]
+
+
+def test_an_empty_full_text_for_a_pmcid_the_lineage_holds_is_a_failure_not_a_withdrawal(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    upstream.articles = {"99000011": article("99000011", "Abstract.", pmcid="PMC99000011")}
+    upstream.full_texts = {"PMC99000011": full_text("PMC99000011", "The whole article.")}
+    build(tmp_path, spec_text=ENRICHED)
+    upstream.full_texts = {}  # Europe PMC answers 404 or an empty body
+    second = build(tmp_path, allow_partial=True)
+    assert [(f.source, f.step, f.error) for f in second.manifest.failed_requests] == [
+        (
+            "europepmc",
+            "full text PMC99000011",
+            "no full text for PMC99000011, which the lineage holds; not taken as withdrawal",
+        )
+    ]
+    assert second.manifest.withdrawn == 0
+    assert state_of(second.path, "pmcid:PMC99000011") == [("1", False, None, None)]
+
+
+def test_a_record_that_comes_back_without_its_passages_keeps_its_parent_version(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    upstream.trials = {"NCT99000011": trial("NCT99000011", "2025-01-15", "Zentravir vs placebo.")}
+    build(tmp_path)
+    hollow = trial("NCT99000011", "2025-06-02", "").model_copy(update={"passages": []})
+    upstream.trials = {"NCT99000011": hollow}
+    second = build(tmp_path, allow_partial=True)
+    assert [(f.step, f.error) for f in second.manifest.failed_requests] == [
+        (
+            "record nct:NCT99000011",
+            "nct:NCT99000011 came back without a passage where the lineage's version "
+            "2025-01-15 holds 1 passage; not taken as a new version",
+        )
+    ]
+    assert [v[1] for v in versions_of(second.path, "nct:NCT99000011")] == ["2025-01-15"]
+    assert state_of(second.path, "nct:NCT99000011") == [("2025-01-15", False, None, None)]
+
+
+def test_a_build_with_failed_requests_seals_nothing_without_allow_partial(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    upstream.articles = {"99000011": article("99000011", "A.")}
+    upstream.trials = {"NCT99000011": trial("NCT99000011", "2025-01-15", "S.")}
+    first = build(tmp_path)
+    upstream.fail_trials = True
+    with pytest.raises(PartialHarvestError) as caught:
+        build(tmp_path)
+    corpus = tmp_path / "lin"
+    assert caught.value.exit_code == 3
+    assert caught.value.message == (
+        f"2 requests failed (clinicaltrials 2): no snapshot of {corpus} was sealed"
+    )
+    assert caught.value.advice == (
+        "build again to retry them, or pass --allow-partial to seal a snapshot marked partial "
+        "in which the records they concern keep their parent state"
+    )
+    assert [s.path for s in snapshots_in(corpus)] == [first.path]
+    assert sorted(p.name for p in corpus.iterdir() if p.name.startswith(".build-2")) == []
+
+
+def test_the_first_build_with_every_request_failed_writes_nothing_even_with_allow_partial(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    upstream.fail_everything = True
+    with pytest.raises(PartialHarvestError) as caught:
+        build(tmp_path, allow_partial=True)
+    corpus = tmp_path / "lin"
+    assert caught.value.message == (
+        f"the first build of {corpus} harvested no record and 3 requests failed: "
+        "nothing was written"
+    )
+    assert snapshots_in(corpus) == []
+    assert sorted(p.name for p in corpus.iterdir()) == [".build-lock"]
+
+
+def test_a_build_without_a_parent_option_continues_the_lineage(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    upstream.trials = {"NCT99000011": trial("NCT99000011", "2025-01-15", "Zentravir vs placebo.")}
+    first = build(tmp_path)
+    upstream.trials = {"NCT99000011": trial("NCT99000011", "2025-06-02", "Zentravir vs placebo!")}
+    second = build(tmp_path)  # no parent named: the newest snapshot of the corpus
+    assert second.manifest.parent is not None
+    assert second.manifest.parent.snapshot_id == first.manifest.snapshot_id
+    assert [v[1] for v in versions_of(second.path, "nct:NCT99000011")] == [
+        "2025-01-15",
+        "2025-06-02",
+    ]
+
+
+def test_a_new_lineage_is_asked_for_explicitly_and_cannot_name_a_parent(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    upstream.trials = {"NCT99000011": trial("NCT99000011", "2025-01-15", "Zentravir vs placebo.")}
+    first = build(tmp_path)
+    upstream.trials = {"NCT99000011": trial("NCT99000011", "2025-06-02", "Zentravir vs placebo!")}
+    fresh = build(tmp_path, new_lineage=True)
+    assert fresh.manifest.parent is None
+    assert [v[1] for v in versions_of(fresh.path, "nct:NCT99000011")] == ["2025-06-02"]
+    with pytest.raises(InputError) as caught:
+        build(tmp_path, parent=first.path, new_lineage=True)
+    assert caught.value.message == (
+        "--parent and --new-lineage cannot be combined: a new lineage has no parent"
     )

@@ -1,0 +1,67 @@
+"""The corpus folder ``snapshots/<name>/`` while building: one build at a time, leftovers of
+interrupted builds removed, a stamp no snapshot of the corpus uses yet.
+
+Hidden ``.build-*`` entries are a build's work in progress (lock, temp file, work folder,
+resume cache); see :mod:`pipeline.snapshot.build` for how a build commits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import shutil
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from pipeline.errors import SnapshotError
+
+
+@contextlib.contextmanager
+def corpus_lock(corpus_dir: Path) -> Iterator[None]:
+    """Exclusive lock on a corpus folder: one build at a time."""
+    path = corpus_dir / ".build-lock"
+    with path.open("a") as handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise SnapshotError(
+                f"another build of {corpus_dir} is running (lock {path})",
+                advice="wait for it to finish",
+            ) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def clean_leftovers(corpus_dir: Path) -> list[Path]:
+    """Remove what interrupted builds left (hidden build files, manifests without a file)."""
+    removed: list[Path] = []
+    for path in corpus_dir.glob(".build-[0-9]*"):
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+        removed.append(path)
+    for path in corpus_dir.glob(".manifest-*.tmp"):
+        path.unlink(missing_ok=True)
+        removed.append(path)
+    for path in corpus_dir.glob("*.manifest.json"):
+        snapshot = path.with_name(path.name.removesuffix(".manifest.json") + ".duckdb")
+        if not snapshot.exists():
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
+
+
+def free_stamp(
+    corpus_dir: Path, name: str, now: Callable[[], datetime] = lambda: datetime.now(UTC)
+) -> str:
+    """A UTC stamp ``YYYYmmddTHHMMSSZ`` no snapshot of this corpus uses yet."""
+    moment = now().replace(microsecond=0)
+    while True:
+        stamp = moment.strftime("%Y%m%dT%H%M%SZ")
+        if not (corpus_dir / f"{name}-{stamp}.duckdb").exists():
+            return stamp
+        moment += timedelta(seconds=1)
