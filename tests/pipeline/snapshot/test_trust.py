@@ -118,12 +118,16 @@ def test_every_command_refuses_a_snapshot_whose_passage_text_was_edited(
     values = {"answer": answer, "snapshot": edited, "out": tmp_path / "parquet", "spec": spec}
     before = sorted(p.name for p in edited.parent.iterdir())
     done = cli(*(part.format(**values) for part in command))
-    what = "parent snapshot" if command[1] == "build" else "snapshot"
+    parent = command[1] == "build"
+    what = "parent snapshot" if parent else "snapshot"
+    more = "; or build from another one with --parent FILE, or start a new lineage with "
     assert (done.returncode, done.stdout) == (1, "")
     assert done.stderr == (
         f"error: {what} {edited} failed its digest check: the file is "
         f"{edited.stat().st_size:,} bytes, its manifest says {read_manifest(edited).size:,}\n"
-        "hint: the file was changed after it was built; restore a copy or rebuild it\n"
+        "hint: the file was changed after it was built; restore a copy or rebuild it"
+        + (f"{more}--new-lineage" if parent else "")
+        + "\n"
     )
     assert sorted(p.name for p in edited.parent.iterdir()) == before  # nothing written
     assert not (tmp_path / "parquet").exists()
