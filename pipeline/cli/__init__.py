@@ -25,6 +25,7 @@ from pipeline.cli import (
     site_cmd,
     snapshot_cmd,
 )
+from pipeline.settings import env_flag
 
 app = typer.Typer(
     name="citeseal",
@@ -54,12 +55,15 @@ def _root(
         False, "--verbose", "-v", help="Show tracebacks instead of one-line errors."
     ),
 ) -> None:
+    env_flag(os.environ, "CITESEAL_VERBOSE")  # a bad value is a one-line error, like any other
     if verbose:
         os.environ["CITESEAL_VERBOSE"] = "1"
 
 
 def _verbose() -> bool:
-    return os.environ.get("CITESEAL_VERBOSE") == "1" or "--verbose" in sys.argv or "-v" in sys.argv
+    # lenient on purpose: this runs inside the error boundary, which must not raise
+    switch = os.environ.get("CITESEAL_VERBOSE", "").strip().lower() in {"1", "true", "yes", "on"}
+    return switch or "--verbose" in sys.argv or "-v" in sys.argv
 
 
 def report_error(error: CiteSealError) -> None:

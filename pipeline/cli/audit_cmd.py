@@ -14,7 +14,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, get_args
@@ -24,7 +24,7 @@ import typer
 from audit.errors import CiteSealError, InputError, LimitExceeded
 from pipeline.cli.common import keyring_from_settings
 from pipeline.cli.options import DemoKeyOpt, SnapshotOpt
-from pipeline.settings import Settings
+from pipeline.settings import Settings, source_date_epoch
 from pipeline.snapshot.locate import resolve_snapshot
 
 if TYPE_CHECKING:  # the engine, report models and DuckDB load only when a command runs
@@ -148,12 +148,7 @@ def parse_fail_on(values: list[str]) -> list[FailOnItem]:
 
 def fixed_now() -> datetime | None:
     """``SOURCE_DATE_EPOCH`` as the report time, for reproducible reports."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
-    if not epoch:
-        return None
-    if not epoch.isdigit():
-        raise InputError(f"SOURCE_DATE_EPOCH must be whole seconds, got {epoch!r}")
-    return datetime.fromtimestamp(int(epoch), UTC)
+    return source_date_epoch(os.environ)
 
 
 def render(report: Report, fmt: Format) -> str:

@@ -19,12 +19,12 @@ import shutil
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 
 from audit.errors import InputError
 from audit.keys import Keyring
 from audit.render_html import STATIC_DIR, TEMPLATES_DIR, make_environment
+from pipeline.settings import source_date_epoch
 from pipeline.site.diffs import SnapshotDiff, diff_snapshots
 from pipeline.site.lineage import Lineage
 from pipeline.site.loaders import BuildWarning, LoadedReport, load_reports
@@ -62,17 +62,8 @@ class BuildResult:
 
 def build_date_from(env: Mapping[str, str], fallback: str | None) -> str | None:
     """``SOURCE_DATE_EPOCH`` as ISO 8601 UTC, else ``fallback`` (a date found in the inputs)."""
-    raw = env.get("SOURCE_DATE_EPOCH")
-    if raw is None or raw.strip() == "":
-        return fallback
-    try:
-        seconds = int(raw.strip())
-        moment = datetime.fromtimestamp(seconds, tz=UTC)
-    except (ValueError, OverflowError, OSError):
-        raise InputError(
-            f"SOURCE_DATE_EPOCH must be a whole number of seconds since 1970, got {raw!r}"
-        ) from None
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    moment = source_date_epoch(env)
+    return fallback if moment is None else moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def load_site(
