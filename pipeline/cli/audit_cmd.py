@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Annotated, get_args
 import typer
 
 from audit.errors import CiteSealError, InputError, LimitExceeded
+from audit.terminal import html_text, one_line
 from pipeline.cli.common import keyring_from_settings
 from pipeline.cli.options import DemoKeyOpt, SnapshotOpt
 from pipeline.settings import Settings, source_date_epoch
@@ -126,7 +127,7 @@ class _Inputs:
                 yield _read(source)
             except CiteSealError as error:
                 self.bad += 1
-                typer.echo(f"error: {source.label}: {error.message}", err=True)
+                typer.echo(f"error: {one_line(source.label)}: {one_line(error.message)}", err=True)
 
 
 def parse_fail_on(values: list[str]) -> list[FailOnItem]:
@@ -161,7 +162,7 @@ def render(report: Report, fmt: Format) -> str:
     if fmt is Format.html:
         from audit.render_html import render_report_html  # jinja environment: only when asked
 
-        return render_report_html(report)
+        return html_text(render_report_html(report))  # bidi/control characters as references
     return render_text(report)
 
 
