@@ -19,7 +19,9 @@ Grammar (every handle has exactly one spelling; nothing is case-folded)::
 
 Trial, label and preprint handles always pin the upstream version they were issued from, so
 one without ``@version`` is malformed (every door — mint, verify, the audit — parses with this
-grammar, so none can accept one). ``check`` is the first 25 bits of HMAC-SHA256(key, locator text), computed by
+grammar, so none can accept one).
+
+``check`` is the first 25 bits of HMAC-SHA256(key, locator text), computed by
 :class:`audit.keys.Keyring`. The parser is written like ``packaging/_parser.py``: one small
 function per rule, each failure a :class:`~audit.errors.CitationSyntaxError` carrying the
 text, the span of the part that failed and what was expected there.

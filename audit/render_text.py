@@ -66,9 +66,11 @@ def identity_line(report: Report) -> str:
     )
 
 
-def summary_line(report: Report) -> str:
-    """One line per audited input: ``answer.md: FAIL (5 citations: …)``."""
-    return f"{clean_text(report.source)}: {report.verdict.upper()}  ({counts_line(report)})"
+def summary_line(report: Report, label: str | None = None) -> str:
+    """One line per audited input: ``answer.md: FAIL (5 citations: …)``; ``label`` names the
+    input as the user gave it (the report's ``source`` is its public name)."""
+    shown = report.source if label is None else label
+    return f"{clean_text(shown)}: {report.verdict.upper()}  ({counts_line(report)})"
 
 
 def _citation_lines(citation: CitationResult) -> list[str]:

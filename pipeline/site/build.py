@@ -4,7 +4,8 @@ Phase one (:func:`load_site`) reads every report and snapshot, links reports to 
 snapshots, computes the diff of each consecutive pair of snapshots and re-audits every report
 against the newest snapshot of its lineage; anything wrong in an input stops the build here
 with one line, and anything questionable becomes a warning (``--strict`` stops on those too).
-Phase two (:func:`pipeline.site.pages.render_pages`) is pure: data in, ``{path: html}`` out.
+Phase two (:func:`pipeline.site.pages.render_pages`) is pure: data in, ``{path: html}`` out;
+then no page may show a local folder (:mod:`pipeline.site.local_paths`: removed, and a warning).
 Phase three writes the pages into a temporary folder beside ``--out`` and renames it into
 place, so a failed build leaves the previous site untouched.
 
@@ -28,6 +29,7 @@ from pipeline.settings import source_date_epoch
 from pipeline.site.diffs import SnapshotDiff, diff_snapshots
 from pipeline.site.lineage import Lineage
 from pipeline.site.loaders import BuildWarning, LoadedReport, load_reports
+from pipeline.site.local_paths import default_roots, scrub_local_paths
 from pipeline.site.pages import render_pages
 from pipeline.site.reaudit_run import ReauditOutcome, reaudit_all
 from pipeline.site.snapshots import LoadedSnapshot, load_snapshots
@@ -122,27 +124,32 @@ def build_site(
 ) -> BuildResult:
     """Build the whole site into ``out`` (replaced atomically); see the module docstring.
 
-    ``on_warning`` sees each warning as soon as phase one ends (before ``strict`` decides).
+    ``on_warning`` sees each warning once the pages are rendered and checked for local paths
+    (before ``strict`` decides and before anything is written).
     """
     _check_out(out, reports_dir, snapshots_dir)
     data = load_site(reports_dir, snapshots_dir, keyring=keyring, env=env)
+    pages = render_pages(data, make_environment(templates or TEMPLATES_DIR))
+    pages, scrubbed = scrub_local_paths(
+        pages, default_roots(reports_dir, snapshots_dir, out.parent)
+    )
+    warnings = (*data.warnings, *scrubbed)
     if on_warning is not None:
-        for warning in data.warnings:
+        for warning in warnings:
             on_warning(warning)
-    if strict and data.warnings:
-        count = len(data.warnings)
+    if strict and warnings:
+        count = len(warnings)
         raise InputError(
-            f"{count} warning{'s' if count > 1 else ''} and --strict: {data.warnings[0].line()}",
+            f"{count} warning{'s' if count > 1 else ''} and --strict: {warnings[0].line()}",
             advice="fix the inputs, or build without --strict",
         )
-    pages = render_pages(data, make_environment(templates or TEMPLATES_DIR))
     write_site(pages, out, static or STATIC_DIR)
     return BuildResult(
         out=out,
         pages=len(pages),
         reports=len(data.reports),
         snapshots=len(data.lineage.snapshots),
-        warnings=data.warnings,
+        warnings=warnings,
         changed_citations=sum(len(o.changes) for o in data.reaudits.values()),
     )
 

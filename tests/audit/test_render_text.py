@@ -136,7 +136,7 @@ def test_a_registry_withdrawn_trial_and_other_record_statuses_show_in_text_and_m
         "[1] cited: Never enrolled.",
         f"    ok             {trial}",
     ]
-    assert "                   record: status WITHDRAWN" == lines[2]
+    assert lines[2] == "                   record: status WITHDRAWN"
     assert "                   record: withdrawn upstream" in lines
     # a retraction the citation carries no flag for (it is not ok) is said on the record line
     assert "                   record: retracted" in lines

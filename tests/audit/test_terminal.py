@@ -123,8 +123,10 @@ def test_terminal_lines_let_only_line_feeds_through(text: str) -> None:
 
 ORDINARY = st.text(
     st.characters(
-        categories=("Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No", "Pc")
-        + ("Pd", "Ps", "Pe", "Pi", "Pf", "Po", "Sm", "Sc", "Sk", "So", "Zs"),
+        categories=(
+            *("Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No", "Pc"),
+            *("Pd", "Ps", "Pe", "Pi", "Pf", "Po", "Sm", "Sc", "Sk", "So", "Zs"),
+        ),
         exclude_characters=FILLERS,
     ),
     max_size=60,
