@@ -6,8 +6,9 @@ against the newest snapshot of its lineage; anything wrong in an input stops the
 with one line, and anything questionable becomes a warning (``--strict`` stops on those too).
 Phase two (:func:`pipeline.site.pages.render_pages`) is pure: data in, ``{path: html}`` out;
 then no page may show a local folder (:mod:`pipeline.site.local_paths`: removed, and a warning).
-Phase three writes the pages into a temporary folder beside ``--out`` and renames it into
-place, so a failed build leaves the previous site untouched.
+Phase three writes the pages into a temporary folder beside ``--out`` and swaps it into place
+atomically (:mod:`pipeline.site.swap`), so a failed or killed build leaves the previous site
+complete, and the next build removes what a killed one left.
 
 Reproducible: no clock is read (the build date is ``SOURCE_DATE_EPOCH``, else the newest date
 found in the inputs), every list has a stable order, so two builds give identical bytes.
@@ -33,6 +34,7 @@ from pipeline.site.local_paths import default_roots, scrub_local_paths
 from pipeline.site.pages import render_pages
 from pipeline.site.reaudit_run import ReauditOutcome, reaudit_all
 from pipeline.site.snapshots import LoadedSnapshot, load_snapshots
+from pipeline.site.swap import exclusive, recover, replace_folder, staging_prefix
 
 MARKER = ".citeseal-site"
 MARKER_TEXT = "Built by `citeseal site build`; this folder is replaced as a whole on every build.\n"
@@ -170,36 +172,30 @@ def _check_out(out: Path, *inputs: Path) -> None:
 
 
 def write_site(pages: Mapping[str, str], out: Path, static: Path) -> None:
-    """Write the pages and static files beside ``out``, then swap the new folder in."""
+    """Write the pages and static files beside ``out``, then swap the new folder in
+    (:mod:`pipeline.site.swap`: atomic, one build at a time, leftovers of killed builds
+    cleaned up first)."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.build-", dir=out.parent))
-    try:
-        for relative, html in sorted(pages.items()):
-            path = staging / relative
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(html, encoding="utf-8", newline="\n")
-        (staging / "static").mkdir(exist_ok=True)
-        for name in STATIC_FILES:
-            shutil.copyfile(static / name, staging / "static" / name)
-        (staging / MARKER).write_text(MARKER_TEXT, encoding="utf-8")
-        for path in [staging, *staging.rglob("*")]:
-            path.chmod(0o755 if path.is_dir() else 0o644)
-        _swap(staging, out)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+    with exclusive(out.parent):
+        recover(out)
+        staging = Path(tempfile.mkdtemp(prefix=staging_prefix(out), dir=out.parent))
+        try:
+            write_staging(pages, staging, static)
+            replace_folder(staging, out)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
 
 
-def _swap(staging: Path, out: Path) -> None:
-    if not out.exists():
-        staging.rename(out)
-        return
-    retired = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
-    retired.rmdir()
-    out.rename(retired)
-    try:
-        staging.rename(out)
-    except OSError:
-        retired.rename(out)
-        raise
-    shutil.rmtree(retired, ignore_errors=True)
+def write_staging(pages: Mapping[str, str], staging: Path, static: Path) -> None:
+    """Every page, the static files and the marker, readable by all (a complete site)."""
+    for relative, html in sorted(pages.items()):
+        path = staging / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(html, encoding="utf-8", newline="\n")
+    (staging / "static").mkdir(exist_ok=True)
+    for name in STATIC_FILES:
+        shutil.copyfile(static / name, staging / "static" / name)
+    (staging / MARKER).write_text(MARKER_TEXT, encoding="utf-8")
+    for path in [staging, *staging.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
