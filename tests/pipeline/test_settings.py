@@ -27,7 +27,8 @@ def test_an_empty_environment_gives_the_defaults() -> None:
 
 
 def test_blank_values_mean_the_default() -> None:
-    blank = dict.fromkeys(("CITESEAL_TIMEOUT", "CITESEAL_MAX_ATTEMPTS", "CITESEAL_TOOL"), "  ")
+    names = ("CITESEAL_TIMEOUT", "CITESEAL_MAX_ATTEMPTS", "CITESEAL_TOOL")
+    blank: dict[str, str] = dict.fromkeys(names, "  ")
     assert Settings.from_env(blank) == Settings.from_env({})
 
 

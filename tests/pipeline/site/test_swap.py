@@ -79,11 +79,12 @@ def sites(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict, d
     return reports, snapshots, tree(root / "old"), tree(root / "new")
 
 
+CLI = (sys.executable, "-c", "from pipeline.cli import main; main()")
+
+
 def command(reports: Path, snapshots: Path, out: Path) -> list[str]:
-    return ["site", "build", "--reports", str(reports), "--snapshots", str(snapshots)] + [
-        "--out",
-        str(out),
-    ]
+    folders = ("--reports", str(reports), "--snapshots", str(snapshots), "--out", str(out))
+    return ["site", "build", *folders]
 
 
 def environment(extra: dict[str, str]) -> dict[str, str]:
@@ -92,8 +93,7 @@ def environment(extra: dict[str, str]) -> dict[str, str]:
 
 def rebuild(reports: Path, snapshots: Path, out: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", "from pipeline.cli import main; main()"]
-        + command(reports, snapshots, out),
+        [*CLI, *command(reports, snapshots, out)],
         capture_output=True,
         text=True,
         check=False,
@@ -196,8 +196,7 @@ def test_a_build_killed_at_random_moments_always_leaves_a_complete_site(
     outcomes = []
     for _ in range(5):
         process = subprocess.Popen(
-            [sys.executable, "-c", "from pipeline.cli import main; main()"]
-            + command(reports, snapshots, previous),
+            [*CLI, *command(reports, snapshots, previous)],
             env=environment(NEW),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
