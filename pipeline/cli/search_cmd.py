@@ -32,7 +32,7 @@ def _passage_lines(view: PassageView, number: int | None = None) -> list[str]:
     head = f"{number}. " if number is not None else ""
     handle = view.handle or f"{view.record_id}@{view.version}/{view.path} (no handle scheme)"
     score = f"  (score {view.score:.3f})" if view.score is not None else ""
-    lines = [f"{head}{handle}{score}"]
+    lines = [f"{head}{one_line(handle)}{score}"]
     context = [one_line(view.section or "")]
     if view.title:
         title = one_line(view.title)
@@ -108,7 +108,7 @@ def cite_command(
     if view.withdrawn:
         typer.echo(f"  withdrawn upstream since {view.withdrawn_since}")
     for rel in view.relations:
-        typer.echo(f"  {rel['kind']} {rel['target']} ({rel['source']})")
+        typer.echo(f"  {rel['kind']} {one_line(rel['target'] or '')} ({rel['source']})")
     for passage in view.passages:
         typer.echo("\n".join(_passage_lines(passage)))
     if keyring.demo:

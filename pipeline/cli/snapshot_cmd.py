@@ -223,7 +223,7 @@ def _print_diff(d: SnapshotDiff) -> None:
     if d.new_flags:
         typer.echo(f"  new retractions / expressions of concern ({len(d.new_flags)})")
     for flag in d.new_flags:
-        notices = f" (notice {', '.join(flag.notices)})" if flag.notices else ""
+        notices = f" (notice {one_line(', '.join(flag.notices))})" if flag.notices else ""
         typer.echo(f"    {flag.record_id} {flag.flag}{notices}")
 
 
