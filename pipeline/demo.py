@@ -176,7 +176,8 @@ def run_demo(
     finally:
         con.close()
     for hit in hits:
-        echo(f"   {hit.handle}  {one_line(hit.text[:60])}…")
+        status = f"  (status {one_line(hit.status)})" if hit.status else ""
+        echo(f"   {hit.handle}  {one_line(hit.text[:60])}…{status}")
 
     echo("3. an answer citing passages by handle (demo key: public, NOT a seal)")
     answer = out / "answer.md"
