@@ -1,7 +1,7 @@
-"""The site swap: a ``citeseal site build`` killed with SIGKILL at any point — while writing,
-just before the swap, just after it, between the two renames of the fallback — leaves a
-complete site at ``--out`` (or, in the fallback, the previous one beside it), and the rerun
-converges to the new site and removes every leftover."""
+"""The site swap: a ``citeseal site build`` killed with SIGKILL at any point — while writing
+pages, just before the swap, just after it, between the two renames of the fallback, at
+random moments — leaves a complete site at ``--out`` (or, in the fallback, the previous one
+beside it), and the rerun converges to the new site and removes every leftover."""
 
 from __future__ import annotations
 
@@ -53,7 +53,17 @@ def retire(out):
     pause("between-renames")
     return retired
 
-swap.exchange, swap._retire = exchange, retire
+real_write = Path.write_text
+written = []
+
+def write_text(self, *args, **kwargs):
+    if ".build-" in str(self):  # a page of the new site, in its staging folder
+        written.append(self)
+        if len(written) == 3:
+            pause("while-writing")
+    return real_write(self, *args, **kwargs)
+
+swap.exchange, swap._retire, Path.write_text = exchange, retire, write_text
 from pipeline.cli import main
 sys.argv = ["citeseal", *sys.argv[1:]]
 main()
@@ -142,6 +152,7 @@ def previous(tmp_path: Path, sites: tuple[Path, Path, dict, dict]) -> Path:
 @pytest.mark.parametrize(
     ("point", "after"),
     [
+        ("while-writing", "old"),  # two pages of the new site written
         ("before-swap", "old"),  # every page written, nothing swapped yet
         ("after-swap", "new"),  # swapped in one step; the previous site not yet deleted
     ],
