@@ -162,3 +162,13 @@ def test_no_cli_module_writes_around_the_error_boundary() -> None:
         text = path.read_text(encoding="utf-8")
         assert "sys.stdout.buffer" not in text and "sys.stderr.buffer" not in text, path
         assert "os.write(" not in text, path
+
+
+def test_verbose_prints_the_traceback_through_the_sanitiser_and_keeps_the_exit_code() -> None:
+    done = run_cli("--verbose", "audit", "x\x1b]0;pwned\x07.md", "--snapshot", "s", "--demo-key")
+    assert done.returncode == 2
+    assert unsafe(done.stderr) == []
+    assert done.stderr.startswith("Traceback (most recent call last):\n")
+    assert done.stderr.endswith(
+        "audit.errors.InputError: x\\u001b]0;pwned\\u0007.md: no such file or directory\n"
+    )
