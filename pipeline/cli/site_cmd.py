@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from audit.keys import Keyring, key_file_path, load_keyring
+from audit.terminal import one_line
 from pipeline.settings import Settings
 
 site_app = typer.Typer(
@@ -55,7 +56,7 @@ def build(
         out,
         strict=strict,
         keyring=keyring,
-        on_warning=lambda warning: typer.echo(f"warning: {warning.line()}", err=True),
+        on_warning=lambda warning: typer.echo(f"warning: {one_line(warning.line())}", err=True),
     )
     typer.echo(
         f"site: {result.pages} pages ({result.reports} reports, {result.snapshots} snapshots) "

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
+from audit.terminal import one_line
 from pipeline.cli.options import JsonOpt
 from pipeline.errors import SnapshotError
 from pipeline.harvest import Progress
@@ -23,7 +24,6 @@ from pipeline.snapshot.locate import corpus_folders, resolve_snapshot, snapshots
 from pipeline.snapshot.manifest import read_manifest
 from pipeline.snapshot.progress import LogProgress, RichProgress
 from pipeline.snapshot.rebuild import rebuild_snapshot
-from pipeline.snapshot.search import printable
 from pipeline.snapshot.verify import partial_summary, snapshot_info, verify_snapshot
 
 snapshot_app = typer.Typer(
@@ -156,9 +156,9 @@ def _print_build(result: BuildResult, json_out: bool) -> None:
         n = result.resumed_requests
         typer.echo(f"  resumed   {n} responses kept by an earlier build that did not seal")
     for failed in m.failed_requests:
-        typer.echo(f"warning: {failed.source}: {failed.step}: {failed.error}", err=True)
+        typer.echo(f"warning: {failed.source}: {failed.step}: {one_line(failed.error)}", err=True)
     for warning in result.warnings:
-        typer.echo(f"warning: {warning}", err=True)
+        typer.echo(f"warning: {one_line(warning)}", err=True)
 
 
 @snapshot_app.command("info")
@@ -170,7 +170,7 @@ def info_command(path: PathArg, json_out: JsonOpt = False) -> None:
         return
     meta = info["meta"]
     typer.echo(f"{info['path']}")
-    typer.echo(f"  corpus    {meta.get('name')}: {printable(meta.get('description') or '')}")
+    typer.echo(f"  corpus    {meta.get('name')}: {one_line(meta.get('description') or '')}")
     typer.echo(f"  snapshot  {meta.get('snapshot_id')} (created {meta.get('created_at')})")
     typer.echo(f"  parent    {meta.get('parent_snapshot_id') or '(none)'}")
     typer.echo(
@@ -245,12 +245,12 @@ def _print_diff(d: SnapshotDiff) -> None:
         if changes:
             typer.echo(f"  {label} ({len(changes)})")
         for change in changes:
-            title = f"  {printable(change.title or '')[:70]}" if change.title else ""
+            title = f"  {one_line(change.title or '')[:70]}" if change.title else ""
             typer.echo(f"    {fmt(change)}{title}")
     if d.new_flags:
         typer.echo(f"  new retractions / expressions of concern ({len(d.new_flags)})")
     for flag in d.new_flags:
-        notices = f" (notice {', '.join(flag.notices)})" if flag.notices else ""
+        notices = f" (notice {one_line(', '.join(flag.notices))})" if flag.notices else ""
         typer.echo(f"    {flag.record_id} {flag.flag}{notices}")
 
 
@@ -290,7 +290,7 @@ def list_command(
         return
     for row in rows:
         if "error" in row:
-            typer.echo(f"{row['path']}  ({row['error']})")
+            typer.echo(f"{one_line(row['path'])}  ({one_line(row['error'])})")
             continue
         parent = f"  parent {row['parent']}" if row["parent"] else ""
         n = row["failed_requests"]
@@ -379,7 +379,7 @@ def _print_backfill(result: BackfillResult, json_out: bool) -> None:
         )
         return
     for item in result.items:
-        typer.echo(printable(item.line))
+        typer.echo(one_line(item.line))
     if build is None:
         typer.echo("nothing backfilled: no new snapshot written")
         return
