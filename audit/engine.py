@@ -24,6 +24,7 @@ from audit.corpus import Corpus, PathRef, StoredPassage, StoredRecord
 from audit.errors import CitationSyntaxError
 from audit.handles import Handle, parse_handle, verify
 from audit.keys import Keyring
+from audit.paths import public_path
 from audit.report import (
     DEFAULT_FAIL_ON,
     CitationResult,
@@ -286,7 +287,7 @@ def _report(item: AuditInput, lookup: _Lookup, context: _Context) -> Report:
         contract_version=CONTRACT_VERSION,
         tool_version=__version__,
         created_at=context.created_at,
-        source=item.label,
+        source=public_path(item.label),  # never an absolute local path (audit.paths)
         verdict=verdict,
         verdict_reasons=reasons,
         fail_on=list(context.fail_on),
@@ -333,7 +334,7 @@ def audit_many(
     context = _Context(
         snapshot=snapshot_info(
             identity.name,
-            identity.path,
+            public_path(identity.path),
             identity.sha256,
             statuses,
             snapshot_id=identity.snapshot_id,

@@ -16,6 +16,8 @@ catches it, prints ``error: <message>`` (plus advice when there is some) and exi
 
 from __future__ import annotations
 
+from audit.terminal import caret_lines
+
 
 class CiteSealError(Exception):
     """Base of every error that is reported to a person as one line."""
@@ -64,9 +66,8 @@ class CitationSyntaxError(InputError):
         self.expected = expected
 
     def caret(self) -> str:
-        """The text with a caret line under the failing span."""
-        width = max(1, self.end - self.start)
-        return f"{self.text}\n{' ' * self.start}{'^' * width}"
+        """The text, safe to print, with a caret line under the failing span."""
+        return "\n".join(caret_lines(self.text, self.start, self.end))
 
 
 class LimitExceeded(InputError):

@@ -3,8 +3,10 @@
 Grammar (every handle has exactly one spelling; nothing is case-folded)::
 
     handle   = locator "~" check
-    locator  = scheme ":" id [ "@" version ] "/" path
+    locator  = scheme ":" id pin "/" path
     scheme   = "pmid" | "pmcid" | "ppr" | "nct" | "setid"
+    pin      = "@" version                         for ppr, nct, setid (PINNED_SCHEMES)
+             | [ "@" version ]                     for pmid, pmcid
     id       = pmid:  [1-9][0-9]{0,9}
                pmcid: "PMC" [1-9][0-9]{0,9}
                ppr:   "PPR" [1-9][0-9]{0,9}
@@ -14,6 +16,10 @@ Grammar (every handle has exactly one spelling; nothing is case-folded)::
     path     = segment ( "." segment )*            (at most 200 characters)
     segment  = [a-z0-9_]+
     check    = 5 characters of lower-case Crockford base32 (0-9 a-z without i l o u)
+
+Trial, label and preprint handles always pin the upstream version they were issued from, so
+one without ``@version`` is malformed (every door — mint, verify, the audit — parses with this
+grammar, so none can accept one).
 
 ``check`` is the first 25 bits of HMAC-SHA256(key, locator text), computed by
 :class:`audit.keys.Keyring`. The parser is written like ``packaging/_parser.py``: one small
@@ -32,7 +38,7 @@ from audit.keys import CHECK_ALPHABET, CHECK_LENGTH, Keyring
 
 SCHEMES = ("pmid", "pmcid", "ppr", "nct", "setid")
 PINNED_SCHEMES = frozenset({"nct", "setid", "ppr"})
-"""Schemes whose handles are always minted with ``@version`` (the upstream version)."""
+"""Schemes whose handles must pin ``@version`` (the upstream version); the grammar enforces it."""
 
 MAX_VERSION_CHARS = 40
 MAX_PATH_CHARS = 200
@@ -159,9 +165,18 @@ def _record_id(cur: _Cursor, scheme: str) -> str:
     return value
 
 
-def _version(cur: _Cursor) -> str | None:
-    """version = [ "@" [0-9A-Za-z] [0-9A-Za-z.-]* ]."""
+def _version(cur: _Cursor, scheme: str) -> str | None:
+    """pin = "@" version (ppr, nct, setid) | [ "@" version ] (pmid, pmcid), with
+    version = [0-9A-Za-z] [0-9A-Za-z.-]*."""
     if cur.peek() != "@":
+        if scheme in PINNED_SCHEMES:
+            raise cur.fail(
+                f"{scheme} handles pin the record version: expected '@' and a version after "
+                f"the id, got {cur.got()}",
+                cur.pos,
+                cur.pos + 1,
+                "'@' version",
+            )
         return None
     cur.pos += 1
     value, start, end = cur.until("/~")
@@ -214,10 +229,10 @@ def _path(cur: _Cursor) -> str:
 
 
 def _locator(cur: _Cursor) -> Locator:
-    """locator = scheme ":" id [ "@" version ] "/" path."""
+    """locator = scheme ":" id pin "/" path."""
     scheme = _scheme(cur)
     record = _record_id(cur, scheme)
-    version = _version(cur)
+    version = _version(cur, scheme)
     path = _path(cur)
     return Locator(scheme=scheme, id=record, path=path, version=version)
 

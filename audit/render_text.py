@@ -12,9 +12,11 @@ The text format is compact, one line per sentence and per citation::
         quote_mismatch pmid:…~… "…"
                        closest: "…" (0.8491)
 
-Answer and record text is untrusted: control characters (terminal escapes, bidi overrides) are
-shown as ``\\x1b``-style escapes in text, and Markdown metacharacters are escaped (handles go
-in code spans), so neither a terminal nor a Markdown renderer can be steered by an answer.
+Answer and record text is untrusted: every field goes through the one terminal sanitiser
+(:func:`audit.terminal.one_line`: line breaks become spaces; controls, bidi overrides and
+isolates, invisible format characters become ``\\x1b``/``\\u202e``-style escapes), and
+Markdown metacharacters are escaped (handles go in code spans), so neither a terminal nor a
+Markdown renderer can be steered by an answer.
 """
 
 from __future__ import annotations
@@ -22,24 +24,17 @@ from __future__ import annotations
 import re
 
 from audit.report import CitationResult, Report, SentenceResult, partial_note
+from audit.terminal import one_line
 from audit.verdicts import is_claim
 
 VERDICT_WIDTH = 15  # "quote_mismatch" and one space
 _INDENT = "    "
 _UNDER = _INDENT + " " * VERDICT_WIDTH
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_BREAKS = re.compile(r"[\t\n\r\u2028\u2029]+")
 
 
 def clean_text(text: str) -> str:
-    """One line of untrusted text, safe to print: line breaks → space, controls escaped."""
-    text = _BREAKS.sub(" ", text)
-
-    def escape(match: re.Match[str]) -> str:
-        code = ord(match.group())
-        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-    return _CONTROL.sub(escape, text)
+    """One line of untrusted text, safe to print (:func:`audit.terminal.one_line`)."""
+    return one_line(text)
 
 
 def counts_line(report: Report) -> str:
@@ -72,9 +67,11 @@ def identity_line(report: Report) -> str:
     )
 
 
-def summary_line(report: Report) -> str:
-    """One line per audited input: ``answer.md: FAIL (5 citations: …)``."""
-    return f"{clean_text(report.source)}: {report.verdict.upper()}  ({counts_line(report)})"
+def summary_line(report: Report, label: str | None = None) -> str:
+    """One line per audited input: ``answer.md: FAIL (5 citations: …)``; ``label`` names the
+    input as the user gave it (the report's ``source`` is its public name)."""
+    shown = report.source if label is None else label
+    return f"{clean_text(shown)}: {report.verdict.upper()}  ({counts_line(report)})"
 
 
 def _citation_lines(citation: CitationResult) -> list[str]:
@@ -92,7 +89,36 @@ def _citation_lines(citation: CitationResult) -> list[str]:
         lines.append(_UNDER + clean_text(citation.detail))
     elif citation.checked_against == "current":
         lines.append(_UNDER + "quote found in the current version only, not as issued")
+    standing = record_standing(citation)
+    if standing:
+        lines.append(f"{_UNDER}record: {clean_text(standing)}")
     return lines
+
+
+_RECORD_FLAGS = (
+    ("retracted", "retracted"),
+    ("expression_of_concern", "expression of concern"),
+    ("preprint", "preprint"),
+)
+
+
+def record_standing(citation: CitationResult) -> str:
+    """What the snapshot says about the cited record's standing, as the JSON and HTML show it:
+    its status (``status WITHDRAWN``), ``withdrawn upstream``, and a retraction, expression of
+    concern or preprint the citation carries no flag for; ``""`` when there is nothing to say."""
+    record = citation.record
+    if record is None:
+        return ""
+    parts = [f"status {record.status}"] if record.status else []
+    if record.withdrawn:
+        parts.append("withdrawn upstream")
+    flagged = {flag.name for flag in citation.flags}
+    parts += [
+        label
+        for name, label in _RECORD_FLAGS
+        if getattr(record, name) is True and name not in flagged
+    ]
+    return "; ".join(parts)
 
 
 def sentence_label(sentence: SentenceResult) -> str:
@@ -149,6 +175,9 @@ def _md_citation(citation: CitationResult) -> list[str]:
         lines.append(
             f"     - closest: “{md_text(citation.closest_match)}” ({citation.similarity:.4f})"
         )
+    standing = record_standing(citation)
+    if standing:
+        lines.append(f"     - record: {md_text(standing)}")
     return lines
 
 

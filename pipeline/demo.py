@@ -33,6 +33,7 @@ from audit.errors import InputError
 from audit.keys import Keyring
 from audit.render_text import render_text
 from audit.report import Report
+from audit.terminal import one_line
 from pipeline.site.build import BuildResult, build_site
 from pipeline.snapshot.build import build_snapshot
 from pipeline.snapshot.search import record_passages, search_passages
@@ -177,7 +178,8 @@ def run_demo(
     finally:
         con.close()
     for hit in hits:
-        echo(f"   {hit.handle}  {hit.text[:60]}…")
+        status = f"  (status {one_line(hit.status)})" if hit.status else ""
+        echo(f"   {hit.handle}  {one_line(hit.text[:60])}…{status}")
 
     echo("3. an answer citing passages by handle (demo key: public, NOT a seal)")
     answer = out / "answer.md"

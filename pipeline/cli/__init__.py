@@ -4,17 +4,20 @@ Each command lives in a module of this package that exposes ``register(app)``; c
 thin: parse options, call one function of :mod:`pipeline` or :mod:`audit`, map known errors.
 The one error boundary is :func:`main`: a :class:`~audit.errors.CiteSealError` becomes
 ``error: <message>`` on stderr and its exit code; ``--verbose`` (or ``CITESEAL_VERBOSE=1``)
-lets the traceback through.
+prints the traceback instead. Everything printed goes through the terminal sanitiser
+(:mod:`pipeline.cli.output`).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import traceback
 
 import typer
 
 from audit.errors import CitationSyntaxError, CiteSealError
+from audit.terminal import one_line
 from pipeline.cli import (
     audit_cmd,
     demo_cmd,
@@ -25,6 +28,8 @@ from pipeline.cli import (
     site_cmd,
     snapshot_cmd,
 )
+from pipeline.cli.output import safe_streams
+from pipeline.settings import env_flag
 
 app = typer.Typer(
     name="citeseal",
@@ -54,33 +59,43 @@ def _root(
         False, "--verbose", "-v", help="Show tracebacks instead of one-line errors."
     ),
 ) -> None:
+    env_flag(os.environ, "CITESEAL_VERBOSE")  # a bad value is a one-line error, like any other
     if verbose:
         os.environ["CITESEAL_VERBOSE"] = "1"
 
 
 def _verbose() -> bool:
-    return os.environ.get("CITESEAL_VERBOSE") == "1" or "--verbose" in sys.argv or "-v" in sys.argv
+    # lenient on purpose: this runs inside the error boundary, which must not raise
+    switch = os.environ.get("CITESEAL_VERBOSE", "").strip().lower() in {"1", "true", "yes", "on"}
+    return switch or "--verbose" in sys.argv or "-v" in sys.argv
 
 
 def report_error(error: CiteSealError) -> None:
     """Print a project error as people should see it: one line, then advice if any."""
-    typer.echo(f"error: {error.message}", err=True)
+    typer.echo(f"error: {one_line(error.message)}", err=True)
     if isinstance(error, CitationSyntaxError):
         typer.echo(error.caret(), err=True)
     if error.advice:
-        typer.echo(f"hint: {error.advice}", err=True)
+        typer.echo(f"hint: {one_line(error.advice)}", err=True)
 
 
 def main() -> None:
-    """Console-script entry point with the single error boundary."""
+    """Console-script entry point: the single error boundary, with every line printed through
+    the terminal sanitiser (:mod:`pipeline.cli.output`)."""
+    with safe_streams():
+        _run()
+
+
+def _run() -> None:
     try:
         code = app(standalone_mode=False)  # returns the code of `raise typer.Exit(code)`
         if isinstance(code, int) and code:
             sys.exit(code)
     except CiteSealError as error:
         if _verbose():
-            raise
-        report_error(error)
+            traceback.print_exc()  # here, so the traceback goes through the sanitiser too
+        else:
+            report_error(error)
         sys.exit(error.exit_code)
     except KeyboardInterrupt:
         typer.echo("error: interrupted", err=True)

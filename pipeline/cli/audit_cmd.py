@@ -12,9 +12,10 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, get_args
@@ -22,9 +23,11 @@ from typing import TYPE_CHECKING, Annotated, get_args
 import typer
 
 from audit.errors import CiteSealError, InputError, LimitExceeded
+from audit.paths import public_path
+from audit.terminal import html_text, one_line
 from pipeline.cli.common import keyring_from_settings, seal_policy, trusted_snapshot
 from pipeline.cli.options import DemoKeyOpt, SnapshotOpt
-from pipeline.settings import Settings
+from pipeline.settings import Settings, source_date_epoch
 
 if TYPE_CHECKING:  # the engine, report models and DuckDB load only when a command runs
     from audit.engine import AuditInput
@@ -97,9 +100,10 @@ def _read(source: _Source) -> AuditInput:
     from audit.claims import MAX_CLAIMS_BYTES, parse_claims
     from audit.engine import AuditInput
 
+    label = public_path(source.label, cwd=str(Path.cwd()))  # the report never names a local path
     if source.claims:
         data = _read_bytes(source, MAX_CLAIMS_BYTES)
-        return AuditInput(source.label, parse_claims(data))
+        return AuditInput(label, parse_claims(data))
     limit = MAX_ANSWER_CHARS * 4  # UTF-8 needs at most 4 bytes per character
     data = _read_bytes(source, limit)
     if len(data) > limit:
@@ -110,23 +114,30 @@ def _read(source: _Source) -> AuditInput:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise InputError(f"not UTF-8 text (byte {error.start})") from None
-    return AuditInput(source.label, parse_answer(text))
+    return AuditInput(label, parse_answer(text))
 
 
 class _Inputs:
-    """Yields parsed inputs; a bad input is reported on stderr, counted and skipped."""
+    """Yields parsed inputs; a bad input is reported on stderr, counted and skipped.
+
+    ``given`` holds the labels of the inputs yielded and not yet reported, as the user gave
+    them (reports carry public names), for the summary lines."""
 
     def __init__(self, sources: list[_Source]) -> None:
         self.sources = sources
         self.bad = 0
+        self.given: deque[str] = deque()
 
     def __iter__(self) -> Iterator[AuditInput]:
         for source in self.sources:
             try:
-                yield _read(source)
+                parsed = _read(source)
             except CiteSealError as error:
                 self.bad += 1
-                typer.echo(f"error: {source.label}: {error.message}", err=True)
+                typer.echo(f"error: {one_line(source.label)}: {one_line(error.message)}", err=True)
+                continue
+            self.given.append(source.label)
+            yield parsed
 
 
 def parse_fail_on(values: list[str]) -> list[FailOnItem]:
@@ -148,12 +159,7 @@ def parse_fail_on(values: list[str]) -> list[FailOnItem]:
 
 def fixed_now() -> datetime | None:
     """``SOURCE_DATE_EPOCH`` as the report time, for reproducible reports."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
-    if not epoch:
-        return None
-    if not epoch.isdigit():
-        raise InputError(f"SOURCE_DATE_EPOCH must be whole seconds, got {epoch!r}")
-    return datetime.fromtimestamp(int(epoch), UTC)
+    return source_date_epoch(os.environ)
 
 
 def render(report: Report, fmt: Format) -> str:
@@ -166,7 +172,7 @@ def render(report: Report, fmt: Format) -> str:
     if fmt is Format.html:
         from audit.render_html import render_report_html  # jinja environment: only when asked
 
-        return render_report_html(report)
+        return html_text(render_report_html(report))  # bidi/control characters as references
     return render_text(report)
 
 
@@ -200,7 +206,9 @@ class _OutNames:
         return self.folder / name
 
 
-def _emit(reports: Iterator[Report], fmt: Format, out: Path | None, many: bool) -> int:
+def _emit(
+    reports: Iterator[Report], inputs: _Inputs, fmt: Format, out: Path | None, many: bool
+) -> int:
     """Write or print each report; the number of failed reports."""
     from audit.render_text import summary_line
 
@@ -208,15 +216,16 @@ def _emit(reports: Iterator[Report], fmt: Format, out: Path | None, many: bool) 
     names = _OutNames(out, _EXTENSION[fmt]) if out is not None else None
     first = True
     for report in reports:
+        label = inputs.given.popleft()  # reports come in input order, one per parsed input
         failed += report.verdict == "fail"
         if names is not None:
             write_atomic(names(report.source), render(report, fmt))
-            typer.echo(summary_line(report))
+            typer.echo(summary_line(report, label))
         elif fmt is Format.json and many:
             typer.echo(report.model_dump_json())  # JSON Lines: one report per line
         else:
             if many:
-                typer.echo(("" if first else "\n") + f"== {summary_line(report)}")
+                typer.echo(("" if first else "\n") + f"== {summary_line(report, label)}")
             typer.echo(render(report, fmt), nl=False)
         first = False
     return failed
@@ -278,7 +287,8 @@ def audit_command(
 
     inputs = _Inputs(sources)
     with trusted.corpus() as corpus:
-        failed = _emit(audit_many(inputs, corpus, keyring, fail_on=policy, now=now), fmt, out, many)
+        reports = audit_many(inputs, corpus, keyring, fail_on=policy, now=now)
+        failed = _emit(reports, inputs, fmt, out, many)
     if inputs.bad:
         raise typer.Exit(2)
     if failed:

@@ -11,6 +11,7 @@ import typer
 from audit.errors import CitationSyntaxError
 from audit.handles import mint, parse_handle, parse_locator, verify
 from audit.keys import Keyring, key_file_path
+from audit.terminal import caret_lines, one_line
 from pipeline.cli.common import env_key_text, keyring_from_settings
 from pipeline.cli.options import DemoKeyOpt, JsonOpt
 from pipeline.settings import Settings
@@ -34,13 +35,9 @@ class Verdict:
     def lines(self) -> list[str]:
         """``ok H`` / ``forged H`` / ``malformed H: reason`` plus a caret line under the span."""
         if self.verdict != "malformed" or self.span is None:
-            return [f"{self.verdict} {self.handle}"]
-        start, end = self.span
-        indent = len("malformed ") + start
-        return [
-            f"malformed {self.handle}: {self.reason}",
-            " " * indent + "^" * max(1, end - start),
-        ]
+            return [f"{self.verdict} {one_line(self.handle)}"]
+        shown, caret = caret_lines(self.handle, *self.span, prefix="malformed ")
+        return [f"{shown}: {one_line(self.reason or '')}", caret]
 
     def to_json(self) -> dict[str, object]:
         return {

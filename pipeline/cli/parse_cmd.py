@@ -9,7 +9,6 @@ whatever the wrapper status (openFDA answers "no matches" with a 404 body the pa
 from __future__ import annotations
 
 import json
-import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -19,6 +18,7 @@ from urllib.parse import urlsplit
 import typer
 
 from audit.errors import InputError
+from audit.terminal import one_line
 from pipeline.cli.options import JsonOpt
 from pipeline.sources import MODULES, parser_for
 
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 
 MAX_BYTES = 64 * 1024 * 1024
 CHOICES = (*MODULES, "auto")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def read_input(file: str) -> bytes:
@@ -121,8 +120,8 @@ def to_json(result: ParseResult, *, url: str | None, status: int | None) -> dict
 
 
 def _clean(text: object) -> str:
-    """Untrusted text for a terminal: control characters (ANSI escapes…) neutralised."""
-    return _CONTROL.sub("\ufffd", str(text))
+    """Untrusted text for a terminal, one line (:func:`audit.terminal.one_line`)."""
+    return one_line(str(text))
 
 
 def _flag(value: bool | None) -> str:

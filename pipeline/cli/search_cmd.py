@@ -7,12 +7,12 @@ from typing import Annotated
 
 import typer
 
+from audit.terminal import one_line
 from pipeline.cli.common import keyring_from_settings, seal_policy, trusted_snapshot
 from pipeline.cli.options import DemoKeyOpt, JsonOpt, SnapshotOpt
 from pipeline.settings import Settings
 from pipeline.snapshot.search import (
     PassageView,
-    printable,
     record_passages,
     search_passages,
     to_json,
@@ -30,16 +30,18 @@ def _passage_lines(view: PassageView, number: int | None = None) -> list[str]:
     head = f"{number}. " if number is not None else ""
     handle = view.handle or f"{view.record_id}@{view.version}/{view.path} (no handle scheme)"
     score = f"  (score {view.score:.3f})" if view.score is not None else ""
-    lines = [f"{head}{handle}{score}"]
-    context = [printable(view.section or "")]
+    lines = [f"{head}{one_line(handle)}{score}"]
+    context = [one_line(view.section or "")]
     if view.title:
-        title = printable(view.title)
+        title = one_line(view.title)
         context.insert(0, title if len(title) <= 80 else title[:79] + "…")
     if view.source:
         context.append(view.source)
+    if view.status:
+        context.append(f"status {one_line(view.status)}")
     lines.append("   " + " — ".join(c for c in context if c) + _flags(view.flags))
     lines.extend(
-        textwrap.wrap(printable(view.text), WIDTH, initial_indent="   ", subsequent_indent="   ")
+        textwrap.wrap(one_line(view.text), WIDTH, initial_indent="   ", subsequent_indent="   ")
     )
     return lines
 
@@ -68,7 +70,7 @@ def search_command(
         typer.echo(to_json({"query": query, "demo_key": keyring.demo, "results": hits}))
         return
     if not hits:
-        typer.echo(f"no passage matches {printable(query)!r}")
+        typer.echo(f"no passage matches {one_line(query)!r}")
         return
     for number, hit in enumerate(hits, start=1):
         typer.echo("\n".join(_passage_lines(hit, number)))
@@ -97,18 +99,18 @@ def cite_command(
     if json_out:
         typer.echo(to_json({"demo_key": keyring.demo, "record": view}))
         return
-    typer.echo(f"{view.record_id} @{view.version}: {printable(view.title or '')}")
+    typer.echo(f"{view.record_id} @{view.version}: {one_line(view.title or '')}")
     others = [v for v in view.versions if v != view.version]
     typer.echo(
         f"  source {view.source}; current version {view.current_version}"
         + (f"; other versions {', '.join(others)}" if others else "")
-        + (f"; status {printable(view.status)}" if view.status else "")
+        + (f"; status {one_line(view.status)}" if view.status else "")
         + _flags(view.flags)
     )
     if view.withdrawn:
         typer.echo(f"  withdrawn upstream since {view.withdrawn_since}")
     for rel in view.relations:
-        typer.echo(f"  {rel['kind']} {rel['target']} ({rel['source']})")
+        typer.echo(f"  {rel['kind']} {one_line(rel['target'] or '')} ({rel['source']})")
     for passage in view.passages:
         typer.echo("\n".join(_passage_lines(passage)))
     if keyring.demo:

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from audit.terminal import one_line
 from pipeline.cli.common import digest_cache, installation_keyring, seal_policy
 from pipeline.cli.options import DemoKeyOpt
 from pipeline.settings import Settings
@@ -52,7 +53,7 @@ def build(
         keyring=keyring,
         trust=seal_policy(settings, demo_key, keyring=keyring),
         digests=digest_cache(settings),
-        on_warning=lambda warning: typer.echo(f"warning: {warning.line()}", err=True),
+        on_warning=lambda warning: typer.echo(f"warning: {one_line(warning.line())}", err=True),
     )
     typer.echo(
         f"site: {result.pages} pages ({result.reports} reports, {result.snapshots} snapshots) "

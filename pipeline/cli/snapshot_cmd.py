@@ -19,6 +19,7 @@ from typing import Annotated, Any
 import typer
 
 from audit.keys import Keyring, key_file_path
+from audit.terminal import one_line
 from pipeline.cli import archive_cmd
 from pipeline.cli.common import (
     digest_cache,
@@ -40,7 +41,6 @@ from pipeline.snapshot.locate import corpus_folders, resolve_snapshot, snapshots
 from pipeline.snapshot.manifest import sealed_with, write_manifest
 from pipeline.snapshot.progress import LogProgress, RichProgress
 from pipeline.snapshot.rebuild import rebuild_snapshot
-from pipeline.snapshot.search import printable
 from pipeline.snapshot.summary import summary_markdown
 from pipeline.snapshot.trust import SealPolicy, refuse, run_checks
 from pipeline.snapshot.verify import check_snapshot, partial_summary, snapshot_info
@@ -190,9 +190,9 @@ def _print_build(result: BuildResult, json_out: bool) -> None:
         n = result.resumed_requests
         typer.echo(f"  resumed   {n} responses kept by an earlier build that did not seal")
     for failed in m.failed_requests:
-        typer.echo(f"warning: {failed.source}: {failed.step}: {failed.error}", err=True)
+        typer.echo(f"warning: {failed.source}: {failed.step}: {one_line(failed.error)}", err=True)
     for warning in result.warnings:
-        typer.echo(f"warning: {warning}", err=True)
+        typer.echo(f"warning: {one_line(warning)}", err=True)
 
 
 @snapshot_app.command("info")
@@ -208,7 +208,7 @@ def info_command(path: PathArg, demo_key: DemoKeyOpt = False, json_out: JsonOpt 
     note_unchecked(trusted)
     meta = info["meta"]
     typer.echo(f"{info['path']}")
-    typer.echo(f"  corpus    {meta.get('name')}: {printable(meta.get('description') or '')}")
+    typer.echo(f"  corpus    {meta.get('name')}: {one_line(meta.get('description') or '')}")
     typer.echo(f"  snapshot  {meta.get('snapshot_id')} (created {meta.get('created_at')})")
     typer.echo(f"  parent    {meta.get('parent_snapshot_id') or '(none)'}")
     typer.echo(
@@ -258,7 +258,7 @@ def verify_command(path: PathArg, demo_key: DemoKeyOpt = False, json_out: JsonOp
         typer.echo(f"{'ok' if report.ok else 'FAILED'} {report.path}")
         for check in report.checks:
             mark = {True: "ok", False: "FAILED", None: "-"}[check.ok]
-            typer.echo(f"  {mark:<7} {check.name:<13} {printable(check.detail)}")
+            typer.echo(f"  {mark:<7} {check.name:<13} {one_line(check.detail)}")
         typer.echo(f"  parent: {report.parent}")
     refuse(snapshot, report.checks)  # the first failure, as a one-line error (exit 1)
 
@@ -347,12 +347,12 @@ def _print_diff(d: SnapshotDiff) -> None:
         if changes:
             typer.echo(f"  {label} ({len(changes)})")
         for change in changes:
-            title = f"  {printable(change.title or '')[:70]}" if change.title else ""
+            title = f"  {one_line(change.title or '')[:70]}" if change.title else ""
             typer.echo(f"    {fmt(change)}{title}")
     if d.new_flags:
         typer.echo(f"  new retractions / expressions of concern ({len(d.new_flags)})")
     for flag in d.new_flags:
-        notices = f" (notice {', '.join(flag.notices)})" if flag.notices else ""
+        notices = f" (notice {one_line(', '.join(flag.notices))})" if flag.notices else ""
         typer.echo(f"    {flag.record_id} {flag.flag}{notices}")
 
 
@@ -401,13 +401,13 @@ def list_command(
         typer.echo(f"no snapshots under {root}")
     for row in [] if json_out else rows:
         if "records" not in row:
-            typer.echo(f"{row['path']}  REFUSED: {printable(row['trust'])}")
+            typer.echo(f"{one_line(row['path'])}  REFUSED: {one_line(row['trust'])}")
             continue
         parent = f"  parent {row['parent']}" if row["parent"] else ""
         n = row["failed_requests"]
         partial = f"  PARTIAL ({n} failed request{'s' if n != 1 else ''})" if row["partial"] else ""
         mark = "REFUSED: " if not row["ok"] else ""
-        trust = "" if row["trust"] == "ok" else f"  {mark}{printable(row['trust'])}"
+        trust = "" if row["trust"] == "ok" else f"  {mark}{one_line(row['trust'])}"
         typer.echo(
             f"{row['path']}  {row['records']} records, {row['versions']} versions, "
             f"{row['passages']} passages, {row['size'] / 1e6:.1f} MB{parent}{partial}{trust}"
@@ -506,7 +506,7 @@ def _print_backfill(result: BackfillResult, json_out: bool) -> None:
         )
         return
     for item in result.items:
-        typer.echo(printable(item.line))
+        typer.echo(one_line(item.line))
     if build is None:
         typer.echo("nothing backfilled: no new snapshot written")
         return

@@ -4,9 +4,11 @@ Phase one (:func:`load_site`) reads every report and snapshot, links reports to 
 snapshots, computes the diff of each consecutive pair of snapshots and re-audits every report
 against the newest snapshot of its lineage; anything wrong in an input stops the build here
 with one line, and anything questionable becomes a warning (``--strict`` stops on those too).
-Phase two (:func:`pipeline.site.pages.render_pages`) is pure: data in, ``{path: html}`` out.
-Phase three writes the pages into a temporary folder beside ``--out`` and renames it into
-place, so a failed build leaves the previous site untouched.
+Phase two (:func:`pipeline.site.pages.render_pages`) is pure: data in, ``{path: html}`` out;
+then no page may show a local folder (:mod:`pipeline.site.local_paths`: removed, and a warning).
+Phase three writes the pages into a temporary folder beside ``--out`` and swaps it into place
+atomically (:mod:`pipeline.site.swap`), so a failed or killed build leaves the previous site
+complete, and the next build removes what a killed one left.
 
 Reproducible: no clock is read (the build date is ``SOURCE_DATE_EPOCH``, else the newest date
 found in the inputs), every list has a stable order, so two builds give identical bytes.
@@ -19,18 +21,20 @@ import shutil
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 
 from audit.errors import InputError
 from audit.keys import Keyring
 from audit.render_html import STATIC_DIR, TEMPLATES_DIR, make_environment
+from pipeline.settings import source_date_epoch
 from pipeline.site.diffs import SnapshotDiff, diff_snapshots
 from pipeline.site.lineage import Lineage
 from pipeline.site.loaders import BuildWarning, LoadedReport, load_reports
+from pipeline.site.local_paths import default_roots, scrub_local_paths
 from pipeline.site.pages import render_pages
 from pipeline.site.reaudit_run import ReauditOutcome, reaudit_all
 from pipeline.site.snapshots import LoadedSnapshot, load_snapshots
+from pipeline.site.swap import exclusive, recover, replace_folder, staging_prefix
 from pipeline.snapshot.digests import DigestCache
 from pipeline.snapshot.trust import SealPolicy
 
@@ -64,17 +68,8 @@ class BuildResult:
 
 def build_date_from(env: Mapping[str, str], fallback: str | None) -> str | None:
     """``SOURCE_DATE_EPOCH`` as ISO 8601 UTC, else ``fallback`` (a date found in the inputs)."""
-    raw = env.get("SOURCE_DATE_EPOCH")
-    if raw is None or raw.strip() == "":
-        return fallback
-    try:
-        seconds = int(raw.strip())
-        moment = datetime.fromtimestamp(seconds, tz=UTC)
-    except (ValueError, OverflowError, OSError):
-        raise InputError(
-            f"SOURCE_DATE_EPOCH must be a whole number of seconds since 1970, got {raw!r}"
-        ) from None
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    moment = source_date_epoch(env)
+    return fallback if moment is None else moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def load_site(
@@ -142,29 +137,34 @@ def build_site(
 ) -> BuildResult:
     """Build the whole site into ``out`` (replaced atomically); see the module docstring.
 
-    ``on_warning`` sees each warning as soon as phase one ends (before ``strict`` decides).
+    ``on_warning`` sees each warning once the pages are rendered and checked for local paths
+    (before ``strict`` decides and before anything is written).
     """
     _check_out(out, reports_dir, snapshots_dir)
     data = load_site(
         reports_dir, snapshots_dir, keyring=keyring, trust=trust, digests=digests, env=env
     )
+    pages = render_pages(data, make_environment(templates or TEMPLATES_DIR))
+    pages, scrubbed = scrub_local_paths(
+        pages, default_roots(reports_dir, snapshots_dir, out.parent)
+    )
+    warnings = (*data.warnings, *scrubbed)
     if on_warning is not None:
-        for warning in data.warnings:
+        for warning in warnings:
             on_warning(warning)
-    if strict and data.warnings:
-        count = len(data.warnings)
+    if strict and warnings:
+        count = len(warnings)
         raise InputError(
-            f"{count} warning{'s' if count > 1 else ''} and --strict: {data.warnings[0].line()}",
+            f"{count} warning{'s' if count > 1 else ''} and --strict: {warnings[0].line()}",
             advice="fix the inputs, or build without --strict",
         )
-    pages = render_pages(data, make_environment(templates or TEMPLATES_DIR))
     write_site(pages, out, static or STATIC_DIR)
     return BuildResult(
         out=out,
         pages=len(pages),
         reports=len(data.reports),
         snapshots=len(data.lineage.snapshots),
-        warnings=data.warnings,
+        warnings=warnings,
         changed_citations=sum(len(o.changes) for o in data.reaudits.values()),
     )
 
@@ -185,36 +185,30 @@ def _check_out(out: Path, *inputs: Path) -> None:
 
 
 def write_site(pages: Mapping[str, str], out: Path, static: Path) -> None:
-    """Write the pages and static files beside ``out``, then swap the new folder in."""
+    """Write the pages and static files beside ``out``, then swap the new folder in
+    (:mod:`pipeline.site.swap`: atomic, one build at a time, leftovers of killed builds
+    cleaned up first)."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.build-", dir=out.parent))
-    try:
-        for relative, html in sorted(pages.items()):
-            path = staging / relative
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(html, encoding="utf-8", newline="\n")
-        (staging / "static").mkdir(exist_ok=True)
-        for name in STATIC_FILES:
-            shutil.copyfile(static / name, staging / "static" / name)
-        (staging / MARKER).write_text(MARKER_TEXT, encoding="utf-8")
-        for path in [staging, *staging.rglob("*")]:
-            path.chmod(0o755 if path.is_dir() else 0o644)
-        _swap(staging, out)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+    with exclusive(out.parent):
+        recover(out)
+        staging = Path(tempfile.mkdtemp(prefix=staging_prefix(out), dir=out.parent))
+        try:
+            write_staging(pages, staging, static)
+            replace_folder(staging, out)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
 
 
-def _swap(staging: Path, out: Path) -> None:
-    if not out.exists():
-        staging.rename(out)
-        return
-    retired = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
-    retired.rmdir()
-    out.rename(retired)
-    try:
-        staging.rename(out)
-    except OSError:
-        retired.rename(out)
-        raise
-    shutil.rmtree(retired, ignore_errors=True)
+def write_staging(pages: Mapping[str, str], staging: Path, static: Path) -> None:
+    """Every page, the static files and the marker, readable by all (a complete site)."""
+    for relative, html in sorted(pages.items()):
+        path = staging / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(html, encoding="utf-8", newline="\n")
+    (staging / "static").mkdir(exist_ok=True)
+    for name in STATIC_FILES:
+        shutil.copyfile(static / name, staging / "static" / name)
+    (staging / MARKER).write_text(MARKER_TEXT, encoding="utf-8")
+    for path in [staging, *staging.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)

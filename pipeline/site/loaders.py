@@ -14,6 +14,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from audit.errors import InputError
+from audit.paths import public_report
 from audit.report import Report
 
 
@@ -81,7 +82,7 @@ def load_reports(folder: Path) -> tuple[list[LoadedReport], list[BuildWarning]]:
             data = path.read_bytes()
         except OSError as error:
             raise InputError(f"cannot read report {name}: {error.strerror}") from None
-        report = parse_report(path, data, name=name)
+        report = public_report(parse_report(path, data, name=name))  # no local path on a page
         base = slugify(name.removesuffix(".json"), fallback="report")
         slug, n = base, 1
         while slug in taken:

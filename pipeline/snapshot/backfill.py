@@ -134,11 +134,7 @@ def parse_target(text: str) -> Target:
             advice="registries change records in place and keep a history; literature "
             "records do not",
         )
-    if locator.version is None:
-        raise InputError(
-            f"{raw}: pins no version (expected {locator.record_id}@VERSION/{locator.path})"
-        )
-    return Target(raw, locator)
+    return Target(raw, locator)  # nct: and setid: locators pin a version (the grammar says so)
 
 
 def backfill_snapshot(

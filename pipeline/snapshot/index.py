@@ -189,7 +189,7 @@ scored AS (
     GROUP BY t.docid
 )
 SELECT p.record_id, p.version, p.path, p.section, p.text, scored.score, s.source, r.title,
-       r.retracted, r.expression_of_concern, r.preprint
+       r.retracted, r.expression_of_concern, r.preprint, r.status
 FROM scored
 JOIN search_docs d USING (docid)
 JOIN record_state s ON s.record_id = d.record_id AND s.current_version = d.version

@@ -18,6 +18,8 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from audit.terminal import one_line
+
 
 class NullProgress:
     """Shows nothing (library use, tests)."""
@@ -88,7 +90,9 @@ class RichProgress:
             MofNCompleteColumn(),
             TextColumn("{task.fields[status]}"),
             TimeElapsedColumn(),
-            console=Console(file=stream or sys.stderr),
+            # the bars draw with escape sequences: the stream under the CLI's sanitising
+            # wrapper (pipeline.cli.output), which would escape them; notes are sanitised here
+            console=Console(file=stream or getattr(sys.stderr, "raw", sys.stderr)),
             transient=False,
         )
         self._tasks: dict[str, TaskID] = {}
@@ -125,4 +129,4 @@ class RichProgress:
         self._progress.update(self._task(source), total=done, completed=done, status=status)
 
     def note(self, message: str) -> None:
-        self._progress.console.print(message, markup=False, highlight=False)
+        self._progress.console.print(one_line(message), markup=False, highlight=False)

@@ -10,7 +10,6 @@ caller's keyring; the snapshot holds no key and no handle. nct, setid and ppr ha
 from __future__ import annotations
 
 import json
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +41,7 @@ class PassageView:
     source: str | None = None
     title: str | None = None
     flags: dict[str, bool | None] = field(default_factory=dict)
+    status: str | None = None  # the record's status (registry status, publication status…)
 
 
 @dataclass(frozen=True)
@@ -77,11 +77,6 @@ def handle_for(keyring: Keyring, record_id: str, version: str, path: str) -> str
         return mint(keyring, locator)
     except CitationSyntaxError:
         return None
-
-
-def printable(text: str) -> str:
-    """Text safe for a terminal: control characters (escape sequences…) become spaces."""
-    return "".join(" " if unicodedata.category(c) in ("Cc", "Cf") else c for c in text)
 
 
 def open_snapshot(path: Path) -> duckdb.DuckDBPyConnection:
@@ -140,8 +135,9 @@ def search_passages(
             source=source,
             title=title,
             flags={"retracted": ret, "expression_of_concern": eoc, "preprint": pre},
+            status=status,
         )
-        for rid, version, path, section, text, score, source, title, ret, eoc, pre in rows
+        for rid, version, path, section, text, score, source, title, ret, eoc, pre, status in rows
     ]
 
 

@@ -19,7 +19,6 @@ import base64
 import hashlib
 import itertools
 import os
-import re
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,10 +30,10 @@ import duckdb
 import duckdb_ext
 
 from pipeline.errors import SnapshotError
+from pipeline.settings import env_memory
 from pipeline.snapshot.schema import MIGRATIONS, SCHEMA_VERSION
 
 SEP = "\x1f"  # joins id lists passed as one string (no id contains it)
-BUILD_MEMORY = "128MB"  # DuckDB memory limit while building (see limit_memory)
 BUILD_CHECKPOINT = "256MB"  # write-ahead log size that triggers a checkpoint while building
 EXTENSION_DIRECTORY = str(Path(duckdb_ext.__path__[0]) / "extensions")
 
@@ -208,11 +207,10 @@ def now_text() -> str:
 
 def limit_memory(con: duckdb.DuckDBPyConnection, work: Path, *, threads: int | None = None) -> None:
     """Bound DuckDB's memory (it spills to ``work``), so a build's RSS does not grow with the
-    corpus; ``CITESEAL_BUILD_MEMORY`` (e.g. ``2GB``) overrides :data:`BUILD_MEMORY`.
+    corpus; ``CITESEAL_BUILD_MEMORY`` (e.g. ``2GB``) overrides the default
+    (:data:`pipeline.settings.BUILD_MEMORY`).
     ``threads`` caps DuckDB's worker threads (None: one per core)."""
-    limit = os.environ.get("CITESEAL_BUILD_MEMORY", BUILD_MEMORY)
-    if not re.fullmatch(r"[0-9]+(\.[0-9]+)?\s*[KMGT]i?B", limit.strip(), re.IGNORECASE):
-        raise SnapshotError(f"CITESEAL_BUILD_MEMORY must look like 512MB or 2GB, got {limit!r}")
+    limit = env_memory(os.environ)  # the one reader of the variable (pipeline.settings)
     work.mkdir(parents=True, exist_ok=True)
     con.execute(f"SET memory_limit = '{limit.strip()}'")
     con.execute(f"SET temp_directory = '{_sql_text(str(work / 'spill'))}'")

@@ -133,3 +133,17 @@ def test_reaudit_decides_afresh_against_another_corpus() -> None:
         report.source,
     )
     assert [s.text for s in again.sentences] == [s.text for s in report.sentences]
+
+
+def test_an_unpinned_trial_handle_with_a_genuine_check_code_is_malformed() -> None:
+    """The grammar decides at every door: a trial handle without ``@version`` signed with the
+    right key (as a tool that skipped the grammar could mint it) is still malformed."""
+    locator = "nct:NCT99000001/trial.brief_summary.1"
+    handle = f"{locator}~{KEYRING.check_code(locator)}"
+    report = audit_answer(parse_answer(f"The trial [{handle}]."), make_corpus(), KEYRING)
+    (citation,) = report.citations()
+    assert (citation.verdict, citation.handle) == ("malformed", handle)
+    assert citation.detail == (
+        "nct handles pin the record version: expected '@' and a version after the id, got '/'"
+    )
+    assert report.verdict == "fail"

@@ -21,7 +21,7 @@ ANSWER = " ".join(
         f'Misquoted [{h("pmid:99000001/abstract.3")} "412 children were diagnosed"].',
         f'Empty quote [{h("pmid:99000001/abstract.3")} "  "].',
         f"Retracted [{h('pmid:99000002/abstract.1')}] and [{h('pmid:99000007/abstract.1')}].",
-        f"Concern [{h('pmid:99000004/abstract.1')}]; preprint [{h('ppr:PPR990001/abstract.1')}].",
+        f"Concern [{h('pmid:99000004/abstract.1')}]; preprint [{h('ppr:PPR990001@1/abstract.1')}].",
         f'Old trial [{h("nct:NCT99000001@2025-01-15/trial.brief_summary.1")} "20 mg daily"].',
         f'Now [{h("nct:NCT99000001@2025-01-15/trial.brief_summary.1")} "10 mg daily"].',
         f"Gone arm [{h('nct:NCT99000001@2025-01-15/trial.arms.2')}].",

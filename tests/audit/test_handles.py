@@ -7,7 +7,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from audit.errors import CitationSyntaxError
-from audit.handles import Handle, Locator, mint, parse_handle, parse_locator, verify
+from audit.handles import (
+    PINNED_SCHEMES,
+    Handle,
+    Locator,
+    mint,
+    parse_handle,
+    parse_locator,
+    verify,
+)
 from audit.keys import CHECK_ALPHABET, Keyring
 
 KEYRING = Keyring.from_keys(b"k" * 32)
@@ -161,6 +169,55 @@ def test_grammar_errors_say_what_failed_and_where(
     assert (caught.value.start, caught.value.end) == span
 
 
+PIN = "handles pin the record version: expected '@' and a version after the id"
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "span"),
+    [
+        ("nct:NCT99000001/trial.brief_summary.1~1td1a", f"nct {PIN}, got '/'", (15, 16)),
+        (
+            "setid:5eed0001-0000-4000-8000-000000000001/label.boxed_warning.1~abcde",
+            f"setid {PIN}, got '/'",
+            (42, 43),
+        ),
+        ("ppr:PPR990001/abstract.1~abcde", f"ppr {PIN}, got '/'", (13, 14)),
+        ("nct:NCT99000001", f"nct {PIN}, got end of text", (15, 16)),
+    ],
+)
+def test_trial_label_and_preprint_handles_without_a_version_are_malformed(
+    text: str, message: str, span: tuple[int, int]
+) -> None:
+    with pytest.raises(CitationSyntaxError) as caught:
+        parse_handle(text)
+    assert (caught.value.message, (caught.value.start, caught.value.end)) == (message, span)
+    assert caught.value.expected == "'@' version"
+    locator = text.split("~")[0]
+    with pytest.raises(CitationSyntaxError) as again:
+        parse_locator(locator)
+    assert again.value.message == message
+
+
+def test_mint_refuses_an_unpinned_trial_label_or_preprint_locator() -> None:
+    for scheme, ident in (
+        ("nct", "NCT99000001"),
+        ("setid", "5eed0001-0000-4000-8000-000000000001"),
+        ("ppr", "PPR990001"),
+    ):
+        with pytest.raises(CitationSyntaxError) as caught:
+            mint(KEYRING, Locator(scheme, ident, "trial.brief_summary.1"))
+        assert caught.value.message == f"{scheme} {PIN}, got '/'"
+    assert mint(KEYRING, Locator("pmid", "99000001", "title")).startswith("pmid:99000001/title~")
+
+
+def test_the_caret_under_an_unpinned_trial_points_at_the_missing_version() -> None:
+    with pytest.raises(CitationSyntaxError) as caught:
+        parse_handle("nct:NCT99000001/trial.brief_summary.1~1td1a")
+    assert caught.value.caret() == (
+        "nct:NCT99000001/trial.brief_summary.1~1td1a\n" + " " * 15 + "^"
+    )
+
+
 def test_caret_marks_the_failing_part() -> None:
     with pytest.raises(CitationSyntaxError) as caught:
         parse_handle("nct:NCT123/trial.x~abcde")
@@ -246,7 +303,7 @@ LOCATORS = st.sampled_from(sorted(_IDS)).flatmap(
         scheme=st.just(scheme),
         id=_IDS[scheme],
         path=_PATH,
-        version=st.none() | _VERSION,
+        version=_VERSION if scheme in PINNED_SCHEMES else st.none() | _VERSION,
     )
 )
 
@@ -276,6 +333,17 @@ def test_any_single_character_change_is_rejected(locator: Locator, data: st.Data
     except CitationSyntaxError:
         return  # malformed
     assert not verify(KEYRING, handle)  # forged, never ok
+
+
+@settings(max_examples=200, deadline=None)
+@given(LOCATORS.filter(lambda loc: loc.scheme in PINNED_SCHEMES))
+def test_no_pinned_scheme_handle_parses_without_its_version(locator: Locator) -> None:
+    text = mint(KEYRING, locator)
+    assert locator.version is not None
+    unpinned = text.replace(f"@{locator.version}/", "/", 1)
+    with pytest.raises(CitationSyntaxError) as caught:
+        parse_handle(unpinned)
+    assert caught.value.expected == "'@' version"
 
 
 @settings(max_examples=100, deadline=None)

@@ -72,11 +72,11 @@ def test_no_citations() -> None:
 
 def test_control_and_bidi_characters_are_shown_escaped() -> None:
     assert clean_text("red \x1b[31mX\x1b[0m\nnext\u202eevil") == (
-        "red \\x1b[31mX\\x1b[0m next\\u202eevil"
+        "red \\u001b[31mX\\u001b[0m next\\u202eevil"
     )
     text = render_text(report(("sentence", "Evil \x1b]0;title\x07 here.", ((GOOD, "a\x1bb"),))))
     assert "\x1b" not in text and "\x07" not in text
-    assert "Evil \\x1b]0;title\\x07 here." in text
+    assert "Evil \\u001b]0;title\\u0007 here." in text
 
 
 def test_markdown_escapes_untrusted_text() -> None:
@@ -105,3 +105,50 @@ def test_markdown_lists_flags_details_and_closest() -> None:
     )
     assert "     - closest: “312 children were diagnosed” (0.7200)" in md
     assert "- warn: 1 quote\\_mismatch citation" in md
+
+
+def test_a_registry_withdrawn_trial_and_other_record_statuses_show_in_text_and_markdown() -> None:
+    corpus = make_corpus()
+    corpus.add_record(
+        "nct:NCT99000002",
+        "clinicaltrials",
+        {"2024-11-20": {"trial.brief_summary.1": "An extended-release study, never enrolled."}},
+        status="WITHDRAWN",
+    )
+    trial = h("nct:NCT99000002@2024-11-20/trial.brief_summary.1")
+    gone = h("pmid:99000010/abstract.1")
+    retracted = h("pmid:99000002/abstract.1")
+    answer = AnswerInput(
+        (
+            SentenceInput(1, "Never enrolled.", "sentence", (CitationInput.from_text(trial),)),
+            SentenceInput(2, "Gone.", "sentence", (CitationInput.from_text(gone),)),
+            SentenceInput(
+                3, "Misquoted.", "sentence", (CitationInput.from_text(retracted, "not there"),)
+            ),
+        )
+    )
+    result = audit_answer(answer, corpus, KEYRING, source_label="answer.md")
+    assert [c.record.status if c.record else None for c in result.citations()] == [
+        "WITHDRAWN",
+        None,
+        None,
+    ]
+    lines = render_text(result).splitlines()[3:]
+    assert lines[:2] == [
+        "[1] cited: Never enrolled.",
+        f"    ok             {trial}",
+    ]
+    assert lines[2] == "                   record: status WITHDRAWN"
+    assert "                   record: withdrawn upstream" in lines
+    # a retraction the citation carries no flag for (it is not ok) is said on the record line
+    assert "                   record: retracted" in lines
+    md = render_markdown(result)
+    assert "     - record: status WITHDRAWN" in md
+    assert "     - record: withdrawn upstream" in md
+    assert "     - record: retracted" in md
+
+
+def test_an_ok_citation_flagged_retracted_does_not_repeat_it_on_the_record_line() -> None:
+    text = render_text(report(("sentence", "Retracted.", ((h("pmid:99000002/abstract.1"), None),))))
+    assert "[retracted]" in text
+    assert "record:" not in text

@@ -38,6 +38,8 @@ def test_demo_prints_the_planted_fail_and_leaves_a_site(tmp_path: Path) -> None:
         '"once daily for 24 weeks" [version_changed]',
         "] uncited: Parents should discuss the treatment with their paediatrician.",
         'closest: "Zentravir exposure does not increase the risk of Farrow syndrome."',
+        "Extended-Release Zentravir in Adults With Farrow Syndrome…  (status WITHDRAWN)",
+        "                      record: status ACTIVE_NOT_RECRUITING",
     ):
         assert planted in text
     assert (out / "public" / "index.html").is_file()

@@ -167,3 +167,16 @@ def test_console_script_shows_the_failing_part_of_a_malformed_handle(tmp_path: P
         "got 'NCT123'\n"
         "              ^^^^^^\n"
     )
+
+
+def test_handle_mint_refuses_an_unpinned_trial_locator(capsys, monkeypatch) -> None:
+    code, out, err = run(
+        capsys, monkeypatch, "handle", "mint", "--demo-key", "nct:NCT99000001/trial.brief_summary.1"
+    )
+    assert (code, out) == (2, "")
+    assert err == (
+        "error: nct handles pin the record version: expected '@' and a version after the id, "
+        "got '/'\n"
+        "nct:NCT99000001/trial.brief_summary.1\n"
+        "               ^\n"
+    )

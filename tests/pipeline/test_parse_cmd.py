@@ -188,7 +188,7 @@ def test_text_output_neutralises_control_characters(tmp_path: Path) -> None:
     path.write_text(json.dumps(body), encoding="utf-8")
     source, result, _, _ = parse_file("auto", str(path))
     lines = to_text(result, source)
-    assert "  title: Evil \ufffd[31mred" in lines
+    assert "  title: Evil \\u001b[31mred" in lines
     assert not any("\x1b" in line for line in lines)
 
 

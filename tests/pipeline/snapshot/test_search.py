@@ -19,7 +19,6 @@ from pipeline.snapshot.search import (
     handle_for,
     locator_for,
     open_snapshot,
-    printable,
     record_passages,
     search_passages,
 )
@@ -157,10 +156,6 @@ def test_locators_pin_only_nct_setid_and_ppr() -> None:
     assert handle_for(DEMO, "pmid:99000001", "1", "Not A Path") is None
 
 
-def test_printable_neutralises_terminal_escapes() -> None:
-    assert printable("a\x1b[31mred\x07\u202e") == "a [31mred  "
-
-
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     """The CLI, holding the key that sealed the demo pair (handles: ``--demo-key``)."""
     return subprocess.run(
@@ -194,3 +189,22 @@ def test_search_and_cite_commands(demo_pair: tuple[Path, Path]) -> None:
     assert lines[2].startswith(f"{TRIAL}@2025-01-15/trial.brief_title.1~")
     missing = run_cli("cite", "pmid:1", "-s", corpus, "--demo-key")
     assert (missing.returncode, missing.stderr) == (2, "error: pmid:1 is not in this snapshot\n")
+
+
+def test_search_results_show_a_registry_withdrawn_trial(demo_pair: tuple[Path, Path]) -> None:
+    con = open_snapshot(demo_pair[1])
+    try:
+        hits = search_passages(con, "extended-release", DEMO, sources=["clinicaltrials"])
+    finally:
+        con.close()
+    withdrawn = [hit for hit in hits if hit.record_id == "nct:NCT99000002"]
+    assert withdrawn and {hit.status for hit in withdrawn} == {"WITHDRAWN"}
+    corpus = str(demo_pair[1].parent)
+    done = run_cli("search", "extended-release", "-s", corpus, "--demo-key", "-n", "1")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[1] == (
+        "   Extended-Release Zentravir in Adults With Farrow Syndrome — Brief title — "
+        "clinicaltrials — status WITHDRAWN"
+    )
+    as_json = json.loads(run_cli("search", "extended-release", "-s", corpus, "--json").stdout)
+    assert as_json["results"][0]["status"] == "WITHDRAWN"

@@ -12,6 +12,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from audit.errors import InputError
 from pipeline.errors import SnapshotError
 from pipeline.snapshot.store import limit_memory, snapshot_totals
 from pipeline.snapshot.writer import WriterProcess
@@ -90,9 +91,11 @@ def test_a_project_error_comes_back_as_itself(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CITESEAL_BUILD_MEMORY", "lots")
-    with pytest.raises(SnapshotError) as caught, WriterProcess(tmp_path / "db.duckdb") as db:
+    with pytest.raises(InputError) as caught, WriterProcess(tmp_path / "db.duckdb") as db:
         db.call(limit_memory, tmp_path / "work")
-    assert caught.value.message == "CITESEAL_BUILD_MEMORY must look like 512MB or 2GB, got 'lots'"
+    assert caught.value.message == (
+        "CITESEAL_BUILD_MEMORY must be a size such as 512MB or 2GB, got 'lots'"
+    )
 
 
 def test_a_database_error_is_one_line(tmp_path: Path) -> None:

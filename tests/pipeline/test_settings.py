@@ -1,0 +1,213 @@
+"""Settings from the environment: one reader per kind of value, exact one-line errors."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from audit.errors import InputError
+from pipeline.settings import BUILD_MEMORY, Settings, env_memory, source_date_epoch
+
+ROOT = Path(__file__).resolve().parents[2]
+VARIABLE = r'"((?:CITESEAL|NCBI|OPENFDA)_[A-Z_]+|SOURCE_DATE_EPOCH)"'  # as a literal in code
+ADVICE = "fix or unset it (README, Configuration, lists every variable)"
+
+
+def test_an_empty_environment_gives_the_defaults() -> None:
+    settings = Settings.from_env({})
+    assert (settings.timeout, settings.max_attempts, settings.tool) == (30.0, 6, "citeseal")
+    assert (settings.email, settings.ncbi_api_key, settings.demo_key) == (None, None, False)
+    assert settings.build_memory == BUILD_MEMORY == "128MB"
+
+
+def test_blank_values_mean_the_default() -> None:
+    names = ("CITESEAL_TIMEOUT", "CITESEAL_MAX_ATTEMPTS", "CITESEAL_TOOL")
+    blank: dict[str, str] = dict.fromkeys(names, "  ")
+    assert Settings.from_env(blank) == Settings.from_env({})
+
+
+def test_good_values_are_read() -> None:
+    settings = Settings.from_env(
+        {
+            "CITESEAL_TIMEOUT": "2.5",
+            "CITESEAL_MAX_ATTEMPTS": "3",
+            "CITESEAL_DEMO_KEY": "Yes",
+            "CITESEAL_HISTORY_BACKFILL": "0",
+            "CITESEAL_EMAIL": "team@example.org",
+            "CITESEAL_TOOL": "my-tool",
+            "NCBI_API_KEY": "abc123",
+            "CITESEAL_BUILD_MEMORY": "2GB",
+        }
+    )
+    assert (settings.timeout, settings.max_attempts) == (2.5, 3)
+    assert (settings.demo_key, settings.history_backfill) == (True, False)
+    assert (settings.email, settings.tool, settings.ncbi_api_key) == (
+        "team@example.org",
+        "my-tool",
+        "abc123",
+    )
+    assert settings.build_memory == "2GB"
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("CITESEAL_TIMEOUT", "abc", "CITESEAL_TIMEOUT must be a number of seconds > 0, got 'abc'"),
+        ("CITESEAL_TIMEOUT", "0", "CITESEAL_TIMEOUT must be a number of seconds > 0, got '0'"),
+        ("CITESEAL_TIMEOUT", "-1", "CITESEAL_TIMEOUT must be a number of seconds > 0, got '-1'"),
+        ("CITESEAL_TIMEOUT", "nan", "CITESEAL_TIMEOUT must be a number of seconds > 0, got 'nan'"),
+        ("CITESEAL_TIMEOUT", "inf", "CITESEAL_TIMEOUT must be a number of seconds > 0, got 'inf'"),
+        (
+            "CITESEAL_MAX_ATTEMPTS",
+            "x",
+            "CITESEAL_MAX_ATTEMPTS must be a whole number from 1 to 100, got 'x'",
+        ),
+        (
+            "CITESEAL_MAX_ATTEMPTS",
+            "0",
+            "CITESEAL_MAX_ATTEMPTS must be a whole number from 1 to 100, got '0'",
+        ),
+        (
+            "CITESEAL_MAX_ATTEMPTS",
+            "2.5",
+            "CITESEAL_MAX_ATTEMPTS must be a whole number from 1 to 100, got '2.5'",
+        ),
+        (
+            "CITESEAL_MAX_ATTEMPTS",
+            "٣",  # an Arabic-Indic digit: isdigit() but not a number anyone means here
+            "CITESEAL_MAX_ATTEMPTS must be a whole number from 1 to 100, got '٣'",
+        ),
+        (
+            "CITESEAL_DEMO_KEY",
+            "maybe",
+            "CITESEAL_DEMO_KEY must be 1, true, yes, on, 0, false, no or off, got 'maybe'",
+        ),
+        (
+            "CITESEAL_HISTORY_BACKFILL",
+            "2",
+            "CITESEAL_HISTORY_BACKFILL must be 1, true, yes, on, 0, false, no or off, got '2'",
+        ),
+        (
+            "CITESEAL_TOOL",
+            "my tool",
+            "CITESEAL_TOOL must be 1 to 64 letters, digits, '.', '_' or '-', got 'my tool'",
+        ),
+        (
+            "CITESEAL_BUILD_MEMORY",
+            "lots",
+            "CITESEAL_BUILD_MEMORY must be a size such as 512MB or 2GB, got 'lots'",
+        ),
+    ],
+)
+def test_a_bad_value_is_an_error_naming_the_variable_and_the_form(
+    name: str, value: str, message: str
+) -> None:
+    with pytest.raises(InputError) as caught:
+        Settings.from_env({name: value})
+    assert caught.value.message == message
+    assert caught.value.advice == ADVICE
+    assert caught.value.exit_code == 2
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        (
+            "CITESEAL_EMAIL",
+            "secret-person",
+            "CITESEAL_EMAIL must be an e-mail address (name@host.domain) (the value is not shown)",
+        ),
+        (
+            "NCBI_API_KEY",
+            "secret key",
+            "NCBI_API_KEY must be printable ASCII without spaces (the value is not shown)",
+        ),
+        (
+            "OPENFDA_API_KEY",
+            "sécret",
+            "OPENFDA_API_KEY must be printable ASCII without spaces (the value is not shown)",
+        ),
+    ],
+)
+def test_a_bad_secret_is_named_without_showing_its_value(
+    name: str, value: str, message: str
+) -> None:
+    with pytest.raises(InputError) as caught:
+        Settings.from_env({name: value})
+    assert caught.value.message == message
+    assert value not in caught.value.message
+
+
+def test_source_date_epoch_is_one_reader_for_the_audit_and_the_site() -> None:
+    assert source_date_epoch({}) is None
+    assert source_date_epoch({"SOURCE_DATE_EPOCH": " 0 "}) == datetime(1970, 1, 1, tzinfo=UTC)
+    for bad in ("yesterday", "-5", "1e9", "99999999999999999999"):
+        with pytest.raises(InputError) as caught:
+            source_date_epoch({"SOURCE_DATE_EPOCH": bad})
+        assert caught.value.message == (
+            f"SOURCE_DATE_EPOCH must be a whole number of seconds since 1970, got {bad!r}"
+        )
+
+
+def test_the_writer_reads_the_memory_limit_with_the_same_reader() -> None:
+    assert env_memory({"CITESEAL_BUILD_MEMORY": "512 MiB"}) == "512 MiB"
+    assert env_memory({}) == "128MB"
+
+
+def run_cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", "from pipeline.cli import main; main()", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, **env},
+        cwd=ROOT,
+    )
+
+
+@pytest.mark.parametrize(
+    ("env", "args", "message"),
+    [
+        (
+            {"CITESEAL_TIMEOUT": "abc"},
+            ("key", "id", "--demo-key"),
+            "CITESEAL_TIMEOUT must be a number of seconds > 0, got 'abc'",
+        ),
+        (
+            {"CITESEAL_VERBOSE": "loud"},
+            ("key", "id", "--demo-key"),
+            "CITESEAL_VERBOSE must be 1, true, yes, on, 0, false, no or off, got 'loud'",
+        ),
+        (
+            {"SOURCE_DATE_EPOCH": "soon"},
+            ("audit", "-", "--snapshot", "no-such-snapshot", "--demo-key"),
+            "SOURCE_DATE_EPOCH must be a whole number of seconds since 1970, got 'soon'",
+        ),
+    ],
+)
+def test_citeseal_timeout_abc_is_a_one_line_error_with_exit_2(
+    env: dict[str, str], args: tuple[str, ...], message: str
+) -> None:
+    done = run_cli(env, *args)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == f"error: {message}\nhint: {ADVICE}\n"
+
+
+def test_every_environment_variable_the_code_reads_is_documented() -> None:
+    names: set[str] = set()
+    for folder in ("audit", "pipeline"):
+        for path in (ROOT / folder).rglob("*.py"):
+            text = path.read_text(encoding="utf-8")
+            names |= set(
+                re.findall(r'"((?:CITESEAL|NCBI|OPENFDA)_[A-Z_]+|SOURCE_DATE_EPOCH)"', text)
+            )
+    table = (ROOT / "README.md").read_text(encoding="utf-8").split("## Configuration", 1)[1]
+    table = table.split("\n## ", 1)[0]
+    assert names >= {"CITESEAL_TIMEOUT", "CITESEAL_BUILD_MEMORY", "SOURCE_DATE_EPOCH"}
+    assert sorted(n for n in names if f"`{n}" not in table) == []
