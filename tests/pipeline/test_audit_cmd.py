@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 import audit
+from audit.keys import Keyring
 from audit.report import Report
 from pipeline.cli import main
 from tests.audit.planted import h, make_corpus, write_snapshot
-from tests.conftest import TEST_KEYRING
 
 GOOD = h("pmid:99000001/abstract.3")
 FORGED = GOOD[:-1] + ("0" if GOOD[-1] != "0" else "1")
@@ -532,7 +532,7 @@ def partial_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
     settings = Settings(data_dir=base / "data")
     return build_snapshot(
         spec,
-        keyring=TEST_KEYRING,
+        keyring=Keyring.demo_keyring(),  # read below with --demo-key
         replay=[replay],
         allow_partial=True,
         settings=settings,

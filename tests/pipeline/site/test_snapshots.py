@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from pathlib import Path
 
 import duckdb
 
 from pipeline.site.build import build_site
+from pipeline.snapshot.manifest import read_manifest, sealed_with, sha256_file, write_manifest
+from tests.conftest import TEST_KEYRING, TRUST
 from tests.pipeline.site.factory import make_inputs
 
 EPOCH = {"SOURCE_DATE_EPOCH": "1750000000"}
@@ -23,17 +23,16 @@ def make_partial(path: Path) -> None:
         "WHERE source = 'clinicaltrials'"
     )
     con.close()
-    manifest = path.with_name(path.stem + ".manifest.json")
-    document = json.loads(manifest.read_text(encoding="utf-8"))
-    document.update(sha256=hashlib.sha256(path.read_bytes()).hexdigest(), partial=True, carried=2)
-    manifest.write_text(json.dumps(document), encoding="utf-8")
+    changed = {"sha256": sha256_file(path), "size": path.stat().st_size}
+    manifest = read_manifest(path).model_copy(update={**changed, "partial": True, "carried": 2})
+    write_manifest(path, sealed_with(manifest, TEST_KEYRING))  # as its build would have sealed it
 
 
 def test_a_partial_snapshot_says_so_on_its_page_and_in_the_listing(tmp_path: Path) -> None:
     reports, snapshots = make_inputs(tmp_path / "in", reports=1, hostile=False)
     make_partial(snapshots / "demo" / "demo-20250602.duckdb")
     out = tmp_path / "public"
-    build_site(reports, snapshots, out, env=EPOCH)
+    build_site(reports, snapshots, out, env=EPOCH, trust=TRUST)
     page = (out / "snapshots" / "demo-20250602.html").read_text(encoding="utf-8")
     assert (
         '<p class="notice" role="note"><strong>Partial snapshot.</strong> Requests of its harvest '

@@ -19,7 +19,7 @@ import pytest
 from audit.errors import InputError
 from pipeline.site import swap
 from pipeline.site.build import build_site
-from tests.conftest import ROOT
+from tests.conftest import ROOT, TEST_KEY_HEX, TRUST
 from tests.pipeline.site.factory import make_inputs
 
 OLD = {"SOURCE_DATE_EPOCH": "1750000000"}  # the previous site
@@ -85,8 +85,8 @@ def sites(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict, d
     """Inputs, and the previous and the new site as built undisturbed (byte for byte)."""
     root = tmp_path_factory.mktemp("swap")
     reports, snapshots = make_inputs(root / "in", reports=1, hostile=False)
-    build_site(reports, snapshots, root / "old", env=OLD)
-    build_site(reports, snapshots, root / "new", env=NEW)
+    build_site(reports, snapshots, root / "old", env=OLD, trust=TRUST)
+    build_site(reports, snapshots, root / "new", env=NEW, trust=TRUST)
     return reports, snapshots, tree(root / "old"), tree(root / "new")
 
 
@@ -99,7 +99,7 @@ def command(reports: Path, snapshots: Path, out: Path) -> list[str]:
 
 
 def environment(extra: dict[str, str]) -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(ROOT), **extra}
+    return {**os.environ, "PYTHONPATH": str(ROOT), "CITESEAL_KEY": TEST_KEY_HEX, **extra}
 
 
 def rebuild(reports: Path, snapshots: Path, out: Path) -> subprocess.CompletedProcess[str]:
@@ -145,7 +145,7 @@ def previous(tmp_path: Path, sites: tuple[Path, Path, dict, dict]) -> Path:
     """``tmp_path/site/public`` holding the previous site."""
     reports, snapshots, _, _ = sites
     out = tmp_path / "site" / "public"
-    build_site(reports, snapshots, out, env=OLD)
+    build_site(reports, snapshots, out, env=OLD, trust=TRUST)
     return out
 
 
@@ -220,7 +220,7 @@ def test_a_build_killed_at_random_moments_always_leaves_a_complete_site(
         assert current in (old, new), f"seed {seed}: an incomplete site after a kill"
         outcomes.append("old" if current == old else "new")
         if current == new:  # start the next round from the previous site again
-            build_site(reports, snapshots, previous, env=OLD)
+            build_site(reports, snapshots, previous, env=OLD, trust=TRUST)
     done = rebuild(reports, snapshots, previous)
     assert done.returncode == 0, done.stderr
     assert (tree(previous), leftovers(previous)) == (new, []), f"seed {seed}, {outcomes}"
@@ -300,5 +300,5 @@ def test_a_failed_write_removes_its_staging(
     monkeypatch.setattr(swap, "replace_folder", broken)
     monkeypatch.setattr("pipeline.site.build.replace_folder", broken)
     with pytest.raises(InputError):
-        build_site(reports, snapshots, out, env=NEW)
+        build_site(reports, snapshots, out, env=NEW, trust=TRUST)
     assert list(tmp_path.iterdir()) == []
