@@ -27,10 +27,11 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 import httpx
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
@@ -39,6 +40,9 @@ from pipeline import __version__
 from pipeline.errors import TerminalHarvestError, TransientHarvestError
 from pipeline.redact import Redactor, strip_credentials, strip_form_credentials
 from pipeline.settings import Settings
+
+if TYPE_CHECKING:  # pydantic models load with the parsers
+    from pipeline.records import Refusal
 
 log = logging.getLogger("citeseal.http")
 
@@ -192,6 +196,7 @@ class HttpClient:
         *,
         transport: httpx.BaseTransport | None = None,
         on_exchange: Callable[[Exchange], None] | None = None,
+        on_refusal: Callable[[str, Sequence[Refusal]], None] | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         rates: Mapping[str, float] | None = None,
@@ -199,6 +204,7 @@ class HttpClient:
     ) -> None:
         self.settings = settings
         self._on_exchange = on_exchange
+        self._on_refusal = on_refusal
         self._sleep = sleep
         self._clock = clock
         self._max_attempts = max(1, settings.max_attempts)
@@ -256,6 +262,21 @@ class HttpClient:
         form: dict[str, str] = dict(data)
         form.update({k: str(v) for k, v in self._polite(source).items()})
         return self._request("POST", url, params=None, data=form, source=source, expect=expect)
+
+    def report_refused(self, source: str, refusals: Sequence[Refusal]) -> None:
+        """Hand the records a parser refused (see :mod:`pipeline.sources.citable`) to
+        ``on_refusal``; the harvest helpers call this after each parse. Without a callback
+        they are logged."""
+        if not refusals:
+            return
+        if self._on_refusal is not None:
+            self._on_refusal(source, refusals)
+            return
+        counts: dict[str, int] = {}
+        for refusal in refusals:
+            counts[refusal.reason] = counts.get(refusal.reason, 0) + 1
+        for reason, count in counts.items():
+            log.warning("%s", self.redact(f"{source}: refused {count} record(s): {reason}"))
 
     # -- internals ---------------------------------------------------------------------------
     def _polite(self, source: str) -> dict[str, str]:

@@ -28,7 +28,6 @@ returns a record only when it is that version.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from datetime import datetime
@@ -38,6 +37,7 @@ from pipeline.errors import ParseError
 from pipeline.records import Record
 from pipeline.sources import clinicaltrials as ctgov
 from pipeline.sources.ctgov_text import as_dict, as_list
+from pipeline.xmlsafe import decode_json
 
 if TYPE_CHECKING:
     from pipeline.http import HttpClient
@@ -75,8 +75,8 @@ DISABLED = VersionLookup(
 
 def _json(body: str | bytes, what: str) -> Any:
     try:
-        return json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+        return decode_json(body, what=f"{what} JSON")
+    except ValueError:  # json.JSONDecodeError, UnicodeDecodeError
         raise ParseError(f"expected {what} JSON, got text that is not JSON") from None
 
 

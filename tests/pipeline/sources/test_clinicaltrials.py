@@ -304,11 +304,6 @@ def test_list_body_gives_ids_and_next_page_token() -> None:
             "expected a ClinicalTrials.gov API v2 study list ('studies') or study "
             "('protocolSection'), got an object with keys: hitCount, resultList",
         ),
-        (
-            '{"protocolSection": {"identificationModule": {"nctId": "NCT123"}}}',
-            "ClinicalTrials.gov study without a valid nctId "
-            "(got 'NCT123', expected NCT + 8 digits)",
-        ),
     ],
 )
 def test_unusable_bodies_are_refused_with_a_clear_error(body: str, message: str) -> None:
