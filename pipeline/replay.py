@@ -31,12 +31,24 @@ from urllib.parse import parse_qsl, urlsplit
 import httpx
 
 from pipeline.errors import ReplayMissError
-from pipeline.http import NCBI_HOSTS, NCBI_SOURCES, RETRY_STATUSES, is_rate_limit_body
-from pipeline.redact import CREDENTIAL_PARAMS, strip_credentials, strip_form_credentials
+from pipeline.http import (
+    NCBI_HOSTS,
+    NCBI_SOURCES,
+    RETRY_STATUSES,
+    SOURCE_EXTENSION,
+    is_rate_limit_body,
+    read_limited,
+)
+from pipeline.redact import (
+    CREDENTIAL_PARAMS,
+    Redactor,
+    request_secrets,
+    strip_credentials,
+    strip_form_credentials,
+)
+from pipeline.settings import Settings
 
 ReplayKey = tuple[str, str, tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]
-
-SOURCE_EXTENSION = "citeseal_source"  # request extension carrying the source name
 
 
 def _pairs(query: str) -> tuple[tuple[str, str], ...]:
@@ -219,17 +231,28 @@ class RecordingTransport(httpx.BaseTransport):
     """Passes requests to ``inner`` and writes every final answer as a wrapper file.
 
     Answers the retry policy will retry (429/5xx, NCBI rate-limit bodies) are not written,
-    so a later successful attempt is what ends up on disk.
+    so a later successful attempt is what ends up on disk. The body is read with the size cap
+    of :func:`pipeline.http.read_limited` (``max_bytes``, the settings' default unless given),
+    and the credential values the request carries are redacted from it before it is written,
+    as from its URL (an API may echo them back).
     """
 
-    def __init__(self, inner: httpx.BaseTransport, folder: Path) -> None:
+    def __init__(
+        self,
+        inner: httpx.BaseTransport,
+        folder: Path,
+        *,
+        max_bytes: int = Settings.max_response_bytes,
+    ) -> None:
         self.inner = inner
         self.folder = Path(folder)
+        self.max_bytes = max_bytes
         self.written: list[Path] = []
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        response = self.inner.handle_request(request)
-        content = response.read()
+        answer = self.inner.handle_request(request)
+        response = read_limited(answer, request, max_bytes=self.max_bytes)
+        content = response.content
         source = request.extensions.get(SOURCE_EXTENSION)
         ncbi = source in NCBI_SOURCES or request.url.host in NCBI_HOSTS
         if response.status_code in RETRY_STATUSES or (ncbi and is_rate_limit_body(content)):
@@ -237,6 +260,7 @@ class RecordingTransport(httpx.BaseTransport):
         body_text = _request_body(request)
         key = replay_key(request.method, str(request.url), body_text)
         path = self.folder / wrapper_name(request, key)
+        redact = Redactor(request_secrets(str(request.url), body_text))
         write_wrapper(
             path,
             make_wrapper(
@@ -244,7 +268,7 @@ class RecordingTransport(httpx.BaseTransport):
                 str(request.url),
                 response.status_code,
                 response.headers.get("content-type", ""),
-                content.decode("utf-8", "replace"),
+                redact(content.decode("utf-8", "replace")),
                 body_text,
             ),
         )

@@ -27,8 +27,10 @@ class Settings:
     key_file: Path | None = None  # CITESEAL_KEY_FILE
     demo_key: bool = False  # CITESEAL_DEMO_KEY
     history_backfill: bool = False  # CITESEAL_HISTORY_BACKFILL: use unofficial history services
-    timeout: float = 30.0  # seconds per request
+    timeout: float = 30.0  # seconds per read (and to connect)
     max_attempts: int = 6  # per request, under the retry policy
+    deadline: float = 120.0  # CITESEAL_DEADLINE: seconds per attempt, redirects and reads included
+    max_response_bytes: int = 64 * 1024 * 1024  # CITESEAL_MAX_RESPONSE_BYTES (decoded body)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -51,6 +53,8 @@ class Settings:
             history_backfill=flag("CITESEAL_HISTORY_BACKFILL"),
             timeout=float(env.get("CITESEAL_TIMEOUT", "30")),
             max_attempts=int(env.get("CITESEAL_MAX_ATTEMPTS", "6")),
+            deadline=float(env.get("CITESEAL_DEADLINE", "120")),
+            max_response_bytes=int(env.get("CITESEAL_MAX_RESPONSE_BYTES", str(64 * 1024 * 1024))),
         )
 
     def secrets(self) -> list[str]:

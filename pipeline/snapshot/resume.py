@@ -22,6 +22,7 @@ import httpx
 
 from pipeline.errors import ReplayMissError
 from pipeline.replay import RecordingTransport, ReplayTransport
+from pipeline.settings import Settings
 
 MAX_AGE_SECONDS = 24 * 3600
 RESUME_DIR = ".build-resume"  # hidden, and ignored by git with the other .build-* entries
@@ -61,11 +62,17 @@ class ResumeTransport(httpx.BaseTransport):
     :class:`~pipeline.replay.RecordingTransport`).
     """
 
-    def __init__(self, inner: httpx.BaseTransport, folder: Path) -> None:
+    def __init__(
+        self,
+        inner: httpx.BaseTransport,
+        folder: Path,
+        *,
+        max_bytes: int = Settings.max_response_bytes,
+    ) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         self.offline = bool(getattr(inner, "offline", False))
         self._cache = ReplayTransport([folder])
-        self._recorder = RecordingTransport(inner, folder)
+        self._recorder = RecordingTransport(inner, folder, max_bytes=max_bytes)
         self.cached = len(self._cache)
         self.served = 0
 
