@@ -30,7 +30,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import httpx
 
-from pipeline.errors import ReplayMissError
+from pipeline.errors import ParseError, ReplayMissError
 from pipeline.http import (
     NCBI_HOSTS,
     NCBI_SOURCES,
@@ -47,6 +47,7 @@ from pipeline.redact import (
     strip_form_credentials,
 )
 from pipeline.settings import Settings
+from pipeline.xmlsafe import decode_json
 
 ReplayKey = tuple[str, str, tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]
 
@@ -122,8 +123,8 @@ class ReplayTransport(httpx.BaseTransport):
         if key is not None:
             return key
         try:
-            wrapper = json.loads(data)
-        except ValueError:
+            wrapper = decode_json(data, what="a wrapper file")
+        except (ValueError, ParseError):  # not JSON, or nested too deep: not a wrapper
             return None
         if not isinstance(wrapper, dict) or not isinstance(wrapper.get("url"), str):
             return None
@@ -140,7 +141,7 @@ class ReplayTransport(httpx.BaseTransport):
                 advice="record it first (citeseal snapshot build --record FOLDER) "
                 "or add a wrapper file for it",
             )
-        wrapper = json.loads(path.read_bytes())
+        wrapper = decode_json(path.read_bytes(), what=f"the wrapper file {path}")
         body = wrapper.get("body", "")
         content = body.encode("utf-8") if isinstance(body, str) else json.dumps(body).encode()
         headers = {"content-type": str(wrapper.get("content_type") or "application/octet-stream")}
@@ -167,8 +168,8 @@ def _recorded_key(path: Path, data: bytes) -> ReplayKey | None:
     if named is None or cut < 0:
         return None
     try:
-        head = json.loads(data[:cut].rstrip().rstrip(b",") + b"}")
-    except ValueError:
+        head = decode_json(data[:cut].rstrip().rstrip(b",") + b"}", what="a wrapper file")
+    except (ValueError, ParseError):
         return None
     if not isinstance(head, dict) or not isinstance(head.get("url"), str):
         return None
