@@ -133,6 +133,12 @@ def _print_build(result: BuildResult, json_out: bool) -> None:
         typer.echo(f"  resumed   {result.resumed_requests} responses from the interrupted build")
     for failed in m.failed_requests:
         typer.echo(f"warning: {failed.source}: {failed.step}: {failed.error}", err=True)
+    for source, s in m.sources.items():
+        for reason, count in s.refused.items():
+            typer.echo(
+                f"warning: {source}: refused {count} record(s) that cannot be cited: {reason}",
+                err=True,
+            )
     for warning in result.warnings:
         typer.echo(f"warning: {warning}", err=True)
 
