@@ -107,7 +107,15 @@ def parse_trial_history(body: str | bytes) -> list[HistoryEntry]:
                 status=status if isinstance(status, str) else None,
             )
         )
-    return sorted(entries, key=lambda e: int(e.version) if e.version.isdigit() else -1)
+    # numeric order without int(): a version of thousands of digits is data, not a crash
+    return sorted(
+        entries,
+        key=lambda e: (
+            (len(e.version.lstrip("0")), e.version.lstrip("0"))
+            if e.version.isascii() and e.version.isdigit()
+            else (-1, "")
+        ),
+    )
 
 
 def trial_candidates(entries: list[HistoryEntry], version: str) -> list[HistoryEntry]:
@@ -189,7 +197,15 @@ def parse_label_history(body: str | bytes) -> list[HistoryEntry]:
         for item in (as_dict(i) for i in as_list(items))
         if isinstance(item.get("spl_version"), (int, str)) and str(item.get("spl_version"))
     ]
-    return sorted(entries, key=lambda e: int(e.version) if e.version.isdigit() else -1)
+    # numeric order without int(): a version of thousands of digits is data, not a crash
+    return sorted(
+        entries,
+        key=lambda e: (
+            (len(e.version.lstrip("0")), e.version.lstrip("0"))
+            if e.version.isascii() and e.version.isdigit()
+            else (-1, "")
+        ),
+    )
 
 
 def lookup_label_version(client: HttpClient, set_id: str, version: str) -> VersionLookup:
