@@ -55,6 +55,7 @@ from pipeline.sources.ctgov_text import (
     strings,
     unescape,
 )
+from pipeline.sources.jsonshape import snippet
 from pipeline.xmlsafe import decode_json
 
 if TYPE_CHECKING:
@@ -141,7 +142,7 @@ def _studies(data: object) -> tuple[list[JsonDict], str | None, int | None]:
         )
     if "protocolSection" in data:
         return [data], None, None
-    keys = ", ".join(sorted(data)[:6]) or "none"
+    keys = snippet(", ".join(sorted(data)[:6])) or "none"
     raise ParseError(
         "expected a ClinicalTrials.gov API v2 study list ('studies') or study "
         f"('protocolSection'), got an object with keys: {keys}"

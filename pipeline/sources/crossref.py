@@ -245,7 +245,7 @@ def parse(body: str | bytes, *, url: str | None = None) -> ParseResult:
         raise ParseError("expected Crossref works JSON (an object with 'message')")
     status = data.get("status")
     if status not in (None, "ok"):
-        raise ParseError(f"Crossref answered with an error: {str(data.get('message'))[:200]}")
+        raise ParseError(f"Crossref answered with an error: {shape.snippet(data.get('message'))}")
     kind = shape.opt_str(SOURCE, "message-type", data.get("message-type"))
     message = shape.obj(SOURCE, "message", data["message"])
     if kind == "work-list" or "items" in message:

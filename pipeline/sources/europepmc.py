@@ -71,7 +71,7 @@ def parse(body: str | bytes, *, url: str | None = None) -> ParseResult:
     if not isinstance(data, dict) or not isinstance(data.get("resultList"), dict):
         if isinstance(data, dict) and "errCode" in data:
             message = shape.text(SOURCE, "errMsg", data.get("errMsg"))
-            raise ParseError(f"Europe PMC answered with an error: {message}"[:240])
+            raise ParseError(f"Europe PMC answered with an error: {shape.snippet(message)}")
         raise ParseError("expected Europe PMC search JSON (an object with 'resultList')")
     records: list[Record] = []
     refused: list[Refusal] = []

@@ -49,6 +49,12 @@ def kind(value: object) -> str:
     return type(value).__name__
 
 
+def snippet(value: object, limit: int = 200) -> str:
+    """Upstream text quoted in an error message: on one line (every run of whitespace, line
+    breaks included, is one space) and at most ``limit`` characters."""
+    return " ".join(str(value).split())[:limit]
+
+
 def key(path: str, name: str) -> str:
     """The path of field ``name`` under ``path`` (``message`` + ``items`` → ``message.items``)."""
     return f"{path}.{name}" if path else name

@@ -36,7 +36,7 @@ from pipeline.errors import ParseError, TerminalHarvestError
 from pipeline.records import Flags, ParseResult, Passage, Record, Refusal
 from pipeline.segment import chunk_text
 from pipeline.sources import citable
-from pipeline.sources.jsonshape import kind
+from pipeline.sources.jsonshape import kind, snippet
 from pipeline.xmlsafe import decode_json
 
 if TYPE_CHECKING:
@@ -153,11 +153,12 @@ def parse(body: str | bytes, *, url: str | None = None) -> ParseResult:
     error = data.get("error")
     if isinstance(error, dict):
         raise ParseError(
-            f"openFDA answered with an error: {error.get('code', '?')}: {error.get('message', '')}"
+            f"openFDA answered with an error: {snippet(error.get('code', '?'), 80)}: "
+            f"{snippet(error.get('message', ''))}"
         )
     results = data.get("results")
     if not isinstance(results, list):
-        keys = ", ".join(sorted(data)[:6]) or "none"
+        keys = snippet(", ".join(sorted(data)[:6])) or "none"
         raise ParseError(
             f"expected an openFDA drug label response with 'results', got keys: {keys}"
         )

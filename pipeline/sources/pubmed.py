@@ -90,12 +90,12 @@ def _parse_esearch_json(text: str) -> ParseResult:
     if not isinstance(data, dict):
         raise ParseError("expected PubMed esearch JSON (an object with 'esearchresult')")
     if "error" in data and "esearchresult" not in data:
-        raise ParseError(f"NCBI answered with an error: {str(data['error'])[:200]}")
+        raise ParseError(f"NCBI answered with an error: {shape.snippet(data['error'])}")
     result = data.get("esearchresult")
     if not isinstance(result, dict):
         raise ParseError("expected PubMed esearch JSON (an object with 'esearchresult')")
     if "ERROR" in result:
-        raise ParseError(f"NCBI esearch error: {str(result['ERROR'])[:200]}")
+        raise ParseError(f"NCBI esearch error: {shape.snippet(result['ERROR'])}")
     ids, refused = _citable_ids(shape.strs(SOURCE, "esearchresult.idlist", result.get("idlist")))
     count = shape.opt_int(SOURCE, "esearchresult.count", result.get("count"))
     start = shape.opt_int(SOURCE, "esearchresult.retstart", result.get("retstart")) or 0

@@ -54,6 +54,7 @@ FUZZ_SETTINGS = settings(
     max_examples=EXAMPLES,
     deadline=None,
     database=None,  # a long local run must not leave thousands of entries behind
+    print_blob=True,  # so a failure found once can be replayed (@reproduce_failure)
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 REFERENCE_SETTINGS = settings(FUZZ_SETTINGS, max_examples=max(20, EXAMPLES // 4))
@@ -222,9 +223,22 @@ def _byte_mutation(draw: st.DrawFn, body: bytes) -> bytes:
     return body.replace(b'"', b'"\\ud800', 1)
 
 
+class Body(bytes):
+    """A fuzzed body whose repr stays short (a falsifying example of 200 kB would otherwise
+    be printed whole, and Hypothesis warns about that instead of showing the error)."""
+
+    def __repr__(self) -> str:
+        return f"Body({len(self)} bytes: {bytes(self[:300])!r}…)"
+
+
 @st.composite
 def mutated(draw: st.DrawFn, bodies: list[bytes]) -> bytes:
     """One seed with one to three mutations (structure-aware when the seed parses)."""
+    return Body(draw(_mutated(bodies)))
+
+
+@st.composite
+def _mutated(draw: st.DrawFn, bodies: list[bytes]) -> bytes:
     body = draw(st.sampled_from(bodies))
     structured = draw(st.booleans()) or draw(st.booleans())  # three in four
     if structured and body.lstrip()[:1] in (b"{", b"["):
