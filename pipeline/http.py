@@ -75,6 +75,7 @@ HOST_RATES: Mapping[str, float] = {
 MAX_REDIRECTS = 5  # hops followed per request
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 ACCEPT_ENCODING = "gzip, deflate"
+INFLATE_PIECE = 1 << 20  # bytes inflated per step: a bomb's chunk never becomes one huge piece
 _DROPPED_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
 NCBI_HOSTS = frozenset({"eutils.ncbi.nlm.nih.gov", "www.ncbi.nlm.nih.gov"})
 NCBI_SOURCES = frozenset({"pubmed", "pubtator3"})
@@ -142,9 +143,10 @@ def where_of(request: httpx.Request) -> str:
 
 
 class _Inflater:
-    """Decodes a ``gzip``/``deflate``/identity body chunk by chunk, never producing more
-    than it is asked for at a time (``max_length``), so a small chunk of a gzip bomb cannot
-    inflate to megabytes in one call — what httpx's own decoders would do."""
+    """Decodes a ``gzip``/``deflate``/identity body chunk by chunk, in pieces of at most
+    :data:`INFLATE_PIECE` bytes and never more than the room left under the cap, so a small
+    chunk of a gzip bomb cannot inflate to megabytes in one call — what httpx's own decoders
+    would do."""
 
     def __init__(self, encoding: str) -> None:
         self.encoding = encoding
@@ -164,7 +166,7 @@ class _Inflater:
             return
         data = chunk
         while data and room >= 0:
-            piece = self._zlib.decompress(data, room + 1)
+            piece = self._zlib.decompress(data, min(room + 1, INFLATE_PIECE))
             room -= len(piece)
             yield piece
             data = self._zlib.unconsumed_tail

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import email.utils
-import gzip
 import logging
 import threading
 import time
 import tracemalloc
+import zlib
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -380,12 +380,21 @@ def test_a_redirect_chain_longer_than_the_hop_limit_is_a_terminal_failure(
     assert len(loopback.seen) == MAX_REDIRECTS + 1
 
 
-def test_a_gzip_bomb_is_aborted_at_the_size_cap_without_inflating_in_memory(
+def _gzip_bomb(inflated: int) -> bytes:
+    """A gzip body of ``inflated`` zero bytes, compressed without holding them in memory."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    block = b"0" * (1 << 20)
+    parts = [packer.compress(block) for _ in range(inflated // len(block))]
+    return b"".join([*parts, packer.flush()])
+
+
+def test_a_128_mib_gzip_bomb_is_aborted_at_the_default_cap_without_inflating_in_memory(
     loopback: Loopback,
 ) -> None:
-    bomb = gzip.compress(b"0" * (64 << 20), compresslevel=9)  # 64 MiB inflated, ~64 KiB sent
+    bomb = _gzip_bomb(128 << 20)  # the issue's reproducer: ~128 KiB on the wire
     loopback.answer(200, bomb, Content_Encoding="gzip")
-    http, _ = client(Settings(max_response_bytes=1 << 20, max_attempts=3))
+    settings = Settings(max_attempts=3)
+    http, _ = client(settings)
     tracemalloc.start()
     try:
         with http, pytest.raises(TerminalHarvestError) as caught:
@@ -393,13 +402,27 @@ def test_a_gzip_bomb_is_aborted_at_the_size_cap_without_inflating_in_memory(
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
+    assert settings.max_response_bytes == 64 << 20
     assert caught.value.message == (
         f"GET 127.0.0.1:{loopback.port}/entrez/eutils/efetch.fcgi answered more than "
-        "1,048,576 bytes (decoded); the answer was not read further"
+        "67,108,864 bytes (decoded); the answer was not read further"
     )
     assert caught.value.advice == "CITESEAL_MAX_RESPONSE_BYTES sets the largest answer accepted"
-    assert peak < 16 << 20  # far below the 64 MiB the body inflates to
+    assert peak < 100 << 20  # the cap and one piece, not the 128 MiB (nor 1.9 GB) of before
     assert len(loopback.seen) == 1  # too large is not retried
+
+
+def test_a_lower_cap_stops_a_bomb_long_before_it_inflates(loopback: Loopback) -> None:
+    loopback.answer(200, _gzip_bomb(64 << 20), Content_Encoding="gzip")
+    http, _ = client(Settings(max_response_bytes=1 << 20))
+    tracemalloc.start()
+    try:
+        with http, pytest.raises(TerminalHarvestError, match="more than 1,048,576 bytes"):
+            http.get(loopback.url(), source="pubmed")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 << 20
 
 
 def test_a_bad_gzip_body_fails_that_request_with_a_clear_error(loopback: Loopback) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
@@ -13,6 +15,7 @@ from pipeline.settings import Settings
 from pipeline.snapshot.build import build_snapshot
 from tests.pipeline.snapshot.conftest import DEMO_REPLAY, copy_demo_spec
 
+CLI = (sys.executable, "-c", "from pipeline.cli import main; main()")
 SET_ID = "5eed0001-0000-4000-8000-000000000001"
 VERSION_RULE = (
     "version must start with a letter or digit and contain only letters, digits, '.' and '-' "
@@ -88,3 +91,28 @@ def test_bad_answers_are_listed_failures_or_counted_refusals_and_the_build_goes_
     finally:
         con.close()
     assert versions == [("3",)]  # the parent's version, carried forward unchanged
+
+
+def test_snapshot_build_prints_each_bad_answer_as_one_warning_line_and_no_traceback(
+    tmp_path: Path,
+) -> None:
+    spec = copy_demo_spec(tmp_path / "corpus")
+    replay = _bad_replay(tmp_path / "bad-replay")
+    done = subprocess.run(
+        [*CLI, "snapshot", "build", str(spec), "--replay", str(replay), "--no-resume"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert "Traceback" not in done.stderr
+    warnings = [line for line in done.stderr.splitlines() if line.startswith("warning: ")]
+    assert warnings == [
+        "warning: pubtator3: annotations: expected PubTator3 BioC JSON but the JSON is nested "
+        "deeper than 64 levels",
+        "warning: crossref: updates 10.5555/demo.0004: crossref: message must be an object, "
+        "got a list",
+        "warning: europepmc: refused 1 record(s) that cannot be cited: pmid must be 1 to 10 "
+        "digits without a leading zero",
+        f"warning: openfda: refused 1 record(s) that cannot be cited: {VERSION_RULE}",
+    ]
+    assert "built " in done.stdout  # the build went on and sealed a snapshot
