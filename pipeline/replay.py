@@ -5,10 +5,12 @@ Wrapper file format (the one of ``../shared/reference-responses/``)::
     {"url": "...", "method": "POST", "request_body": "db=pubmed&id=1%2C2",
      "status": 200, "content_type": "text/xml", "body": "<the raw body as text>"}
 
-``method`` (default ``GET``) and ``request_body`` are optional. A request matches a file when
-the method, the scheme/host/path, the query parameters (order-insensitive, percent-encoding
-normalised) and, for POST, the form parameters are equal — credential and polite parameters
-(``api_key``, ``email``, ``tool``, ``mailto``) are ignored on both sides.
+``method`` (default ``GET``), ``request_body`` and ``location`` (the ``Location`` header of a
+recorded redirect, so the client follows the same chain on replay) are optional. A request
+matches a file when the method, the scheme/host/path, the query parameters
+(order-insensitive, percent-encoding normalised) and, for POST, the form parameters are equal
+— credential and polite parameters (``api_key``, ``email``, ``tool``, ``mailto``) are ignored
+on both sides.
 
 :class:`ReplayTransport` indexes its folders once at construction (keys only; bodies are read
 when a request asks for them). A file as :class:`RecordingTransport` writes it (its key
@@ -145,6 +147,8 @@ class ReplayTransport(httpx.BaseTransport):
         body = wrapper.get("body", "")
         content = body.encode("utf-8") if isinstance(body, str) else json.dumps(body).encode()
         headers = {"content-type": str(wrapper.get("content_type") or "application/octet-stream")}
+        if isinstance(wrapper.get("location"), str):
+            headers["location"] = wrapper["location"]  # a recorded redirect
         return httpx.Response(
             int(wrapper.get("status", 200)), headers=headers, content=content, request=request
         )
@@ -215,14 +219,18 @@ def make_wrapper(
     content_type: str,
     body: str,
     request_body: str | None = None,
+    location: str | None = None,
 ) -> dict[str, object]:
-    """A wrapper dict in the canonical key order (body last), credentials stripped."""
+    """A wrapper dict in the canonical key order (body last), credentials stripped;
+    ``location`` is the ``Location`` header of a redirect."""
     wrapper: dict[str, object] = {"url": strip_credentials(url)}
     if method.upper() != "GET":
         wrapper["method"] = method.upper()
         if request_body:
             wrapper["request_body"] = strip_form_credentials(request_body)
     wrapper["status"] = status
+    if location:
+        wrapper["location"] = strip_credentials(location)
     wrapper["content_type"] = content_type
     wrapper["body"] = body
     return wrapper
@@ -271,6 +279,7 @@ class RecordingTransport(httpx.BaseTransport):
                 response.headers.get("content-type", ""),
                 redact(content.decode("utf-8", "replace")),
                 body_text,
+                response.headers.get("location") if response.is_redirect else None,
             ),
         )
         self.written.append(path)

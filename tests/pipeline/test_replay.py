@@ -239,3 +239,22 @@ def test_a_recorded_body_larger_than_the_cap_is_not_recorded(tmp_path: Path) -> 
         "(decoded); the answer was not read further"
     )
     assert recorder.written == []
+
+
+def test_a_recorded_redirect_chain_replays_hop_by_hop(tmp_path: Path) -> None:
+    def moved(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/old"):
+            return httpx.Response(301, headers={"location": "https://api.crossref.org/works"})
+        return httpx.Response(200, headers={"content-type": "application/json"}, text="{}")
+
+    recorder = RecordingTransport(httpx.MockTransport(moved), tmp_path)
+    with HttpClient(Settings(), transport=recorder, rates=FAST) as http:
+        live = http.get("https://api.crossref.org/old", source="crossref")
+    assert len(recorder.written) == 2
+    with HttpClient(Settings(), transport=ReplayTransport([tmp_path])) as http:
+        again = http.get("https://api.crossref.org/old", source="crossref")
+    assert (again.status_code, again.content, str(again.request.url)) == (
+        200,
+        live.content,
+        "https://api.crossref.org/works",
+    )
