@@ -531,3 +531,12 @@ def test_a_study_nested_100000_deep_is_a_parse_error_not_a_recursion_error() -> 
     assert caught.value.message == (
         "expected ClinicalTrials.gov API v2 JSON but the JSON is nested deeper than 64 levels"
     )
+
+
+def test_upstream_keys_in_a_clinicaltrials_error_are_quoted_on_one_line() -> None:
+    with pytest.raises(ParseError) as caught:
+        parse('{"bad\\nkey": 1}')
+    assert caught.value.message == (
+        "expected a ClinicalTrials.gov API v2 study list ('studies') or study "
+        "('protocolSection'), got an object with keys: bad key"
+    )

@@ -229,3 +229,10 @@ def test_a_crossref_answer_of_the_wrong_shape_is_a_parse_error_naming_the_field(
     with pytest.raises(ParseError) as caught:
         crossref.parse(body)
     assert caught.value.message == message
+
+
+def test_upstream_text_in_a_crossref_error_is_quoted_on_one_line() -> None:
+    body = b'{"status": "failed", "message": "bad\\nfilter\\r\\n  value"}'
+    with pytest.raises(ParseError) as caught:
+        crossref.parse(body)
+    assert caught.value.message == "Crossref answered with an error: bad filter value"
