@@ -292,3 +292,9 @@ def test_a_preprint_whose_version_breaks_the_handle_grammar_is_refused_with_its_
     result = europepmc.parse(body)
     assert result.records == []
     assert [(r.value, r.record_id) for r in result.refused] == [("2 (draft)", "ppr:PPR99001")]
+
+
+def test_upstream_text_in_a_europepmc_error_is_quoted_on_one_line() -> None:
+    with pytest.raises(ParseError) as caught:
+        europepmc.parse(b'{"errCode": 400, "errMsg": "bad\\nquery"}')
+    assert caught.value.message == "Europe PMC answered with an error: bad query"
