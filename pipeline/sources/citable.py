@@ -16,7 +16,7 @@ not checked.
 from __future__ import annotations
 
 from audit.errors import CitationSyntaxError
-from audit.handles import SCHEMES, parse_locator
+from audit.handles import PINNED_SCHEMES, SCHEMES, parse_locator
 from pipeline.records import Refusal
 
 _STOPS = frozenset("@/~")  # characters that would end the id (or version) inside a locator
@@ -36,8 +36,9 @@ def refusal(record_id: str, version: str | None = None) -> Refusal | None:
     if scheme not in SCHEMES:
         return None
     safe = _NEVER_VALID if _STOPS.intersection(ident) or not ident else ident
+    placeholder = "@1" if scheme in PINNED_SCHEMES else ""  # the id alone, whatever the version
     try:
-        parse_locator(f"{scheme}:{safe}/title")
+        parse_locator(f"{scheme}:{safe}{placeholder}/title")
     except CitationSyntaxError as error:
         return Refusal(reason=_rule(error), value=ident[:VALUE_CHARS])
     if version is None:
