@@ -268,6 +268,7 @@ class _Run:
     warnings: list[str] = field(default_factory=list)
     failed: list[FailedRequest] = field(default_factory=list)
     refused_ids: set[str] = field(default_factory=set)
+    _refusals_seen: set[tuple[str, str, str]] = field(default_factory=set)
     state: dict[str, _SourceState] = field(default_factory=dict)
     withdrawn: int = 0
     carried: int = 0
@@ -376,6 +377,7 @@ class _Run:
                 self.progress,
                 strict=self.options.strict,
                 lineage=self._ingest,
+                refused=self.refused_ids,
             )
             outcome = harvester.run()
             if self.options.refresh and self._db is not None:
@@ -432,7 +434,13 @@ class _Run:
         source and reason for the manifest; a refused record that upstream still has (a bad
         version label) is not withdrawn."""
         counts = self.state.setdefault(source, _SourceState()).refused
-        for reason, count in refusal_counts(list(refusals)).items():
+        fresh = []  # a record refused again (the refresh asks for it once more) counts once
+        for refusal in refusals:
+            key = (source, refusal.reason, refusal.record_id or refusal.value)
+            if key not in self._refusals_seen:
+                self._refusals_seen.add(key)
+                fresh.append(refusal)
+        for reason, count in refusal_counts(fresh).items():
             counts[reason] = counts.get(reason, 0) + count
             self._log.append((now_text(), source, "refused", None, None, False, count, reason))
             self.progress.note(
