@@ -137,7 +137,10 @@ class Harvester:
         *,
         strict: bool = False,
         lineage: LineageView | None = None,
+        refused: Collection[str] = (),
     ) -> None:
+        """``refused``: the ids of records the parsers refused (kept up to date by the
+        caller): upstream answered with them, so they are neither missing nor suspicious."""
         self.spec = spec
         self.client = client
         self.sink = sink
@@ -148,6 +151,7 @@ class Harvester:
         self._full_text_done: set[str] = set()
         self._doi_cache: dict[str, list[Relation] | None] = {}  # recent DOIs' notices
         self._controls: dict[str, str] = {}  # scheme → an id a by-id fetch returned
+        self._refused = refused
 
     # -- plumbing -----------------------------------------------------------------------------
     def _call(self, source: str, step: str, call: Callable[[], T]) -> T | None:
@@ -227,10 +231,13 @@ class Harvester:
         wanted = {f"{scheme}:{i}": i for i in asked}
         got = [r for r in records if r.record_id in wanted]
         returned = {r.record_id for r in got}
-        absent = [rid for rid in wanted if rid not in returned]
+        answered = returned | {rid for rid in wanted if rid in self._refused}  # refused: came back
+        absent = [rid for rid in wanted if rid not in answered]
         if got:
             self._controls[scheme] = wanted[got[0].record_id]
             self.outcome.missing.update(absent)  # the same answer held the others
+        elif absent and answered:
+            self.outcome.missing.update(absent)  # the same answer held the refused ones
         elif absent:
             records = self._confirm_absent(source, scheme, step, wanted, fetch)
         self._deliver(source, records, self._hollow(source, records))

@@ -11,13 +11,22 @@
   :class:`~pipeline.errors.TerminalHarvestError` at once.
 * **a per-host rate limiter** (:class:`RateLimiter`) paced at each API's published rate
   (:data:`HOST_RATES`, overridable), so we pace instead of hammering and retrying.
+* **redirects followed by the client itself**, each hop paced by the limiter like any other
+  request, at most :data:`MAX_REDIRECTS` hops; a redirect loop or a longer chain is a
+  :class:`~pipeline.errors.TerminalHarvestError`.
+* **bounded answers**: the decoded body is streamed and the request aborted once it passes
+  ``settings.max_response_bytes`` (a gzip bomb never inflates in memory), a body that cannot
+  be decoded (bad gzip) fails that request, and every attempt has an overall deadline
+  (``settings.deadline``: connecting, redirects and all reads) besides the read timeout.
 * **polite parameters** from :class:`~pipeline.settings.Settings` (NCBI ``tool``/``email``/
   ``api_key``, Crossref ``mailto``, openFDA ``api_key``), and **redaction**: recorded URLs and
-  request bodies lose those parameters, and every log line and error message is passed through
-  a :class:`~pipeline.redact.Redactor` that knows the secret values.
+  request bodies lose those parameters, every log line and error message is passed through
+  a :class:`~pipeline.redact.Redactor` that knows the secret values, and so is every response
+  body handed on (an API may echo the key back: NCBI's rate-limit reply carries ``api-key``).
 
-Every final exchange (the response of the last attempt) is handed to ``on_exchange`` with its
-credentials stripped, so a snapshot can keep the raw responses it was built from.
+Every final exchange (the response of the last attempt, and each redirect hop before it) is
+handed to ``on_exchange`` with its credentials stripped, so a snapshot can keep the raw
+responses it was built from.
 """
 
 from __future__ import annotations
@@ -27,10 +36,12 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
+import zlib
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 import httpx
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
@@ -39,6 +50,9 @@ from pipeline import __version__
 from pipeline.errors import TerminalHarvestError, TransientHarvestError
 from pipeline.redact import Redactor, strip_credentials, strip_form_credentials
 from pipeline.settings import Settings
+
+if TYPE_CHECKING:  # pydantic models load with the parsers
+    from pipeline.records import Refusal
 
 log = logging.getLogger("citeseal.http")
 
@@ -58,9 +72,15 @@ HOST_RATES: Mapping[str, float] = {
     "api.fda.gov": 4.0,  # 240 requests/minute
     "dailymed.nlm.nih.gov": 2.0,
 }
+MAX_REDIRECTS = 5  # hops followed per request
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+ACCEPT_ENCODING = "gzip, deflate"
+INFLATE_PIECE = 1 << 20  # bytes inflated per step: a bomb's chunk never becomes one huge piece
+_DROPPED_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
 NCBI_HOSTS = frozenset({"eutils.ncbi.nlm.nih.gov", "www.ncbi.nlm.nih.gov"})
 NCBI_SOURCES = frozenset({"pubmed", "pubtator3"})
 RATE_LIMIT_MARKER = b"api rate limit exceeded"
+SOURCE_EXTENSION = "citeseal_source"  # request extension carrying the source name
 
 
 @dataclass(frozen=True)
@@ -113,6 +133,112 @@ def is_rate_limit_body(body: bytes) -> bool:
     """True when a (200) body is NCBI's "API rate limit exceeded" error (JSON, XML or text)."""
     head = body[:1024].lower()
     return RATE_LIMIT_MARKER in head and (b"error" in head or len(body) < 200)
+
+
+def where_of(request: httpx.Request) -> str:
+    """``host[:port]/path`` of a request, for messages (no query: it may hold credentials)."""
+    url = request.url
+    port = f":{url.port}" if url.port else ""
+    return f"{url.host}{port}{url.path}"
+
+
+class _Inflater:
+    """Decodes a ``gzip``/``deflate``/identity body chunk by chunk, in pieces of at most
+    :data:`INFLATE_PIECE` bytes and never more than the room left under the cap, so a small
+    chunk of a gzip bomb cannot inflate to megabytes in one call — what httpx's own decoders
+    would do."""
+
+    def __init__(self, encoding: str) -> None:
+        self.encoding = encoding
+        if encoding in {"", "identity"}:
+            self._zlib = None
+        elif encoding in {"gzip", "x-gzip"}:
+            self._zlib = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        elif encoding == "deflate":
+            self._zlib = zlib.decompressobj()
+        else:
+            raise ValueError(f"unsupported content-encoding {encoding!r}")
+
+    def feed(self, chunk: bytes, room: int) -> Iterator[bytes]:
+        """The decoded bytes of ``chunk``, in pieces; stops once ``room`` is passed."""
+        if self._zlib is None:
+            yield chunk
+            return
+        data = chunk
+        while data and room >= 0:
+            piece = self._zlib.decompress(data, min(room + 1, INFLATE_PIECE))
+            room -= len(piece)
+            yield piece
+            data = self._zlib.unconsumed_tail
+
+
+def _raw_chunks(response: httpx.Response) -> Iterator[tuple[bytes, bool]]:
+    """``(chunk, already decoded)``: the raw stream, or the content of a response that was
+    read before it reached us (an in-process transport builds its responses read)."""
+    try:
+        content = response.content
+    except httpx.ResponseNotRead:
+        for chunk in response.iter_raw():
+            yield chunk, False
+        return
+    yield content, True
+
+
+def read_limited(
+    response: httpx.Response,
+    request: httpx.Request,
+    *,
+    max_bytes: int,
+    expires: float | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> httpx.Response:
+    """A streamed response read whole, decoded, into a new response: at most ``max_bytes``
+    of decoded body (past it, the stream is closed and a TerminalHarvestError raised; the
+    body is inflated piece by piece, so a gzip bomb never inflates in memory), a body that
+    cannot be decoded (bad gzip, an encoding we did not ask for) is a TerminalHarvestError,
+    and a read still going on at ``expires`` (a ``clock`` time) is an
+    :class:`httpx.ReadTimeout`, which the retry policy treats as a timeout.
+
+    The new response has the same status, headers (less the content and transfer encodings,
+    which no longer apply), ``request`` and ``next_request``.
+    """
+    what = f"{request.method} {where_of(request)}"
+    encoding = response.headers.get("content-encoding", "").strip().lower()
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        inflater = _Inflater(encoding)
+        for raw, decoded in _raw_chunks(response):
+            pieces = [raw] if decoded else inflater.feed(raw, max_bytes - size)
+            for piece in pieces:
+                size += len(piece)
+                if size > max_bytes:
+                    raise TerminalHarvestError(
+                        f"{what} answered more than {max_bytes:,} bytes (decoded); "
+                        "the answer was not read further",
+                        advice="CITESEAL_MAX_RESPONSE_BYTES sets the largest answer accepted",
+                    )
+                chunks.append(piece)
+            if expires is not None and clock() > expires:
+                raise httpx.ReadTimeout("the request deadline passed", request=request)
+    except (zlib.error, ValueError, httpx.DecodingError) as error:
+        raise TerminalHarvestError(
+            f"{what} answered a body that cannot be decoded (content-encoding "
+            f"{encoding or 'none'}): {' '.join(str(error).split())[:120]}"
+        ) from None
+    finally:
+        response.close()
+    headers = [(k, v) for k, v in response.headers.multi_items() if k not in _DROPPED_HEADERS]
+    extensions = {k: v for k, v in response.extensions.items() if k != "network_stream"}
+    read = httpx.Response(
+        response.status_code,
+        headers=headers,
+        content=b"".join(chunks),
+        request=request,
+        extensions=extensions,
+    )
+    read.next_request = response.next_request
+    return read
 
 
 class RateLimiter:
@@ -192,6 +318,7 @@ class HttpClient:
         *,
         transport: httpx.BaseTransport | None = None,
         on_exchange: Callable[[Exchange], None] | None = None,
+        on_refusal: Callable[[str, Sequence[Refusal]], None] | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         rates: Mapping[str, float] | None = None,
@@ -199,9 +326,12 @@ class HttpClient:
     ) -> None:
         self.settings = settings
         self._on_exchange = on_exchange
+        self._on_refusal = on_refusal
         self._sleep = sleep
         self._clock = clock
         self._max_attempts = max(1, settings.max_attempts)
+        self._max_bytes = settings.max_response_bytes
+        self._deadline = settings.deadline
         self._random = random.Random()
         self.redact = Redactor([*settings.secrets(), settings.email])
         self._paced = not getattr(transport, "offline", False)
@@ -211,8 +341,11 @@ class HttpClient:
         self._client = httpx.Client(
             transport=transport,
             timeout=settings.timeout,
-            follow_redirects=True,
-            headers={"User-Agent": f"citeseal/{__version__} (biomedical citation checker)"},
+            follow_redirects=False,  # followed in _attempt: every hop paced and counted
+            headers={
+                "User-Agent": f"citeseal/{__version__} (biomedical citation checker)",
+                "Accept-Encoding": ACCEPT_ENCODING,  # what read_limited can inflate safely
+            },
         )
 
     # -- context manager -------------------------------------------------------------------
@@ -257,6 +390,21 @@ class HttpClient:
         form.update({k: str(v) for k, v in self._polite(source).items()})
         return self._request("POST", url, params=None, data=form, source=source, expect=expect)
 
+    def report_refused(self, source: str, refusals: Sequence[Refusal]) -> None:
+        """Hand the records a parser refused (see :mod:`pipeline.sources.citable`) to
+        ``on_refusal``; the harvest helpers call this after each parse. Without a callback
+        they are logged."""
+        if not refusals:
+            return
+        if self._on_refusal is not None:
+            self._on_refusal(source, refusals)
+            return
+        counts: dict[str, int] = {}
+        for refusal in refusals:
+            counts[refusal.reason] = counts.get(refusal.reason, 0) + 1
+        for reason, count in counts.items():
+            log.warning("%s", self.redact(f"{source}: refused {count} record(s): {reason}"))
+
     # -- internals ---------------------------------------------------------------------------
     def _polite(self, source: str) -> dict[str, str]:
         s = self.settings
@@ -284,7 +432,7 @@ class HttpClient:
         expect: Collection[int],
     ) -> httpx.Response:
         request = self._client.build_request(
-            method, url, params=params, data=data, extensions={"citeseal_source": source}
+            method, url, params=params, data=data, extensions={SOURCE_EXTENSION: source}
         )
         where = self._where(request)
         retrying = Retrying(
@@ -299,7 +447,7 @@ class HttpClient:
             response = retrying(self._attempt, request, source, expect)
         except _Retryable as final:
             if final.response is not None:
-                self._emit(request, final.response, source)
+                self._emit(final.response.request, final.response, source)
             raise TransientHarvestError(
                 self.redact(
                     f"{method} {where} failed after {self._max_attempts} attempts: {final.reason}"
@@ -309,32 +457,27 @@ class HttpClient:
             ) from None
         status = response.status_code
         if status not in expect:
-            self._emit(request, response, source)
+            self._emit(response.request, response, source)
             snippet = " ".join(response.text[:200].split())
             detail = f": {snippet}" if snippet else ""
             raise TerminalHarvestError(
                 self.redact(f"{method} {where} answered HTTP {status} {response.reason_phrase}")
                 + self.redact(detail)
             )
-        self._emit(request, response, source)
+        self._emit(response.request, response, source)
         return response
 
     def _attempt(
         self, request: httpx.Request, source: str, expect: Collection[int]
     ) -> httpx.Response:
-        if self._paced:
-            self.limiter.wait(request.url.host)
         started = self._clock()
-        try:
-            response = self._client.send(request)
-            response.read()
-        except httpx.TransportError as error:
-            raise _Retryable(type(error).__name__, response=None) from error
+        expires = started + self._deadline
+        response = self._follow(request, source, expect, expires)
         status = response.status_code
         log.debug(
             "%s",
             self.redact(
-                f"{request.method} {strip_credentials(str(request.url))} -> {status} "
+                f"{request.method} {strip_credentials(str(response.request.url))} -> {status} "
                 f"({len(response.content)} bytes, {self._clock() - started:.2f} s)"
             ),
         )
@@ -348,6 +491,68 @@ class HttpClient:
                 response=response,
             )
         return response
+
+    def _follow(
+        self, request: httpx.Request, source: str, expect: Collection[int], expires: float
+    ) -> httpx.Response:
+        """Send ``request`` and follow its redirects: each hop is paced, sent within what is
+        left of the deadline and handed to ``on_exchange``; a loop or more than
+        :data:`MAX_REDIRECTS` hops is a TerminalHarvestError."""
+        visited = [str(request.url)]
+        current = request
+        while True:
+            response = self._send(current, expires)
+            following = response.next_request
+            if response.status_code not in REDIRECT_STATUSES or following is None:
+                return response
+            if response.status_code in expect:
+                return response
+            self._emit(current, response, source)
+            target = str(following.url)
+            chain = " -> ".join(where_of(httpx.Request("GET", u)) for u in [*visited, target])
+            if target in visited:
+                raise TerminalHarvestError(
+                    self.redact(
+                        f"{request.method} {where_of(request)} redirects in a loop: {chain}"
+                    )
+                )
+            if len(visited) > MAX_REDIRECTS:
+                raise TerminalHarvestError(
+                    self.redact(
+                        f"{request.method} {where_of(request)} redirects more than "
+                        f"{MAX_REDIRECTS} times: {chain}"
+                    )
+                )
+            visited.append(target)
+            following.extensions.setdefault(SOURCE_EXTENSION, source)
+            current = following
+
+    def _send(self, request: httpx.Request, expires: float) -> httpx.Response:
+        """One paced exchange, streamed and read with the size cap and the deadline."""
+        if self._paced:
+            self.limiter.wait(request.url.host)
+        left = expires - self._clock()
+        if left <= 0:
+            raise _Retryable(
+                f"no answer within the deadline of {self._deadline:g} s", response=None
+            )
+        timeout = httpx.Timeout(min(self.settings.timeout, left))
+        request.extensions["timeout"] = timeout.as_dict()
+        try:
+            response = self._client.send(request, stream=True)
+            return read_limited(
+                response, request, max_bytes=self._max_bytes, expires=expires, clock=self._clock
+            )
+        except httpx.TransportError as error:
+            reason = type(error).__name__
+            if self._clock() > expires:
+                reason = f"no answer within the deadline of {self._deadline:g} s"
+            raise _Retryable(reason, response=None) from error
+        except httpx.DecodingError as error:  # a transport below decoded the body itself
+            raise TerminalHarvestError(
+                f"{request.method} {where_of(request)} answered a body that cannot be decoded: "
+                f"{' '.join(str(error).split())[:120]}"
+            ) from None
 
     def _wait(self, state: RetryCallState) -> float:
         outcome = state.outcome
@@ -372,13 +577,13 @@ class HttpClient:
 
     @staticmethod
     def _where(request: httpx.Request) -> str:
-        url = request.url
-        port = f":{url.port}" if url.port else ""
-        return f"{url.host}{port}{url.path}"
+        return where_of(request)
 
     def _emit(self, request: httpx.Request, response: httpx.Response, source: str) -> None:
         if self._on_exchange is not None:
-            self._on_exchange(exchange_from(request, response, source))
+            exchange = exchange_from(request, response, source)
+            body = self.redact.bytes(exchange.body)  # an echoed key must not reach a snapshot
+            self._on_exchange(replace(exchange, body=body) if body != exchange.body else exchange)
 
 
 def exchange_from(

@@ -260,8 +260,23 @@ def _canonical_payload(record: Record) -> dict[str, Any]:
         raise _Unsupported from None
 
 
+class Refusal(BaseModel):
+    """A record a parser dropped because it cannot be cited: its id or its version label
+    breaks the handle grammar (see :mod:`pipeline.sources.citable`). ``reason`` is the
+    grammar rule (the same text for every record refused for it, so refusals can be counted);
+    ``value`` the offending id or version (cut to 80 characters); ``record_id`` is set when
+    the id itself is valid (a bad version), so the harvest knows the record still exists."""
+
+    model_config = ConfigDict(frozen=True)
+
+    reason: str
+    value: str
+    record_id: str | None = None
+
+
 class ParseResult(BaseModel):
-    """What ``citeseal parse`` prints: the records of one body plus paging hints."""
+    """What ``citeseal parse`` prints: the records of one body plus paging hints, and the
+    records refused at parse time."""
 
     source: str
     records: list[Record] = Field(default_factory=list)
@@ -271,3 +286,12 @@ class ParseResult(BaseModel):
     annotations: dict[str, list[Annotation]] = Field(default_factory=dict)
     notices: list[Relation] = Field(default_factory=list)
     meta: dict[str, Any] = Field(default_factory=dict)  # paging details (e.g. esearch WebEnv)
+    refused: list[Refusal] = Field(default_factory=list)
+
+
+def refusal_counts(refusals: list[Refusal]) -> dict[str, int]:
+    """How many records were refused for each reason (reasons in first-seen order)."""
+    counts: dict[str, int] = {}
+    for refusal in refusals:
+        counts[refusal.reason] = counts.get(refusal.reason, 0) + 1
+    return counts

@@ -5,10 +5,12 @@ Wrapper file format (the one of ``../shared/reference-responses/``)::
     {"url": "...", "method": "POST", "request_body": "db=pubmed&id=1%2C2",
      "status": 200, "content_type": "text/xml", "body": "<the raw body as text>"}
 
-``method`` (default ``GET``) and ``request_body`` are optional. A request matches a file when
-the method, the scheme/host/path, the query parameters (order-insensitive, percent-encoding
-normalised) and, for POST, the form parameters are equal — credential and polite parameters
-(``api_key``, ``email``, ``tool``, ``mailto``) are ignored on both sides.
+``method`` (default ``GET``), ``request_body`` and ``location`` (the ``Location`` header of a
+recorded redirect, so the client follows the same chain on replay) are optional. A request
+matches a file when the method, the scheme/host/path, the query parameters
+(order-insensitive, percent-encoding normalised) and, for POST, the form parameters are equal
+— credential and polite parameters (``api_key``, ``email``, ``tool``, ``mailto``) are ignored
+on both sides.
 
 :class:`ReplayTransport` indexes its folders once at construction (keys only; bodies are read
 when a request asks for them). A file as :class:`RecordingTransport` writes it (its key
@@ -30,13 +32,26 @@ from urllib.parse import parse_qsl, urlsplit
 
 import httpx
 
-from pipeline.errors import ReplayMissError
-from pipeline.http import NCBI_HOSTS, NCBI_SOURCES, RETRY_STATUSES, is_rate_limit_body
-from pipeline.redact import CREDENTIAL_PARAMS, strip_credentials, strip_form_credentials
+from pipeline.errors import ParseError, ReplayMissError
+from pipeline.http import (
+    NCBI_HOSTS,
+    NCBI_SOURCES,
+    RETRY_STATUSES,
+    SOURCE_EXTENSION,
+    is_rate_limit_body,
+    read_limited,
+)
+from pipeline.redact import (
+    CREDENTIAL_PARAMS,
+    Redactor,
+    request_secrets,
+    strip_credentials,
+    strip_form_credentials,
+)
+from pipeline.settings import Settings
+from pipeline.xmlsafe import decode_json
 
 ReplayKey = tuple[str, str, tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]
-
-SOURCE_EXTENSION = "citeseal_source"  # request extension carrying the source name
 
 
 def _pairs(query: str) -> tuple[tuple[str, str], ...]:
@@ -110,8 +125,8 @@ class ReplayTransport(httpx.BaseTransport):
         if key is not None:
             return key
         try:
-            wrapper = json.loads(data)
-        except ValueError:
+            wrapper = decode_json(data, what="a wrapper file")
+        except (ValueError, ParseError):  # not JSON, or nested too deep: not a wrapper
             return None
         if not isinstance(wrapper, dict) or not isinstance(wrapper.get("url"), str):
             return None
@@ -128,10 +143,12 @@ class ReplayTransport(httpx.BaseTransport):
                 advice="record it first (citeseal snapshot build --record FOLDER) "
                 "or add a wrapper file for it",
             )
-        wrapper = json.loads(path.read_bytes())
+        wrapper = decode_json(path.read_bytes(), what=f"the wrapper file {path}")
         body = wrapper.get("body", "")
         content = body.encode("utf-8") if isinstance(body, str) else json.dumps(body).encode()
         headers = {"content-type": str(wrapper.get("content_type") or "application/octet-stream")}
+        if isinstance(wrapper.get("location"), str):
+            headers["location"] = wrapper["location"]  # a recorded redirect
         return httpx.Response(
             int(wrapper.get("status", 200)), headers=headers, content=content, request=request
         )
@@ -155,8 +172,8 @@ def _recorded_key(path: Path, data: bytes) -> ReplayKey | None:
     if named is None or cut < 0:
         return None
     try:
-        head = json.loads(data[:cut].rstrip().rstrip(b",") + b"}")
-    except ValueError:
+        head = decode_json(data[:cut].rstrip().rstrip(b",") + b"}", what="a wrapper file")
+    except (ValueError, ParseError):
         return None
     if not isinstance(head, dict) or not isinstance(head.get("url"), str):
         return None
@@ -202,14 +219,18 @@ def make_wrapper(
     content_type: str,
     body: str,
     request_body: str | None = None,
+    location: str | None = None,
 ) -> dict[str, object]:
-    """A wrapper dict in the canonical key order (body last), credentials stripped."""
+    """A wrapper dict in the canonical key order (body last), credentials stripped;
+    ``location`` is the ``Location`` header of a redirect."""
     wrapper: dict[str, object] = {"url": strip_credentials(url)}
     if method.upper() != "GET":
         wrapper["method"] = method.upper()
         if request_body:
             wrapper["request_body"] = strip_form_credentials(request_body)
     wrapper["status"] = status
+    if location:
+        wrapper["location"] = strip_credentials(location)
     wrapper["content_type"] = content_type
     wrapper["body"] = body
     return wrapper
@@ -219,17 +240,28 @@ class RecordingTransport(httpx.BaseTransport):
     """Passes requests to ``inner`` and writes every final answer as a wrapper file.
 
     Answers the retry policy will retry (429/5xx, NCBI rate-limit bodies) are not written,
-    so a later successful attempt is what ends up on disk.
+    so a later successful attempt is what ends up on disk. The body is read with the size cap
+    of :func:`pipeline.http.read_limited` (``max_bytes``, the settings' default unless given),
+    and the credential values the request carries are redacted from it before it is written,
+    as from its URL (an API may echo them back).
     """
 
-    def __init__(self, inner: httpx.BaseTransport, folder: Path) -> None:
+    def __init__(
+        self,
+        inner: httpx.BaseTransport,
+        folder: Path,
+        *,
+        max_bytes: int = Settings.max_response_bytes,
+    ) -> None:
         self.inner = inner
         self.folder = Path(folder)
+        self.max_bytes = max_bytes
         self.written: list[Path] = []
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        response = self.inner.handle_request(request)
-        content = response.read()
+        answer = self.inner.handle_request(request)
+        response = read_limited(answer, request, max_bytes=self.max_bytes)
+        content = response.content
         source = request.extensions.get(SOURCE_EXTENSION)
         ncbi = source in NCBI_SOURCES or request.url.host in NCBI_HOSTS
         if response.status_code in RETRY_STATUSES or (ncbi and is_rate_limit_body(content)):
@@ -237,6 +269,7 @@ class RecordingTransport(httpx.BaseTransport):
         body_text = _request_body(request)
         key = replay_key(request.method, str(request.url), body_text)
         path = self.folder / wrapper_name(request, key)
+        redact = Redactor(request_secrets(str(request.url), body_text))
         write_wrapper(
             path,
             make_wrapper(
@@ -244,8 +277,9 @@ class RecordingTransport(httpx.BaseTransport):
                 str(request.url),
                 response.status_code,
                 response.headers.get("content-type", ""),
-                content.decode("utf-8", "replace"),
+                redact(content.decode("utf-8", "replace")),
                 body_text,
+                response.headers.get("location") if response.is_redirect else None,
             ),
         )
         self.written.append(path)

@@ -27,6 +27,8 @@ from audit.errors import InputError
 APP_NAME = "citeseal"
 BUILD_MEMORY = "128MB"  # DuckDB memory limit of a snapshot build's writer (CITESEAL_BUILD_MEMORY)
 MAX_ATTEMPTS_LIMIT = 100
+MAX_RESPONSE_BYTES = 64 * 1024 * 1024  # the default cap on a decoded answer
+MAX_RESPONSE_BYTES_LIMIT = 1 << 40
 
 _ADVICE = "fix or unset it (README, Configuration, lists every variable)"
 _TRUE = frozenset({"1", "true", "yes", "on"})
@@ -129,9 +131,11 @@ class Settings:
     key_file: Path | None = None  # CITESEAL_KEY_FILE
     demo_key: bool = False  # CITESEAL_DEMO_KEY
     history_backfill: bool = False  # CITESEAL_HISTORY_BACKFILL: use unofficial history services
-    timeout: float = 30.0  # seconds per request
+    timeout: float = 30.0  # seconds per read (and to connect)
     max_attempts: int = 6  # per request, under the retry policy
     build_memory: str = BUILD_MEMORY  # CITESEAL_BUILD_MEMORY (read again by the writer process)
+    deadline: float = 120.0  # CITESEAL_DEADLINE: seconds per attempt, redirects and reads included
+    max_response_bytes: int = MAX_RESPONSE_BYTES  # CITESEAL_MAX_RESPONSE_BYTES (decoded body)
     digest_cache: bool = True  # CITESEAL_DIGEST_CACHE: remember verified snapshot digests
 
     @classmethod
@@ -156,6 +160,14 @@ class Settings:
             timeout=env_seconds(env, "CITESEAL_TIMEOUT", 30.0),
             max_attempts=env_count(env, "CITESEAL_MAX_ATTEMPTS", 6, low=1, high=MAX_ATTEMPTS_LIMIT),
             build_memory=env_memory(env),
+            deadline=env_seconds(env, "CITESEAL_DEADLINE", 120.0),
+            max_response_bytes=env_count(
+                env,
+                "CITESEAL_MAX_RESPONSE_BYTES",
+                MAX_RESPONSE_BYTES,
+                low=1024,
+                high=MAX_RESPONSE_BYTES_LIMIT,
+            ),
             digest_cache=env_flag(env, "CITESEAL_DIGEST_CACHE", default=True),
         )
 

@@ -49,7 +49,14 @@ _HTML_TITLE = re.compile(rb"<title[^>]*>(.*?)</title>", re.I | re.S)
 
 
 def _as_bytes(body: str | bytes) -> bytes:
-    return body.encode("utf-8") if isinstance(body, str) else body
+    """UTF-8 bytes of a body; a lone surrogate in a str body (a wrapper file's ``"\\ud800"``)
+    becomes U+FFFD instead of an encoding error."""
+    if isinstance(body, bytes):
+        return body
+    try:
+        return body.encode("utf-8")
+    except UnicodeEncodeError:
+        return _LONE_SURROGATE.sub("\ufffd", body).encode("utf-8")
 
 
 def html_error_title(body: str | bytes) -> str | None:
@@ -176,6 +183,26 @@ def clean(text: str) -> str:
 
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+MAX_JSON_DEPTH = 64
+"""Arrays and objects nested deeper than this are refused (no API we read nests past ~12)."""
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
+_BRACKET_PAIR = re.compile(rb"\[\]|\{\}")
+
+
+def json_depth(data: bytes, *, limit: int = MAX_JSON_DEPTH) -> int:
+    """How deeply the arrays and objects of a JSON text nest, up to ``limit + 1``: a lexical
+    scan without recursion (brackets inside strings are ignored; each pass removes the
+    innermost pairs), so a body nested 100,000 deep is measured, not parsed."""
+    brackets = _JSON_STRING.sub(b"", data).translate(None, _NOT_BRACKET)
+    depth = 0
+    while brackets and depth <= limit:
+        inner = _BRACKET_PAIR.sub(b"", brackets)
+        if len(inner) == len(brackets):
+            break  # unbalanced: json.loads reports it
+        brackets = inner
+        depth += 1
+    return depth
 
 
 def _replace_lone_surrogates(value: Any) -> Any:
@@ -191,17 +218,32 @@ def _replace_lone_surrogates(value: Any) -> Any:
 
 
 def load_json(body: str | bytes, *, what: str) -> Any:
-    """Parse a JSON body; an HTML page, an empty or malformed body → ParseError. Lone
-    surrogate escapes become U+FFFD (a pair escaped as two ``\\u`` codes stays one character)."""
+    """Parse an untrusted JSON body. An HTML page, an empty or malformed body, or one nested
+    deeper than :data:`MAX_JSON_DEPTH` → ParseError. Lone surrogate escapes become U+FFFD (a
+    pair escaped as two ``\\u`` codes stays one character)."""
     data = _as_bytes(body)
     if not data.strip():
         raise ParseError(f"expected {what} but the body is empty")
     reject_html(data, what)
     try:
-        value = json.loads(data)
-        return _replace_lone_surrogates(value) if _SURROGATE_ESCAPE.search(data) else value
+        return decode_json(data, what=what)
     except ValueError as error:
         first = data.lstrip()[:1]
         if first == b"<":
             raise ParseError(f"expected {what} but got XML or markup, not JSON") from None
-        raise ParseError(f"expected {what} but the JSON is malformed: {error}") from None
+        message = _WS.sub(" ", str(error)).strip()
+        raise ParseError(f"expected {what} but the JSON is malformed: {message}") from None
+
+
+def decode_json(body: str | bytes, *, what: str) -> Any:
+    """``json.loads`` for untrusted text, bounded: nesting deeper than :data:`MAX_JSON_DEPTH`
+    is a ParseError (measured before parsing, so it never recurses), and lone surrogates
+    become U+FFFD. Malformed JSON raises ``ValueError`` (``json.JSONDecodeError``), for
+    callers that word that error themselves; :func:`load_json` does it for the rest."""
+    data = _as_bytes(body)
+    if json_depth(data) > MAX_JSON_DEPTH:
+        raise ParseError(
+            f"expected {what} but the JSON is nested deeper than {MAX_JSON_DEPTH} levels"
+        )
+    value = json.loads(data if isinstance(body, bytes) else body)
+    return _replace_lone_surrogates(value) if _SURROGATE_ESCAPE.search(data) else value

@@ -4,6 +4,8 @@ FILE is a raw response body or a wrapper file ``{"url", "status", "content_type"
 (the replay/record format), or ``-`` for standard input. ``auto`` picks the source from the
 wrapper URL, else from the shape of the body. The body goes to the source's pure parser
 whatever the wrapper status (openFDA answers "no matches" with a 404 body the parser reads).
+Records the parser refuses (an id or version no handle can carry) are listed with their
+reason and count; a body of the wrong shape is a one-line error (exit 2).
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ import typer
 from audit.errors import InputError
 from audit.terminal import one_line
 from pipeline.cli.options import JsonOpt
+from pipeline.errors import ParseError
 from pipeline.sources import MODULES, parser_for
+from pipeline.xmlsafe import decode_json
 
 if TYPE_CHECKING:
     from pipeline.records import ParseResult, Record
@@ -55,8 +59,8 @@ def unwrap(data: bytes) -> tuple[str | bytes, str | None, int | None]:
     if not data.lstrip().startswith(b"{"):
         return data, None, None
     try:
-        wrapper = json.loads(data)
-    except ValueError:
+        wrapper = decode_json(data, what="a wrapper file")
+    except (ValueError, ParseError):  # not JSON, or nested too deep: a raw body
         return data, None, None
     if isinstance(wrapper, dict) and "body" in wrapper and isinstance(wrapper.get("url"), str):
         body = wrapper["body"]
@@ -182,6 +186,12 @@ def to_text(result: ParseResult, source: str) -> list[str]:
     for notice in result.notices:
         lines.append(
             f"notice: {_clean(notice.kind)} {_clean(notice.target)} ({_clean(notice.detail or '')})"
+        )
+    counts = Counter(r.reason for r in result.refused)
+    for reason, count in counts.items():
+        shown = ", ".join(repr(r.value) for r in result.refused if r.reason == reason)
+        lines.append(
+            f"refused {count} record(s) that cannot be cited: {reason} ({_clean(shown[:200])})"
         )
     return lines
 

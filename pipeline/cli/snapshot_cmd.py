@@ -191,6 +191,13 @@ def _print_build(result: BuildResult, json_out: bool) -> None:
         typer.echo(f"  resumed   {n} responses kept by an earlier build that did not seal")
     for failed in m.failed_requests:
         typer.echo(f"warning: {failed.source}: {failed.step}: {one_line(failed.error)}", err=True)
+    for source, s in m.sources.items():
+        for reason, count in s.refused.items():
+            typer.echo(
+                f"warning: {source}: refused {count} record(s) that cannot be cited: "
+                f"{one_line(reason)}",
+                err=True,
+            )
     for warning in result.warnings:
         typer.echo(f"warning: {one_line(warning)}", err=True)
 

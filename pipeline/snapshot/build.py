@@ -46,7 +46,7 @@ from pipeline.errors import (
 )
 from pipeline.harvest import Harvester, HarvestOutcome, Progress
 from pipeline.http import Exchange, HttpClient
-from pipeline.records import SOURCES, Record
+from pipeline.records import SOURCES, Record, Refusal, refusal_counts
 from pipeline.replay import RecordingTransport, ReplayTransport
 from pipeline.settings import Settings
 from pipeline.snapshot.apply import apply_batch
@@ -259,6 +259,7 @@ class _SourceState:
     failures: int = 0
     answered: int = 0  # requests that got a final answer below 500
     enriched: int = 0  # records annotated (PubTator3) or DOIs checked (Crossref)
+    refused: dict[str, int] = field(default_factory=dict)  # records refused, by reason
 
 
 @dataclass
@@ -275,6 +276,8 @@ class _Run:
     resumed: int = 0
     warnings: list[str] = field(default_factory=list)
     failed: list[FailedRequest] = field(default_factory=list)
+    refused_ids: set[str] = field(default_factory=set)
+    _refusals_seen: set[tuple[str, str, str]] = field(default_factory=set)
     state: dict[str, _SourceState] = field(default_factory=dict)
     withdrawn: int = 0
     carried: int = 0
@@ -363,16 +366,19 @@ class _Run:
             inner = ReplayTransport(list(options.replay))
         else:
             inner = httpx.HTTPTransport(retries=0)
+        cap = self.settings.max_response_bytes
         if options.record is not None:
-            inner = RecordingTransport(inner, options.record)
+            inner = RecordingTransport(inner, options.record, max_bytes=cap)
         if cache is not None:
-            inner = self._resume = ResumeTransport(inner, cache)
+            inner = self._resume = ResumeTransport(inner, cache, max_bytes=cap)
         return inner
 
     def _harvest(self, cache: Path | None) -> HarvestOutcome:
         assert self._ingest is not None
         transport = self._transport(cache)
-        with HttpClient(self.settings, transport=transport, on_exchange=self._exchange) as client:
+        with HttpClient(
+            self.settings, transport=transport, on_exchange=self._exchange, on_refusal=self.refused
+        ) as client:
             harvester = Harvester(
                 self.spec,
                 client,
@@ -380,6 +386,7 @@ class _Run:
                 self.progress,
                 strict=self.options.strict,
                 lineage=self._ingest,
+                refused=self.refused_ids,
             )
             outcome = harvester.run()
             if self.options.refresh and self._db is not None:
@@ -390,6 +397,7 @@ class _Run:
                 for source in list(unseen):
                     unseen[source] = [r for r in unseen[source] if r not in skip]
                 outcome = harvester.refresh({s: ids for s, ids in unseen.items() if ids})
+        outcome.missing -= self.refused_ids  # upstream answered with them: not gone
         if isinstance(transport, ResumeTransport):
             self.resumed = transport.served
         for source in self.spec.sources():
@@ -429,6 +437,25 @@ class _Run:
         self.progress.note(f"{source}: {step} failed: {error.message}")
         if self._resume is not None:
             self._resume.drop_unsettled()  # the failed answer is never replayed
+
+    def refused(self, source: str, refusals: Sequence[Refusal]) -> None:
+        """Records a parser refused (see :mod:`pipeline.sources.citable`): counted per
+        source and reason for the manifest; a refused record that upstream still has (a bad
+        version label) is not withdrawn."""
+        counts = self.state.setdefault(source, _SourceState()).refused
+        fresh = []  # a record refused again (the refresh asks for it once more) counts once
+        for refusal in refusals:
+            key = (source, refusal.reason, refusal.record_id or refusal.value)
+            if key not in self._refusals_seen:
+                self._refusals_seen.add(key)
+                fresh.append(refusal)
+        for reason, count in refusal_counts(fresh).items():
+            counts[reason] = counts.get(reason, 0) + count
+            self._log.append((now_text(), source, "refused", None, None, False, count, reason))
+            self.progress.note(
+                f"{source}: refused {count} record(s) that cannot be cited: {reason}"
+            )
+        self.refused_ids.update(r.record_id for r in refusals if r.record_id)
 
     def step(self, source: str, step: str, count: int, detail: str | None = None) -> None:
         self._log.append((now_text(), source, step, None, None, True, count, detail))
@@ -503,6 +530,7 @@ class _Run:
                 passages=c.passages if c else 0,
                 new_versions=c.new_versions if c else 0,
                 failed_requests=state.failures,
+                refused=dict(state.refused),
             )
         return out
 

@@ -45,6 +45,7 @@ class SourceSummary(BaseModel):
     passages: int = 0
     new_versions: int = 0
     failed_requests: int = 0
+    refused: dict[str, int] = Field(default_factory=dict)  # records refused at parse, by reason
 
 
 class FailedRequest(BaseModel):

@@ -31,6 +31,7 @@ from pipeline.replay import (
     replay_key,
     wrapper_name,
 )
+from pipeline.settings import Settings
 
 MAX_AGE_SECONDS = 24 * 3600
 RESUME_DIR = ".build-resume"  # hidden, and ignored by git with the other .build-* entries
@@ -73,12 +74,18 @@ class ResumeTransport(httpx.BaseTransport):
     one among them, are deleted and never served again.
     """
 
-    def __init__(self, inner: httpx.BaseTransport, folder: Path) -> None:
+    def __init__(
+        self,
+        inner: httpx.BaseTransport,
+        folder: Path,
+        *,
+        max_bytes: int = Settings.max_response_bytes,
+    ) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         self.folder = folder
         self.offline = bool(getattr(inner, "offline", False))
         self._cache = ReplayTransport([folder])
-        self._recorder = RecordingTransport(inner, folder)
+        self._recorder = RecordingTransport(inner, folder, max_bytes=max_bytes)
         self.cached = len(self._cache)
         self.served = 0
         self._unsettled: dict[ReplayKey, Path] = {}  # answers since the last settle()

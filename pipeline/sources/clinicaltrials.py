@@ -39,8 +39,9 @@ from urllib.parse import parse_qs, urlsplit
 
 from audit.errors import InputError
 from pipeline.errors import ParseError
-from pipeline.records import Flags, ParseResult, Passage, Record
+from pipeline.records import Flags, ParseResult, Passage, Record, Refusal
 from pipeline.segment import chunk_text, split_paragraphs
+from pipeline.sources import citable
 from pipeline.sources.ctgov_text import (
     JsonDict,
     as_dict,
@@ -54,6 +55,8 @@ from pipeline.sources.ctgov_text import (
     strings,
     unescape,
 )
+from pipeline.sources.jsonshape import snippet
+from pipeline.xmlsafe import decode_json
 
 if TYPE_CHECKING:
     from pipeline.http import HttpClient
@@ -105,7 +108,7 @@ def _load(body: str | bytes) -> object:
             )
         raise ParseError(f"expected ClinicalTrials.gov API v2 JSON, got XML (<{name}>)")
     try:
-        return json.loads(text)
+        return decode_json(text, what="ClinicalTrials.gov API v2 JSON")
     except json.JSONDecodeError as exc:
         raise ParseError(
             f"expected ClinicalTrials.gov API v2 JSON, got text that is not JSON "
@@ -139,7 +142,7 @@ def _studies(data: object) -> tuple[list[JsonDict], str | None, int | None]:
         )
     if "protocolSection" in data:
         return [data], None, None
-    keys = ", ".join(sorted(data)[:6]) or "none"
+    keys = snippet(", ".join(sorted(data)[:6])) or "none"
     raise ParseError(
         "expected a ClinicalTrials.gov API v2 study list ('studies') or study "
         f"('protocolSection'), got an object with keys: {keys}"
@@ -157,13 +160,27 @@ def parse(body: str | bytes, *, url: str | None = None) -> ParseResult:
     """Records of a v2 study list or single study (pure; raises :class:`ParseError`)."""
     studies, token, total = _studies(_load(body))
     projection = _projection(url)
-    records = [study_record(s, projection=projection) for s in studies]
+    records: list[Record] = []
+    refused: list[Refusal] = []
+    for study in studies:
+        nct = as_dict(as_dict(study.get("protocolSection")).get("identificationModule")).get(
+            "nctId"
+        )
+        refusal = citable.refusal(f"nct:{nct if isinstance(nct, str) else ''}")
+        if refusal is None:
+            record = study_record(study, projection=projection)
+            refusal = citable.refusal(record.record_id, record.version)
+            if refusal is None:
+                records.append(record)
+                continue
+        refused.append(refusal)
     return ParseResult(
         source=SOURCE,
         records=records,
         ids=[r.record_id.split(":", 1)[1] for r in records],
         count=total,
         next=token,
+        refused=refused,
     )
 
 
@@ -348,7 +365,7 @@ def next_page(
     params: Mapping[str, str | int], result: ParseResult, *, have: int, limit: int
 ) -> dict[str, str | int] | None:
     """The parameters of the next page, or None when done (pure paging step)."""
-    if result.next is None or have >= limit or not result.records:
+    if result.next is None or have >= limit or not (result.records or result.refused):
         return None
     nxt = dict(params)
     nxt["pageToken"] = result.next
@@ -367,6 +384,7 @@ def _paged(
     while page is not None:
         response = client.get(f"{API}/studies", params=page, source=SOURCE)
         result = parse(response.content, url=str(response.request.url))
+        client.report_refused(SOURCE, result.refused)
         records.extend(result.records)
         page = None if done(records) else next_page(page, result, have=len(records), limit=limit)
     return records[:limit]

@@ -30,6 +30,7 @@ from urllib.parse import parse_qsl, urlsplit
 from pipeline.errors import ParseError
 from pipeline.http import HttpClient
 from pipeline.records import Flags, ParseResult, Passage, Record, Relation
+from pipeline.sources import jsonshape as shape
 from pipeline.sources.markup import sections, strip_markup
 from pipeline.xmlsafe import load_json
 
@@ -55,59 +56,85 @@ RELATION_TYPES = {
 }
 
 
-def _doi(value: object) -> str:
-    return str(value or "").strip().lower()
+def _doi(value: str | None) -> str:
+    return (value or "").strip().lower()
 
 
-def _date(value: Any) -> str | None:
-    parts = (value or {}).get("date-parts") if isinstance(value, dict) else None
-    if not parts or not parts[0] or parts[0][0] is None:
+def _date(where: str, value: object) -> str | None:
+    """``YYYY[-MM[-DD]]`` from a Crossref date object (``{"date-parts": [[2023, 5, 1]]}``)."""
+    date = shape.opt_obj(SOURCE, where, value)
+    parts = shape.opt_arr(SOURCE, f"{where}.date-parts", date.get("date-parts"))
+    if not parts:
         return None
-    numbers = [int(p) for p in parts[0][:3]]
+    first = shape.opt_arr(SOURCE, f"{where}.date-parts[0]", parts[0])
+    numbers: list[int] = []
+    for n, part in enumerate(first[:3]):
+        number = shape.opt_int(SOURCE, f"{where}.date-parts[0][{n}]", part)
+        if number is None or not 0 <= number <= 9999:
+            break
+        numbers.append(number)
+    if not numbers:
+        return None
     return "-".join(f"{n:04d}" if i == 0 else f"{n:02d}" for i, n in enumerate(numbers))
 
 
-def _detail(entry: dict[str, Any]) -> str:
-    bits = [str(entry.get("label") or entry.get("type") or "update")]
-    if entry.get("source"):
-        bits.append(f"source: {entry['source']}")
-    if entry.get("record-id"):
-        bits.append(f"record {entry['record-id']}")
+def _detail(where: str, entry: dict[str, Any]) -> str:
+    label = shape.opt_str(SOURCE, f"{where}.label", entry.get("label"))
+    kind = shape.opt_str(SOURCE, f"{where}.type", entry.get("type"))
+    bits = [label or kind or "update"]
+    source = shape.opt_str(SOURCE, f"{where}.source", entry.get("source"))
+    if source:
+        bits.append(f"source: {source}")
+    record = shape.opt_id(SOURCE, f"{where}.record-id", entry.get("record-id"))
+    if record:
+        bits.append(f"record {record}")
     return "; ".join(bits)
 
 
-def _update_kind(entry: dict[str, Any]) -> tuple[str, str]:
-    kind = str(entry.get("type") or "").strip().lower().replace("-", "_").replace(" ", "_")
+def _update_kind(where: str, entry: dict[str, Any]) -> tuple[str, str]:
+    raw = shape.text(SOURCE, f"{where}.type", entry.get("type"))
+    kind = raw.strip().lower().replace("-", "_").replace(" ", "_")
     return UPDATE_KINDS.get(kind, ("update_in", "update_in"))
 
 
-def _notice_relations(items: Iterable[dict[str, Any]], only: str | None) -> list[Relation]:
+def _updates(where: str, item: dict[str, Any], name: str) -> list[tuple[str, str, dict[str, Any]]]:
+    """``(path, doi, entry)`` of each ``update-to`` / ``updated-by`` entry with a DOI."""
+    out = []
+    for at, entry in shape.objs(SOURCE, f"{where}.{name}", item.get(name)):
+        doi = _doi(shape.opt_str(SOURCE, f"{at}.DOI", entry.get("DOI")))
+        if doi:
+            out.append((at, doi, entry))
+    return out
+
+
+def _notice_relations(
+    items: Iterable[tuple[str, dict[str, Any]]], only: str | None
+) -> list[Relation]:
     """Relations each work updated by these notices gains (target: the notice's DOI).
 
     ``only`` keeps the entries updating that DOI (the ``updates:`` filter of the request);
     entries reporting the same update (publisher and Retraction Watch) are merged.
     """
     merged: dict[tuple[str, str, str], Relation] = {}
-    for item in items:
-        notice = _doi(item.get("DOI"))
-        for entry in item.get("update-to") or []:
-            updated = _doi(entry.get("DOI"))
-            if not updated or not notice or (only is not None and updated != only):
+    for where, item in items:
+        notice = _doi(shape.opt_str(SOURCE, f"{where}.DOI", item.get("DOI")))
+        for at, updated, entry in _updates(where, item, "update-to"):
+            if not notice or (only is not None and updated != only):
                 continue
-            kind = _update_kind(entry)[0]
+            kind = _update_kind(at, entry)[0]
             key = (updated, kind, notice)
             relation = Relation(
                 kind=kind,
                 target=f"doi:{notice}",
                 source=SOURCE,
-                detail=f"{_detail(entry)}; updates doi:{updated}",
-                date=_date(entry.get("updated")),
+                detail=f"{_detail(at, entry)}; updates doi:{updated}",
+                date=_date(f"{at}.updated", entry.get("updated")),
             )
             first = merged.get(key)
             if first is None:
                 merged[key] = relation
             elif first.detail and relation.detail:
-                extra = _detail(entry)
+                extra = _detail(at, entry)
                 head, _, tail = first.detail.rpartition("; updates ")
                 merged[key] = first.model_copy(
                     update={"detail": f"{head} | {extra}; updates {tail}"}
@@ -115,54 +142,60 @@ def _notice_relations(items: Iterable[dict[str, Any]], only: str | None) -> list
     return list(merged.values())
 
 
-def _record(item: dict[str, Any]) -> Record | None:
-    doi = _doi(item.get("DOI"))
-    if not doi:
-        return None
-    title = strip_markup(" ".join(str(t) for t in item.get("title") or []))
-    passages = [Passage(path="title", section="Title", text=title)] if title else []
-    for n, (label, text) in enumerate(sections(item.get("abstract")), start=1):
-        passages.append(Passage(path=f"abstract.{n}", section=label, text=text))
+def _relations(where: str, item: dict[str, Any]) -> list[Relation]:
     relations: list[Relation] = []
-    for entry in item.get("update-to") or []:
-        target = _doi(entry.get("DOI"))
-        if target:
+    for name, side in (("update-to", 1), ("updated-by", 0)):
+        for at, target, entry in _updates(where, item, name):
             relations.append(
                 Relation(
-                    kind=_update_kind(entry)[1],
+                    kind=_update_kind(at, entry)[side],
                     target=f"doi:{target}",
                     source=SOURCE,
-                    detail=_detail(entry),
-                    date=_date(entry.get("updated")),
+                    detail=_detail(at, entry),
+                    date=_date(f"{at}.updated", entry.get("updated")),
                 )
             )
-    for entry in item.get("updated-by") or []:
-        target = _doi(entry.get("DOI"))
-        if target:
-            relations.append(
-                Relation(
-                    kind=_update_kind(entry)[0],
-                    target=f"doi:{target}",
-                    source=SOURCE,
-                    detail=_detail(entry),
-                    date=_date(entry.get("updated")),
-                )
-            )
-    for name, entries in (item.get("relation") or {}).items():
+    links = shape.opt_obj(SOURCE, f"{where}.relation", item.get("relation"))
+    for name, entries in links.items():
         kind = RELATION_TYPES.get(name)
         if kind is None:
             continue
-        for entry in entries:
-            target = str(entry.get("id") or "").strip()
-            if target and str(entry.get("id-type", "doi")).lower() == "doi":
+        for at, entry in shape.objs(SOURCE, f"{where}.relation.{name}", entries):
+            target = shape.text(SOURCE, f"{at}.id", entry.get("id")).strip()
+            id_type = shape.opt_str(SOURCE, f"{at}.id-type", entry.get("id-type")) or "doi"
+            if target and id_type.lower() == "doi":
                 relations.append(Relation(kind=kind, target=f"doi:{target.lower()}", source=SOURCE))
-    work_type = str(item.get("type") or "")
-    subtype = str(item.get("subtype") or "")
+    return relations
+
+
+def _authors(where: str, item: dict[str, Any]) -> list[str]:
+    authors = []
+    for at, author in shape.objs(SOURCE, f"{where}.author", item.get("author")):
+        family = shape.text(SOURCE, f"{at}.family", author.get("family"))
+        given = shape.text(SOURCE, f"{at}.given", author.get("given"))
+        name = shape.text(SOURCE, f"{at}.name", author.get("name"))
+        if family or name:
+            authors.append(f"{family} {given}".strip() or name)
+    return authors
+
+
+def _record(where: str, item: dict[str, Any]) -> Record | None:
+    doi = _doi(shape.opt_str(SOURCE, f"{where}.DOI", item.get("DOI")))
+    if not doi:
+        return None
+    title = strip_markup(" ".join(shape.strs(SOURCE, f"{where}.title", item.get("title"))))
+    passages = [Passage(path="title", section="Title", text=title)] if title else []
+    abstract = shape.opt_str(SOURCE, f"{where}.abstract", item.get("abstract"))
+    for n, (label, text) in enumerate(sections(abstract), start=1):
+        passages.append(Passage(path=f"abstract.{n}", section=label, text=text))
+    relations = _relations(where, item)
+    work_type = shape.text(SOURCE, f"{where}.type", item.get("type"))
+    subtype = shape.text(SOURCE, f"{where}.subtype", item.get("subtype"))
     preprint = work_type == "posted-content" and subtype in {"preprint", ""} if work_type else None
     kinds = {r.kind for r in relations if r.kind.endswith("_in")}
     year = None
-    for key in ("published", "issued", "published-print", "published-online", "created"):
-        date = _date(item.get(key))
+    for name in ("published", "issued", "published-print", "published-online", "created"):
+        date = _date(f"{where}.{name}", item.get(name))
         if date:
             year = int(date[:4])
             break
@@ -172,18 +205,15 @@ def _record(item: dict[str, Any]) -> Record | None:
     elif any(r.kind == "expression_of_concern_for" for r in relations):
         content_type = "expression_of_concern"
     relations = _merge_same(relations)
+    journal = " ".join(shape.strs(SOURCE, f"{where}.container-title", item.get("container-title")))
     return Record(
         record_id=f"doi:{doi}",
         source=SOURCE,
         title=title,
         doi=doi,
         year=year,
-        journal=" ".join(str(t) for t in item.get("container-title") or []) or None,
-        authors=[
-            f"{a.get('family', '')} {a.get('given', '')}".strip() or str(a.get("name", ""))
-            for a in item.get("author") or []
-            if a.get("family") or a.get("name")
-        ],
+        journal=journal or None,
+        authors=_authors(where, item),
         publication_types=[t for t in (work_type, subtype) if t],
         content_type=content_type,
         flags=Flags(
@@ -208,30 +238,32 @@ def _updates_filter(url: str | None) -> str | None:
 
 
 def parse(body: str | bytes, *, url: str | None = None) -> ParseResult:
-    """Parse a Crossref ``work`` or ``work-list`` message."""
+    """Parse a Crossref ``work`` or ``work-list`` message (every field read is type-checked,
+    see :mod:`pipeline.sources.jsonshape`)."""
     data = load_json(body, what="Crossref works JSON")
     if not isinstance(data, dict) or "message" not in data:
         raise ParseError("expected Crossref works JSON (an object with 'message')")
-    if data.get("status") not in (None, "ok"):
-        raise ParseError(f"Crossref answered with an error: {str(data.get('message'))[:200]}")
-    message = data["message"]
-    kind = data.get("message-type")
-    if kind == "work-list" or (isinstance(message, dict) and "items" in message):
-        items = [i for i in message.get("items") or [] if isinstance(i, dict)]
-        count = message.get("total-results")
-        cursor = message.get("next-cursor")
-    elif kind == "work" or (isinstance(message, dict) and "DOI" in message):
-        items, count, cursor = [message], 1, None
+    status = data.get("status")
+    if status not in (None, "ok"):
+        raise ParseError(f"Crossref answered with an error: {shape.snippet(data.get('message'))}")
+    kind = shape.opt_str(SOURCE, "message-type", data.get("message-type"))
+    message = shape.obj(SOURCE, "message", data["message"])
+    if kind == "work-list" or "items" in message:
+        items = list(shape.objs(SOURCE, "message.items", message.get("items")))
+        count = shape.opt_int(SOURCE, "message.total-results", message.get("total-results"))
+        cursor = shape.opt_str(SOURCE, "message.next-cursor", message.get("next-cursor"))
+    elif kind == "work" or "DOI" in message:
+        items, count, cursor = [("message", message)], 1, None
     else:
         raise ParseError(f"expected a Crossref work or work-list, got message-type {kind!r}")
-    records = [r for r in (_record(i) for i in items) if r]
+    records = [r for r in (_record(where, item) for where, item in items) if r]
     only = _updates_filter(url)
     notices = _notice_relations(items, only)
     return ParseResult(
         source=SOURCE,
         records=records,
         ids=[r.record_id for r in records],
-        count=int(count) if isinstance(count, int) else None,
+        count=count,
         next=cursor if cursor and items and len(items) >= ROWS else None,
         notices=notices,
     )

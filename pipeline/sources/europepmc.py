@@ -18,8 +18,9 @@ from typing import Any
 
 from pipeline.errors import ParseError
 from pipeline.http import HttpClient
-from pipeline.records import Flags, ParseResult, Passage, Record, Relation
-from pipeline.sources import jats
+from pipeline.records import Flags, ParseResult, Passage, Record, Refusal, Relation
+from pipeline.sources import citable, jats
+from pipeline.sources import jsonshape as shape
 from pipeline.sources.markup import sections, strip_markup
 from pipeline.xmlsafe import load_json, parse_xml
 
@@ -52,36 +53,50 @@ CONTENT_TYPES: tuple[tuple[str, str], ...] = (
 
 # -- parsing -------------------------------------------------------------------------------
 def parse(body: str | bytes, *, url: str | None = None) -> ParseResult:
-    """Parse a Europe PMC search JSON body or a ``fullTextXML`` JATS body."""
+    """Parse a Europe PMC search JSON body or a ``fullTextXML`` JATS body.
+
+    Every field read is type-checked (:mod:`pipeline.sources.jsonshape`); a result whose id
+    cannot be cited is refused (:mod:`pipeline.sources.citable`).
+    """
     del url
     head = (body[:200] if isinstance(body, bytes) else body[:200].encode()).lstrip()
     if head.startswith(b"<"):
         root = parse_xml(body, what="Europe PMC fullTextXML (JATS)")
-        return ParseResult(source=SOURCE, records=[jats.parse_article(root, source=SOURCE)])
+        record = jats.parse_article(root, source=SOURCE)
+        refusal = citable.refusal(record.record_id, record.version)
+        if refusal is not None:
+            return ParseResult(source=SOURCE, refused=[refusal])
+        return ParseResult(source=SOURCE, records=[record])
     data = load_json(body, what="Europe PMC search JSON")
     if not isinstance(data, dict) or not isinstance(data.get("resultList"), dict):
         if isinstance(data, dict) and "errCode" in data:
-            raise ParseError(f"Europe PMC answered with an error: {data.get('errMsg', '')}"[:240])
+            message = shape.text(SOURCE, "errMsg", data.get("errMsg"))
+            raise ParseError(f"Europe PMC answered with an error: {shape.snippet(message)}")
         raise ParseError("expected Europe PMC search JSON (an object with 'resultList')")
-    results = data["resultList"].get("result") or []
-    records = [r for r in (_record(item) for item in results if isinstance(item, dict)) if r]
-    cursor = (data.get("request") or {}).get("cursorMark")
-    following = data.get("nextCursorMark")
+    records: list[Record] = []
+    refused: list[Refusal] = []
+    results = shape.opt_arr(SOURCE, "resultList.result", data["resultList"].get("result"))
+    for where, item in shape.objs(SOURCE, "resultList.result", results):
+        record = _record(where, item)
+        if record is None:
+            continue
+        refusal = citable.refusal(record.record_id, record.version)
+        if refusal is None:
+            records.append(record)
+        else:
+            refused.append(refusal)
+    request = shape.opt_obj(SOURCE, "request", data.get("request"))
+    cursor = shape.opt_str(SOURCE, "request.cursorMark", request.get("cursorMark"))
+    following = shape.opt_str(SOURCE, "nextCursorMark", data.get("nextCursorMark"))
     next_cursor = following if following and following != cursor and results else None
     return ParseResult(
         source=SOURCE,
         records=records,
         ids=[r.record_id for r in records],
-        count=_int(data.get("hitCount")),
+        count=shape.opt_int(SOURCE, "hitCount", data.get("hitCount")),
         next=next_cursor,
+        refused=refused,
     )
-
-
-def _int(value: object) -> int | None:
-    try:
-        return int(str(value))
-    except ValueError:
-        return None
 
 
 def _target(source: str | None, ident: str | None) -> str | None:
@@ -93,35 +108,93 @@ def _target(source: str | None, ident: str | None) -> str | None:
     return f"{scheme}:{ident}" if scheme else None
 
 
-def _relations(item: dict[str, Any]) -> list[Relation]:
+def _relations(where: str, item: dict[str, Any]) -> list[Relation]:
     relations = []
-    entries = (item.get("commentCorrectionList") or {}).get("commentCorrection") or []
-    for entry in entries:
-        kind = COMMENT_TYPES.get(str(entry.get("type", "")).strip().lower())
-        target = _target(entry.get("source"), entry.get("id"))
+    path = shape.key(where, "commentCorrectionList")
+    entries = shape.opt_obj(SOURCE, path, item.get("commentCorrectionList"))
+    path = shape.key(path, "commentCorrection")
+    for at, entry in shape.objs(SOURCE, path, entries.get("commentCorrection")):
+        kind = COMMENT_TYPES.get(
+            shape.text(SOURCE, f"{at}.type", entry.get("type")).lower().strip()
+        )
+        target = _target(
+            shape.opt_str(SOURCE, f"{at}.source", entry.get("source")),
+            shape.opt_id(SOURCE, f"{at}.id", entry.get("id")),
+        )
         if kind and target:
-            detail = strip_markup(entry.get("reference")) or None
+            reference = shape.opt_str(SOURCE, f"{at}.reference", entry.get("reference"))
+            detail = strip_markup(reference) or None
             relations.append(Relation(kind=kind, target=target, source=SOURCE, detail=detail))
     return relations
 
 
-def _record(item: dict[str, Any]) -> Record | None:
-    source = str(item.get("source", "")).upper()
+def _authors(where: str, item: dict[str, Any]) -> list[str]:
+    path = shape.key(where, "authorList")
+    listed = shape.opt_obj(SOURCE, path, item.get("authorList"))
+    authors = []
+    for at, author in shape.objs(SOURCE, f"{path}.author", listed.get("author")):
+        name = shape.opt_str(SOURCE, f"{at}.fullName", author.get("fullName")) or shape.opt_str(
+            SOURCE, f"{at}.collectiveName", author.get("collectiveName")
+        )
+        if name:
+            authors.append(name)
+    written = shape.text(SOURCE, f"{where}.authorString", item.get("authorString"))
+    if not authors and written:
+        authors = [a.strip(" .") for a in written.split(",") if a.strip(" .")]
+    return authors
+
+
+def _journal(where: str, item: dict[str, Any], source: str) -> str | None:
+    info = shape.opt_obj(SOURCE, f"{where}.journalInfo", item.get("journalInfo"))
+    journal_obj = shape.opt_obj(SOURCE, f"{where}.journalInfo.journal", info.get("journal"))
+    journal = shape.opt_str(
+        SOURCE, f"{where}.journalInfo.journal.title", journal_obj.get("title")
+    ) or shape.opt_str(SOURCE, f"{where}.journalTitle", item.get("journalTitle"))
+    if not journal and source == "PPR":
+        details = shape.opt_obj(
+            SOURCE, f"{where}.bookOrReportDetails", item.get("bookOrReportDetails")
+        )
+        journal = shape.opt_str(
+            SOURCE, f"{where}.bookOrReportDetails.publisher", details.get("publisher")
+        )
+    return journal
+
+
+def _metadata(where: str, item: dict[str, Any]) -> dict[str, Any]:
+    metadata: dict[str, Any] = {}
+    for field, name in (("isOpenAccess", "open_access"), ("inEPMC", "in_epmc")):
+        if field in item:
+            metadata[name] = shape.opt_str(SOURCE, f"{where}.{field}", item[field]) == "Y"
+    first = shape.opt_str(SOURCE, f"{where}.firstPublicationDate", item.get("firstPublicationDate"))
+    if first:
+        metadata["first_publication_date"] = first
+    return metadata
+
+
+def _record(where: str, item: dict[str, Any]) -> Record | None:
+    source = shape.text(SOURCE, f"{where}.source", item.get("source")).upper()
     scheme = SCHEMES.get(source)
-    ident = str(item.get("id") or "")
+    pmid = shape.opt_id(SOURCE, f"{where}.pmid", item.get("pmid"))
+    ident = shape.opt_id(SOURCE, f"{where}.id", item.get("id")) or ""
     if scheme == "pmid":
-        ident = str(item.get("pmid") or ident)
+        ident = pmid or ident
     if scheme is None or not ident:
         return None
     record_id = _target(source, ident)
-    title = strip_markup(item.get("title"))
+    title = strip_markup(shape.opt_str(SOURCE, f"{where}.title", item.get("title")))
     passages = [Passage(path="title", section="Title", text=title)] if title else []
-    for n, (label, text) in enumerate(sections(item.get("abstractText")), start=1):
+    abstract = shape.opt_str(SOURCE, f"{where}.abstractText", item.get("abstractText"))
+    for n, (label, text) in enumerate(sections(abstract), start=1):
         passages.append(Passage(path=f"abstract.{n}", section=label, text=text))
     pub_type_list = item.get("pubTypeList")
-    pub_types = [str(p) for p in (pub_type_list or {}).get("pubType") or []]
+    types_path = f"{where}.pubTypeList"
+    pub_types = shape.strs(
+        SOURCE,
+        f"{types_path}.pubType",
+        shape.opt_obj(SOURCE, types_path, pub_type_list).get("pubType"),
+    )
     lowered = {p.lower() for p in pub_types}
-    relations = _relations(item)
+    relations = _relations(where, item)
     kinds = {r.kind for r in relations}
     known = pub_type_list is not None  # core results; lite results lack these lists
     retracted = (
@@ -137,43 +210,30 @@ def _record(item: dict[str, Any]) -> Record | None:
         if pt in lowered and source != "PPR":
             content_type = kind
             break
-    journal_info = item.get("journalInfo") or {}
-    journal = (journal_info.get("journal") or {}).get("title") or item.get("journalTitle")
-    if not journal and source == "PPR":
-        journal = (item.get("bookOrReportDetails") or {}).get("publisher")
-    authors = [
-        str(a.get("fullName") or a.get("collectiveName"))
-        for a in (item.get("authorList") or {}).get("author") or []
-        if a.get("fullName") or a.get("collectiveName")
-    ]
-    if not authors and item.get("authorString"):
-        authors = [a.strip(" .") for a in str(item["authorString"]).split(",") if a.strip(" .")]
-    version = item.get("versionNumber") if source == "PPR" else None
-    metadata: dict[str, Any] = {}
-    for key, name in (("isOpenAccess", "open_access"), ("inEPMC", "in_epmc")):
-        if key in item:
-            metadata[name] = item[key] == "Y"
-    if item.get("firstPublicationDate"):
-        metadata["first_publication_date"] = item["firstPublicationDate"]
-    pmcid = item.get("pmcid")
+    version = (
+        shape.opt_id(SOURCE, f"{where}.versionNumber", item.get("versionNumber"))
+        if source == "PPR"
+        else None
+    )
+    year = shape.opt_id(SOURCE, f"{where}.pubYear", item.get("pubYear"))
     return Record(
         record_id=record_id or "",
         source=SOURCE,
-        version=str(version) if version is not None else None,
+        version=version,
         title=title,
-        doi=item.get("doi"),
-        pmid=item.get("pmid"),
-        pmcid=pmcid,
-        year=_int(item.get("pubYear")),
-        journal=journal,
-        authors=authors,
+        doi=shape.opt_str(SOURCE, f"{where}.doi", item.get("doi")),
+        pmid=pmid,
+        pmcid=shape.opt_str(SOURCE, f"{where}.pmcid", item.get("pmcid")),
+        year=int(year) if year and year.isascii() and year.isdigit() else None,
+        journal=_journal(where, item, source),
+        authors=_authors(where, item),
         publication_types=pub_types,
         content_type=content_type,
-        status=item.get("publicationStatus"),
+        status=shape.opt_str(SOURCE, f"{where}.publicationStatus", item.get("publicationStatus")),
         flags=Flags(retracted=retracted, expression_of_concern=eoc, preprint=preprint),
         relations=relations,
         passages=passages,
-        metadata=metadata,
+        metadata=_metadata(where, item),
     )
 
 
@@ -195,6 +255,7 @@ def search_records(client: HttpClient, query: str, *, limit: int) -> list[Record
             "cursorMark": cursor,
         }
         result = parse(client.get(SEARCH_URL, params=params, source=SOURCE).content)
+        client.report_refused(SOURCE, result.refused)
         records.extend(result.records)
         if result.next is None or result.next in seen:
             break
@@ -209,5 +270,6 @@ def fetch_full_text(client: HttpClient, pmcid: str) -> Record | None:
     response = client.get(f"{BASE}{ident}/fullTextXML", source=SOURCE, expect=(200, 404))
     if response.status_code == 404 or not response.content.strip():
         return None
-    records = parse(response.content).records
-    return records[0] if records else None
+    result = parse(response.content)
+    client.report_refused(SOURCE, result.refused)
+    return result.records[0] if result.records else None

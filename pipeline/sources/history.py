@@ -28,7 +28,6 @@ returns a record only when it is that version.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from datetime import datetime
@@ -38,6 +37,7 @@ from pipeline.errors import ParseError
 from pipeline.records import Record
 from pipeline.sources import clinicaltrials as ctgov
 from pipeline.sources.ctgov_text import as_dict, as_list
+from pipeline.xmlsafe import decode_json
 
 if TYPE_CHECKING:
     from pipeline.http import HttpClient
@@ -75,8 +75,8 @@ DISABLED = VersionLookup(
 
 def _json(body: str | bytes, what: str) -> Any:
     try:
-        return json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+        return decode_json(body, what=f"{what} JSON")
+    except ValueError:  # json.JSONDecodeError, UnicodeDecodeError
         raise ParseError(f"expected {what} JSON, got text that is not JSON") from None
 
 
@@ -107,7 +107,15 @@ def parse_trial_history(body: str | bytes) -> list[HistoryEntry]:
                 status=status if isinstance(status, str) else None,
             )
         )
-    return sorted(entries, key=lambda e: int(e.version) if e.version.isdigit() else -1)
+    # numeric order without int(): a version of thousands of digits is data, not a crash
+    return sorted(
+        entries,
+        key=lambda e: (
+            (len(e.version.lstrip("0")), e.version.lstrip("0"))
+            if e.version.isascii() and e.version.isdigit()
+            else (-1, "")
+        ),
+    )
 
 
 def trial_candidates(entries: list[HistoryEntry], version: str) -> list[HistoryEntry]:
@@ -189,7 +197,15 @@ def parse_label_history(body: str | bytes) -> list[HistoryEntry]:
         for item in (as_dict(i) for i in as_list(items))
         if isinstance(item.get("spl_version"), (int, str)) and str(item.get("spl_version"))
     ]
-    return sorted(entries, key=lambda e: int(e.version) if e.version.isdigit() else -1)
+    # numeric order without int(): a version of thousands of digits is data, not a crash
+    return sorted(
+        entries,
+        key=lambda e: (
+            (len(e.version.lstrip("0")), e.version.lstrip("0"))
+            if e.version.isascii() and e.version.isdigit()
+            else (-1, "")
+        ),
+    )
 
 
 def lookup_label_version(client: HttpClient, set_id: str, version: str) -> VersionLookup:

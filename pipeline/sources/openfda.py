@@ -33,8 +33,11 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from audit.errors import InputError
 from pipeline.errors import ParseError, TerminalHarvestError
-from pipeline.records import Flags, ParseResult, Passage, Record
+from pipeline.records import Flags, ParseResult, Passage, Record, Refusal
 from pipeline.segment import chunk_text
+from pipeline.sources import citable
+from pipeline.sources.jsonshape import kind, snippet
+from pipeline.xmlsafe import decode_json
 
 if TYPE_CHECKING:
     import httpx
@@ -124,7 +127,7 @@ _HARMONISED = (
 def _load(body: str | bytes) -> dict[str, Any]:
     text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
     try:
-        data = json.loads(text)
+        data = decode_json(text, what="openFDA drug label JSON")
     except json.JSONDecodeError as exc:
         raise ParseError(
             f"expected openFDA drug label JSON, got text that is not JSON "
@@ -150,15 +153,32 @@ def parse(body: str | bytes, *, url: str | None = None) -> ParseResult:
     error = data.get("error")
     if isinstance(error, dict):
         raise ParseError(
-            f"openFDA answered with an error: {error.get('code', '?')}: {error.get('message', '')}"
+            f"openFDA answered with an error: {snippet(error.get('code', '?'), 80)}: "
+            f"{snippet(error.get('message', ''))}"
         )
     results = data.get("results")
     if not isinstance(results, list):
-        keys = ", ".join(sorted(data)[:6]) or "none"
+        keys = snippet(", ".join(sorted(data)[:6])) or "none"
         raise ParseError(
             f"expected an openFDA drug label response with 'results', got keys: {keys}"
         )
-    records = [label_record(r) for r in results if isinstance(r, dict)]
+    records: list[Record] = []
+    refused: list[Refusal] = []
+    for label in results:
+        if not isinstance(label, dict):
+            raise ParseError(
+                f"openFDA: results[{len(records) + len(refused)}] must be an object, "
+                f"got {kind(label)}"
+            )
+        set_id = label.get("set_id")
+        refusal = citable.refusal(f"setid:{set_id.lower() if isinstance(set_id, str) else ''}")
+        if refusal is None:
+            record = label_record(label)
+            refusal = citable.refusal(record.record_id, record.version)
+            if refusal is None:
+                records.append(record)
+                continue
+        refused.append(refusal)
     meta = data.get("meta")
     paging = meta.get("results") if isinstance(meta, dict) else None
     total = paging.get("total") if isinstance(paging, dict) else None
@@ -167,6 +187,7 @@ def parse(body: str | bytes, *, url: str | None = None) -> ParseResult:
         records=records,
         ids=[r.record_id.split(":", 1)[1] for r in records],
         count=total if isinstance(total, int) else None,
+        refused=refused,
     )
 
 
@@ -296,14 +317,18 @@ def search_records(client: HttpClient, search: str, *, limit: int) -> list[Recor
             size = min(MAX_LIMIT, limit - len(records))
             params = {"search": search, "limit": size, "skip": skip, "sort": SORT}
             result = parse(_get(client, params).content)
+            client.report_refused(SOURCE, result.refused)
             records.extend(result.records)
             skip += size
-            if len(result.records) < size or (result.count is not None and skip >= result.count):
+            if len(result.records) + len(result.refused) < size or (
+                result.count is not None and skip >= result.count
+            ):
                 break
         return records[:limit]
     response = _get(client, {"search": search, "limit": MAX_LIMIT, "sort": SORT})
     while True:
         result = parse(response.content)
+        client.report_refused(SOURCE, result.refused)
         records.extend(result.records)
         link = next_link(response)
         if len(records) >= limit or not result.records or link is None:
@@ -331,6 +356,7 @@ def fetch_records(client: HttpClient, set_ids: Sequence[str]) -> list[Record]:
     for start in range(0, len(ordered), ID_BATCH):
         batch = ordered[start : start + ID_BATCH]
         result = parse(_get(client, {"search": _quoted_or(batch), "limit": len(batch)}).content)
+        client.report_refused(SOURCE, result.refused)
         for record in result.records:
             found.setdefault(record.record_id, record)
     return [found[f"setid:{s}"] for s in wanted if f"setid:{s}" in found]

@@ -20,7 +20,9 @@ from collections.abc import Sequence
 
 from pipeline.errors import ParseError
 from pipeline.http import HttpClient
-from pipeline.records import ParseResult, Record
+from pipeline.records import ParseResult, Record, Refusal
+from pipeline.sources import citable
+from pipeline.sources import jsonshape as shape
 from pipeline.xmlsafe import Element, clean, load_json, parse_xml, text_of
 
 log = logging.getLogger("citeseal.sources.pubmed")
@@ -67,12 +69,17 @@ def parse(body: str | bytes, *, url: str | None = None) -> ParseResult:
     if tag == "eSearchResult":
         return _parse_esearch_xml(root)
     if tag == "PubmedArticleSet":
-        records = [
-            _article(node) if node.tag == "PubmedArticle" else _book(node)
-            for node in root[:]
-            if node.tag in {"PubmedArticle", "PubmedBookArticle"}
-        ]
-        return ParseResult(source=SOURCE, records=records)
+        records: list[Record] = []
+        refused: list[Refusal] = []
+        for node in root[:]:
+            if node.tag not in {"PubmedArticle", "PubmedBookArticle"}:
+                continue
+            record = _article(node) if node.tag == "PubmedArticle" else _book(node)
+            if isinstance(record, Refusal):
+                refused.append(record)
+            else:
+                records.append(record)
+        return ParseResult(source=SOURCE, records=records, refused=refused)
     if tag in {"eFetchResult", "ERROR"}:
         raise ParseError(f"NCBI answered with an error: {text_of(root)[:200]}")
     raise ParseError(f"expected PubMed XML (PubmedArticleSet or eSearchResult) but got <{tag}>")
@@ -83,26 +90,48 @@ def _parse_esearch_json(text: str) -> ParseResult:
     if not isinstance(data, dict):
         raise ParseError("expected PubMed esearch JSON (an object with 'esearchresult')")
     if "error" in data and "esearchresult" not in data:
-        raise ParseError(f"NCBI answered with an error: {str(data['error'])[:200]}")
+        raise ParseError(f"NCBI answered with an error: {shape.snippet(data['error'])}")
     result = data.get("esearchresult")
     if not isinstance(result, dict):
         raise ParseError("expected PubMed esearch JSON (an object with 'esearchresult')")
     if "ERROR" in result:
-        raise ParseError(f"NCBI esearch error: {str(result['ERROR'])[:200]}")
-    ids = [str(i) for i in result.get("idlist", [])]
-    count = _int(result.get("count"))
-    start = _int(result.get("retstart")) or 0
-    meta = {k: result[k] for k in ("webenv", "querykey") if k in result}
+        raise ParseError(f"NCBI esearch error: {shape.snippet(result['ERROR'])}")
+    ids, refused = _citable_ids(shape.strs(SOURCE, "esearchresult.idlist", result.get("idlist")))
+    count = shape.opt_int(SOURCE, "esearchresult.count", result.get("count"))
+    start = shape.opt_int(SOURCE, "esearchresult.retstart", result.get("retstart")) or 0
+    meta = {
+        k: shape.opt_id(SOURCE, f"esearchresult.{k}", result[k])
+        for k in ("webenv", "querykey")
+        if k in result
+    }
     return ParseResult(
-        source=SOURCE, ids=ids, count=count, next=_next_start(start, len(ids), count), meta=meta
+        source=SOURCE,
+        ids=ids,
+        count=count,
+        next=_next_start(start, len(ids) + len(refused), count),
+        meta=meta,
+        refused=refused,
     )
+
+
+def _citable_ids(ids: Sequence[str]) -> tuple[list[str], list[Refusal]]:
+    """The PMIDs of an esearch answer that are valid pmid ids, and the refused rest."""
+    kept: list[str] = []
+    refused: list[Refusal] = []
+    for pmid in ids:
+        refusal = citable.refusal(f"pmid:{pmid}")
+        if refusal is None:
+            kept.append(pmid)
+        else:
+            refused.append(refusal)
+    return kept, refused
 
 
 def _parse_esearch_xml(root: Element) -> ParseResult:
     errors = [text_of(e) for e in root.findall("ERROR")]
     if errors:
         raise ParseError(f"NCBI esearch error: {errors[0][:200]}")
-    ids = [text_of(i) for i in root.findall("IdList/Id")]
+    ids, refused = _citable_ids([text_of(i) for i in root.findall("IdList/Id")])
     count = _int(text_of(root.find("Count")))
     start = _int(text_of(root.find("RetStart"))) or 0
     meta = {}
@@ -110,7 +139,12 @@ def _parse_esearch_xml(root: Element) -> ParseResult:
         meta["webenv"] = text_of(root.find("WebEnv"))
         meta["querykey"] = text_of(root.find("QueryKey"))
     return ParseResult(
-        source=SOURCE, ids=ids, count=count, next=_next_start(start, len(ids), count), meta=meta
+        source=SOURCE,
+        ids=ids,
+        count=count,
+        next=_next_start(start, len(ids) + len(refused), count),
+        meta=meta,
+        refused=refused,
     )
 
 
@@ -304,7 +338,7 @@ def _other_abstract(others: Sequence[Element]) -> Element | None:
     return others[0] if others else None
 
 
-def _article(node: Element) -> Record:
+def _article(node: Element) -> Record | Refusal:
     # The Record is validated from plain fields: pydantic builds the nested models in one
     # call (same models, same fields set, faster than one __init__ per Passage)
     parts = _children(node)
@@ -313,8 +347,9 @@ def _article(node: Element) -> Record:
         raise ParseError("PubmedArticle without MedlineCitation")
     cited = _children(citation)
     pmid = text_of(_first(cited, "PMID"))
-    if not pmid.isdigit():
-        raise ParseError(f"PubmedArticle with an invalid PMID {pmid[:40]!r}")
+    refusal = citable.refusal(f"pmid:{pmid}")
+    if refusal is not None:
+        return refusal
     article = _first(cited, "Article")
     if article is None:
         raise ParseError(f"PubMed record {pmid} has no Article element")
@@ -365,14 +400,15 @@ def _article(node: Element) -> Record:
     )
 
 
-def _book(node: Element) -> Record:
+def _book(node: Element) -> Record | Refusal:
     document = _first_child(node, "BookDocument")
     if document is None:
         raise ParseError("PubmedBookArticle without BookDocument")
     fields = _children(document)
     pmid = text_of(_first(fields, "PMID"))
-    if not pmid.isdigit():
-        raise ParseError(f"PubmedBookArticle with an invalid PMID {pmid[:40]!r}")
+    refusal = citable.refusal(f"pmid:{pmid}")
+    if refusal is not None:
+        return refusal
     book = _first(fields, "Book")
     book_parts = _children(book) if book is not None else {}
     book_title = text_of(_first(book_parts, "BookTitle")) if book is not None else ""
@@ -445,6 +481,7 @@ def search_ids(
             params["mindate"] = mindate or "1800"
             params["maxdate"] = maxdate or "3000"
         result = parse(client.get(ESEARCH_URL, params=params, source=SOURCE).content)
+        client.report_refused(SOURCE, result.refused)
         for pmid in result.ids:
             if pmid not in known:
                 known.add(pmid)
@@ -470,7 +507,9 @@ def fetch_records(client: HttpClient, pmids: Sequence[str]) -> list[Record]:
             response = client.post(EFETCH_URL, data=form, source=SOURCE)
         else:
             response = client.get(EFETCH_URL, params=form, source=SOURCE)
-        records.extend(parse(response.content).records)
+        result = parse(response.content)
+        client.report_refused(SOURCE, result.refused)
+        records.extend(result.records)
     missing = set(unique) - {r.pmid for r in records}
     if missing:
         log.warning("PubMed returned no record for %d PMID(s): %s", len(missing), sorted(missing))

@@ -32,7 +32,9 @@ from typing import Any
 
 from pipeline.errors import ParseError
 from pipeline.http import HttpClient
-from pipeline.records import Annotation, ParseResult, Passage, Record
+from pipeline.records import Annotation, ParseResult, Passage, Record, Refusal
+from pipeline.sources import citable
+from pipeline.sources import jsonshape as shape
 from pipeline.xmlsafe import load_json
 
 SOURCE = "pubtator3"
@@ -71,56 +73,85 @@ class _Doc:
 
 
 # -- parsing -------------------------------------------------------------------------------
-def _documents(body: str | bytes) -> list[_Doc]:
+def _documents(body: str | bytes) -> tuple[list[_Doc], list[Refusal]]:
+    """The documents of a body, and those refused (a PMID that breaks the pmid grammar)."""
     data = load_json(body, what="PubTator3 BioC JSON")
     if isinstance(data, dict) and isinstance(data.get("PubTator3"), list):
-        raw = data["PubTator3"]
+        raw, path = data["PubTator3"], "PubTator3"
     elif isinstance(data, dict) and isinstance(data.get("documents"), list):
-        raw = data["documents"]  # a plain BioC collection
+        raw, path = data["documents"], "documents"  # a plain BioC collection
     elif isinstance(data, list):
-        raw = data
+        raw, path = data, ""
     elif isinstance(data, dict) and isinstance(data.get("passages"), list):
-        raw = [data]
+        raw, path = [data], ""
     else:
         raise ParseError("expected PubTator3 BioC JSON (documents with passages)")
-    return [_document(d) for d in raw if isinstance(d, dict)]
+    documents: list[_Doc] = []
+    refused: list[Refusal] = []
+    for n, item in enumerate(raw):
+        where = shape.index(path, n) if path or len(raw) > 1 else "the document"
+        doc = _document(where, shape.obj(SOURCE, where, item))
+        refusal = citable.refusal(f"pmid:{doc.pmid}")
+        if refusal is None:
+            documents.append(doc)
+        else:
+            refused.append(refusal)
+    return documents, refused
 
 
-def _document(raw: dict[str, Any]) -> _Doc:
-    pmid = str(raw.get("pmid") or raw.get("id") or "").split("|")[0]
-    if not pmid.isdigit():
-        raise ParseError(f"PubTator3 document without a numeric PMID ({pmid[:40]!r})")
-    doc = _Doc(pmid=pmid)
+def _document(where: str, raw: dict[str, Any]) -> _Doc:
+    pmid = shape.opt_id(SOURCE, f"{where}.pmid", raw.get("pmid")) or shape.opt_id(
+        SOURCE, f"{where}.id", raw.get("id")
+    )
+    doc = _Doc(pmid=(pmid or "").split("|")[0])
     passages = raw.get("passages")
     if not isinstance(passages, list):
-        raise ParseError(f"PubTator3 document {pmid} has no passages list")
-    for passage in passages:
-        infons = passage.get("infons") or {}
-        kind = str(infons.get("type") or infons.get("section_type") or "").lower()
-        offset = int(passage.get("offset") or 0)
-        text = str(passage.get("text") or "")
+        raise ParseError(f"PubTator3 document {doc.pmid[:40]} has no passages list")
+    for at, passage in shape.objs(SOURCE, f"{where}.passages", passages):
+        infons = shape.opt_obj(SOURCE, f"{at}.infons", passage.get("infons"))
+        kind = (
+            shape.opt_str(SOURCE, f"{at}.infons.type", infons.get("type"))
+            or shape.opt_str(SOURCE, f"{at}.infons.section_type", infons.get("section_type"))
+            or ""
+        ).lower()
+        offset = _offset(f"{at}.offset", passage.get("offset"))
+        text = shape.text(SOURCE, f"{at}.text", passage.get("text"))
         if kind == "title" and doc.title is None:
             doc.title = (offset, text)
         elif kind == "abstract" and doc.abstract is None:
             doc.abstract = (offset, text)
         else:
             continue
-        for annotation in passage.get("annotations") or []:
-            ann_infons = annotation.get("infons") or {}
-            identifier = ann_infons.get("identifier")
-            if identifier in (None, "", "-", "None"):
-                identifier = None
-            for location in annotation.get("locations") or []:
-                doc.mentions.append(
-                    _Mention(
-                        offset=int(location.get("offset", 0)),
-                        length=int(location.get("length", 0)),
-                        text=str(annotation.get("text") or ""),
-                        type=str(ann_infons.get("type") or "Unknown"),
-                        identifier=str(identifier) if identifier is not None else None,
-                    )
-                )
+        for an, annotation in shape.objs(SOURCE, f"{at}.annotations", passage.get("annotations")):
+            doc.mentions.extend(_mentions(an, annotation))
     return doc
+
+
+def _offset(where: str, value: object) -> int:
+    """A character offset or length: a non-negative integer (absent is 0)."""
+    number = shape.opt_int(SOURCE, where, value)
+    if number is not None and number < 0:
+        raise ParseError(f"{SOURCE}: {where} must be a non-negative integer, got {number}")
+    return number or 0
+
+
+def _mentions(where: str, annotation: dict[str, Any]) -> list[_Mention]:
+    infons = shape.opt_obj(SOURCE, f"{where}.infons", annotation.get("infons"))
+    identifier = shape.opt_id(SOURCE, f"{where}.infons.identifier", infons.get("identifier"))
+    if identifier in ("", "-", "None"):
+        identifier = None
+    text = shape.text(SOURCE, f"{where}.text", annotation.get("text"))
+    kind = shape.opt_str(SOURCE, f"{where}.infons.type", infons.get("type")) or "Unknown"
+    return [
+        _Mention(
+            offset=_offset(f"{at}.offset", location.get("offset")),
+            length=_offset(f"{at}.length", location.get("length")),
+            text=text,
+            type=kind,
+            identifier=identifier,
+        )
+        for at, location in shape.objs(SOURCE, f"{where}.locations", annotation.get("locations"))
+    ]
 
 
 def _label_sections(offset: int, text: str) -> list[tuple[str, int, str]]:
@@ -199,18 +230,25 @@ def _heuristic_sections(doc: _Doc) -> list[tuple[str, int, str]]:
 def parse(body: str | bytes, *, url: str | None = None) -> ParseResult:
     """Annotations per ``pmid:N`` (paths from the inline-label heuristic, see module doc)."""
     del url
-    documents = _documents(body)
+    documents, refused = _documents(body)
     return ParseResult(
         source=SOURCE,
         ids=[f"pmid:{d.pmid}" for d in documents],
         annotations={f"pmid:{d.pmid}": _map(d, _heuristic_sections(d)) for d in documents},
+        refused=refused,
     )
 
 
-def align(body: str | bytes, records: Mapping[str, Record]) -> dict[str, list[Annotation]]:
-    """Annotations per ``pmid:N`` mapped onto the given PubMed records' passages (exact)."""
+def align(
+    body: str | bytes, records: Mapping[str, Record], *, refused: list[Refusal] | None = None
+) -> dict[str, list[Annotation]]:
+    """Annotations per ``pmid:N`` mapped onto the given PubMed records' passages (exact);
+    documents refused at parse time are appended to ``refused`` when it is given."""
     result: dict[str, list[Annotation]] = {}
-    for doc in _documents(body):
+    documents, dropped = _documents(body)
+    if refused is not None:
+        refused.extend(dropped)
+    for doc in documents:
         key = f"pmid:{doc.pmid}"
         record = records.get(key)
         sections = _located_sections(doc, record.passages) if record else _heuristic_sections(doc)
@@ -235,5 +273,7 @@ def fetch_annotations(
     for start in range(0, len(unique), BATCH):
         batch = unique[start : start + BATCH]
         response = client.get(EXPORT_URL, params={"pmids": ",".join(batch)}, source=SOURCE)
-        found.update(align(response.content, records or {}))
+        refused: list[Refusal] = []
+        found.update(align(response.content, records or {}, refused=refused))
+        client.report_refused(SOURCE, refused)
     return found

@@ -6,6 +6,8 @@ import email.utils
 import logging
 import threading
 import time
+import tracemalloc
+import zlib
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -18,6 +20,7 @@ import pytest
 
 from pipeline.errors import TerminalHarvestError, TransientHarvestError
 from pipeline.http import (
+    MAX_REDIRECTS,
     RETRY_AFTER_CAP,
     Exchange,
     HttpClient,
@@ -325,3 +328,184 @@ def test_crossref_gets_mailto_and_openfda_its_key(loopback: Loopback) -> None:
     assert loopback.seen[0].query == {"mailto": ["me@example.org"]}
     assert loopback.seen[1].query == {"api_key": ["fda-key-123"]}
     assert loopback.seen[2].query == {}
+
+
+# -- redirects, size cap, deadline, bad encodings, echoed secrets -------------------------------
+def test_every_redirect_hop_goes_through_the_rate_limiter(loopback: Loopback) -> None:
+    for hop in range(1, 5):
+        loopback.answer(302, b"", Location=f"/hop/{hop}")
+    loopback.answer(200, b"<done/>")
+    transport = StampedTransport()
+    exchanges: list[Exchange] = []
+    http = HttpClient(
+        Settings(), transport=transport, rates={HOST: 20.0}, on_exchange=exchanges.append
+    )
+    with http:
+        for _ in range(2):
+            loopback.script.extend([(302, {"Location": "/hop/1"}, b""), (200, {}, b"<done/>")])
+        response = http.get(loopback.url("/start"), source="europepmc")
+        http.get(loopback.url("/start"), source="europepmc")
+    assert response.content == b"<done/>"
+    assert [s.path for s in loopback.seen[:5]] == ["/start", "/hop/1", "/hop/2", "/hop/3", "/hop/4"]
+    assert len(transport.stamps) == len(loopback.seen) == 7
+    assert_paced(transport.stamps, 0.05, tolerance=0.005)  # 20/s holds across the hops
+    assert [e.status for e in exchanges] == [302, 302, 302, 302, 200, 302, 200]
+    assert exchanges[4].url == loopback.url("/hop/4")  # each hop recorded under its own URL
+
+
+def test_a_redirect_loop_is_a_terminal_failure_naming_the_chain(loopback: Loopback) -> None:
+    loopback.answer(301, b"", Location="/b")
+    loopback.answer(301, b"", Location="/a")
+    http, _ = client()
+    with http, pytest.raises(TerminalHarvestError) as caught:
+        http.get(loopback.url("/a"), source="crossref")
+    where = f"127.0.0.1:{loopback.port}"
+    assert caught.value.message == (
+        f"GET {where}/a redirects in a loop: {where}/a -> {where}/b -> {where}/a"
+    )
+    assert len(loopback.seen) == 2
+
+
+def test_a_redirect_chain_longer_than_the_hop_limit_is_a_terminal_failure(
+    loopback: Loopback,
+) -> None:
+    for hop in range(1, MAX_REDIRECTS + 2):
+        loopback.answer(307, b"", Location=f"/{hop}")
+    http, _ = client()
+    with http, pytest.raises(TerminalHarvestError) as caught:
+        http.get(loopback.url("/0"), source="crossref")
+    where = f"127.0.0.1:{loopback.port}"
+    chain = " -> ".join(f"{where}/{n}" for n in range(MAX_REDIRECTS + 2))
+    assert caught.value.message == f"GET {where}/0 redirects more than 5 times: {chain}"
+    assert len(loopback.seen) == MAX_REDIRECTS + 1
+
+
+def _gzip_bomb(inflated: int) -> bytes:
+    """A gzip body of ``inflated`` zero bytes, compressed without holding them in memory."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    block = b"0" * (1 << 20)
+    parts = [packer.compress(block) for _ in range(inflated // len(block))]
+    return b"".join([*parts, packer.flush()])
+
+
+def test_a_128_mib_gzip_bomb_is_aborted_at_the_default_cap_without_inflating_in_memory(
+    loopback: Loopback,
+) -> None:
+    bomb = _gzip_bomb(128 << 20)  # the issue's reproducer: ~128 KiB on the wire
+    loopback.answer(200, bomb, Content_Encoding="gzip")
+    settings = Settings(max_attempts=3)
+    http, _ = client(settings)
+    tracemalloc.start()
+    try:
+        with http, pytest.raises(TerminalHarvestError) as caught:
+            http.get(loopback.url(), source="pubmed")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert settings.max_response_bytes == 64 << 20
+    assert caught.value.message == (
+        f"GET 127.0.0.1:{loopback.port}/entrez/eutils/efetch.fcgi answered more than "
+        "67,108,864 bytes (decoded); the answer was not read further"
+    )
+    assert caught.value.advice == "CITESEAL_MAX_RESPONSE_BYTES sets the largest answer accepted"
+    assert peak < 100 << 20  # the cap and one piece, not the 128 MiB (nor 1.9 GB) of before
+    assert len(loopback.seen) == 1  # too large is not retried
+
+
+def test_a_lower_cap_stops_a_bomb_long_before_it_inflates(loopback: Loopback) -> None:
+    loopback.answer(200, _gzip_bomb(64 << 20), Content_Encoding="gzip")
+    http, _ = client(Settings(max_response_bytes=1 << 20))
+    tracemalloc.start()
+    try:
+        with http, pytest.raises(TerminalHarvestError, match="more than 1,048,576 bytes"):
+            http.get(loopback.url(), source="pubmed")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 << 20
+
+
+def test_a_bad_gzip_body_fails_that_request_with_a_clear_error(loopback: Loopback) -> None:
+    loopback.answer(200, b"\x1f\x8b\x08\x00 this is not a gzip stream", Content_Encoding="gzip")
+    http, _ = client()
+    with http, pytest.raises(TerminalHarvestError) as caught:
+        http.get(loopback.url(), source="pubmed")
+    assert caught.value.message.startswith(
+        f"GET 127.0.0.1:{loopback.port}/entrez/eutils/efetch.fcgi answered a body that cannot "
+        "be decoded (content-encoding gzip): "
+    )
+
+
+@pytest.fixture
+def dribbling() -> Iterator[str]:
+    """A server that sends its headers at once, then one body byte every 0.1 s for 3 s."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Length", "30")
+            self.end_headers()
+            for _ in range(30):
+                try:
+                    self.wfile.write(b"x")
+                    self.wfile.flush()
+                except OSError:
+                    return  # the client gave up
+                time.sleep(0.1)
+
+        def log_message(self, format: str, *args: object) -> None:
+            del format, args
+
+    server = ThreadingHTTPServer((HOST, 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
+    thread.start()
+    try:
+        yield f"http://{HOST}:{server.server_address[1]}/slow"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+def test_a_slow_answer_that_never_trips_the_read_timeout_is_ended_by_the_deadline(
+    dribbling: str,
+) -> None:
+    http, _ = client(Settings(timeout=5.0, deadline=0.5, max_attempts=1))
+    started = time.monotonic()
+    with http, pytest.raises(TransientHarvestError) as caught:
+        http.get(dribbling, source="europepmc")
+    assert caught.value.message == (
+        f"GET {HOST}:{dribbling.split(':')[2].split('/')[0]}/slow failed after 1 attempts: "
+        "no answer within the deadline of 0.5 s"
+    )
+    assert time.monotonic() - started < 2.0  # not the 3 s the body takes, nor the 5 s timeout
+
+
+def test_an_echoed_api_key_is_redacted_from_the_stored_body_and_the_error(
+    loopback: Loopback,
+) -> None:
+    secret, mail = "ncbi-echoed-key-0123456789", "person@example.org"
+    echo = (
+        b'{"error":"API rate limit exceeded","api-key":"' + secret.encode() + b'",'
+        b'"count":"11","limit":"10"}'
+    )
+    loopback.answer(200, echo)
+    loopback.answer(200, echo)
+    loopback.answer(400, b"bad request for api_key=" + secret.encode() + b" from " + mail.encode())
+    exchanges: list[Exchange] = []
+    settings = Settings(ncbi_api_key=secret, email=mail, max_attempts=2)
+    http, _ = client(settings, on_exchange=exchanges.append)
+    with http:
+        with pytest.raises(TransientHarvestError):
+            http.get(loopback.url(), source="pubmed")
+        with pytest.raises(TerminalHarvestError) as caught:
+            http.get(loopback.url(), source="pubmed")
+    assert exchanges[0].body == (
+        b'{"error":"API rate limit exceeded","api-key":"[REDACTED]","count":"11","limit":"10"}'
+    )
+    assert exchanges[1].body == b"bad request for api_key=[REDACTED] from [REDACTED]"
+    assert caught.value.message == (
+        f"GET 127.0.0.1:{loopback.port}/entrez/eutils/efetch.fcgi answered HTTP 400 Bad Request: "
+        "bad request for api_key=[REDACTED] from [REDACTED]"
+    )

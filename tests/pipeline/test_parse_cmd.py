@@ -202,3 +202,54 @@ def test_auto_detects_every_reference_file(path: Path) -> None:
     source, _, url, status = parse_file("auto", str(path))
     assert source == path.parent.name
     assert url and status == 200
+
+
+def test_a_crossref_answer_with_message_as_a_list_is_a_one_line_error_exit_2(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = '{"status": "ok", "message-type": "work-list", "message": []}'
+    done = run_here("crossref", "-", stdin=body, monkeypatch=monkeypatch, capsys=capsys)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == "error: crossref: message must be an object, got a list\n"
+
+
+def test_json_nested_100000_deep_is_a_one_line_error_exit_2(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = '{"resultList": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    done = run_here("europepmc", "-", stdin=body, monkeypatch=monkeypatch, capsys=capsys)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        "error: expected Europe PMC search JSON but the JSON is nested deeper than 64 levels\n"
+    )
+
+
+def test_refused_records_are_listed_with_their_reason_and_count(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    results = [
+        {"id": "1", "source": "MED", "pmid": "Health Literacy", "title": "T"},
+        {"id": "2", "source": "MED", "pmid": "0", "title": "T"},
+    ]
+    body = json.dumps({"hitCount": 2, "resultList": {"result": results}})
+    done = run_here("europepmc", "-", stdin=body, monkeypatch=monkeypatch, capsys=capsys)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "source: europepmc; 0 record(s)",
+        "count: 2",
+        "refused 2 record(s) that cannot be cited: pmid must be 1 to 10 digits without a "
+        "leading zero ('Health Literacy', '0')",
+    ]
+    done = run_here("europepmc", "-", "--json", stdin=body, monkeypatch=monkeypatch, capsys=capsys)
+    assert json.loads(done.stdout)["refused"] == [
+        {
+            "reason": "pmid must be 1 to 10 digits without a leading zero",
+            "value": "Health Literacy",
+            "record_id": None,
+        },
+        {
+            "reason": "pmid must be 1 to 10 digits without a leading zero",
+            "value": "0",
+            "record_id": None,
+        },
+    ]

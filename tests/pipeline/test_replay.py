@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from pipeline.errors import ReplayMissError, TransientHarvestError
+from pipeline.errors import ReplayMissError, TerminalHarvestError, TransientHarvestError
 from pipeline.http import HttpClient
 from pipeline.replay import (
     RecordingTransport,
@@ -19,6 +19,7 @@ from pipeline.replay import (
     write_wrapper,
 )
 from pipeline.settings import Settings
+from pipeline.snapshot.resume import ResumeTransport
 
 EFETCH = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/efetch.fcgi"
 FAST = {"eutils.ncbi.nlm.nih.gov": 0.0, "api.crossref.org": 0.0}
@@ -198,3 +199,62 @@ def test_recorded_files_are_indexed_from_their_head_and_edited_ones_whole(
         assert http.post(EFETCH, data=data, source="pubmed").text == '<x a="\n "/>'
         both = {"db": "pubmed", "id": "99000001,99000002"}
         assert http.post(EFETCH, data=both, source="pubmed").text == '<x a="\n "/>'
+
+
+def echo_api(request: httpx.Request) -> httpx.Response:
+    """An API that quotes the credentials of the request back in its answer."""
+    key = request.url.params.get("api_key", "")
+    mail = request.url.params.get("email", "")
+    return httpx.Response(
+        400, text=f'{{"error": "invalid", "api-key": "{key}", "contact": "{mail}"}}'
+    )
+
+
+@pytest.mark.parametrize("resume", [False, True], ids=["record", "resume-cache"])
+def test_credentials_echoed_in_a_body_are_redacted_from_recorded_files(
+    tmp_path: Path, resume: bool
+) -> None:
+    secret, mail = "echoed-secret-key-0123456789", "person@example.org"
+    inner = httpx.MockTransport(echo_api)
+    transport = ResumeTransport(inner, tmp_path) if resume else RecordingTransport(inner, tmp_path)
+    settings = Settings(email=mail, ncbi_api_key=secret)
+    with HttpClient(settings, transport=transport, rates=FAST) as http:
+        http.get(EFETCH, params={"id": "1"}, source="pubmed", expect=(400,))
+    [written] = list(tmp_path.rglob("*.json"))
+    assert json.loads(written.read_text(encoding="utf-8"))["body"] == (
+        '{"error": "invalid", "api-key": "[REDACTED]", "contact": "[REDACTED]"}'
+    )
+
+
+def test_a_recorded_body_larger_than_the_cap_is_not_recorded(tmp_path: Path) -> None:
+    big = httpx.MockTransport(lambda request: httpx.Response(200, content=b"x" * 2048))
+    recorder = RecordingTransport(big, tmp_path, max_bytes=1024)
+    with (
+        HttpClient(Settings(), transport=recorder, rates=FAST) as http,
+        pytest.raises(TerminalHarvestError) as caught,
+    ):
+        http.get(EFETCH, source="pubmed")
+    assert caught.value.message == (
+        "GET eutils.ncbi.nlm.nih.gov/entrez/eutils/efetch.fcgi answered more than 1,024 bytes "
+        "(decoded); the answer was not read further"
+    )
+    assert recorder.written == []
+
+
+def test_a_recorded_redirect_chain_replays_hop_by_hop(tmp_path: Path) -> None:
+    def moved(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/old"):
+            return httpx.Response(301, headers={"location": "https://api.crossref.org/works"})
+        return httpx.Response(200, headers={"content-type": "application/json"}, text="{}")
+
+    recorder = RecordingTransport(httpx.MockTransport(moved), tmp_path)
+    with HttpClient(Settings(), transport=recorder, rates=FAST) as http:
+        live = http.get("https://api.crossref.org/old", source="crossref")
+    assert len(recorder.written) == 2
+    with HttpClient(Settings(), transport=ReplayTransport([tmp_path])) as http:
+        again = http.get("https://api.crossref.org/old", source="crossref")
+    assert (again.status_code, again.content, str(again.request.url)) == (
+        200,
+        live.content,
+        "https://api.crossref.org/works",
+    )

@@ -12,7 +12,16 @@ from hypothesis import strategies as st
 from lxml import etree  # pyright: ignore[reportAttributeAccessIssue]  (no stubs)
 
 from pipeline.errors import ParseError
-from pipeline.xmlsafe import clean, html_error_title, load_json, local, parse_xml, text_of
+from pipeline.xmlsafe import (
+    MAX_JSON_DEPTH,
+    clean,
+    html_error_title,
+    json_depth,
+    load_json,
+    local,
+    parse_xml,
+    text_of,
+)
 
 WHAT = "test XML"
 
@@ -175,3 +184,24 @@ def test_lone_surrogate_escapes_become_replacement_characters_pairs_stay_whole()
     data = load_json(body, what="a test body")
     assert data == {"title": "x\ufffdy", "authors": ["\U0001f600", "\ufffd"], "\ufffd": 1}
     json.dumps(data, ensure_ascii=False).encode("utf-8")  # raised on a lone surrogate before
+
+
+def test_json_depth_is_measured_lexically_and_ignores_brackets_inside_strings() -> None:
+    assert json_depth(b'[[1], {"a": ["]]]", "\\"[["]}]') == 3
+    assert json_depth(b"1") == 0
+    assert json_depth(b"[" * 100_000 + b"]" * 100_000) == MAX_JSON_DEPTH + 1  # stops counting
+
+
+def test_json_nested_past_the_limit_is_refused_before_parsing() -> None:
+    nested = b"[" * (MAX_JSON_DEPTH + 1) + b"]" * (MAX_JSON_DEPTH + 1)
+    with pytest.raises(ParseError) as caught:
+        load_json(nested, what="JSON thing")
+    assert (
+        caught.value.message == "expected JSON thing but the JSON is nested deeper than 64 levels"
+    )
+    at_limit = b"[" * MAX_JSON_DEPTH + b"]" * MAX_JSON_DEPTH
+    assert load_json(at_limit, what="JSON thing") is not None
+
+
+def test_a_str_body_with_a_lone_surrogate_character_is_read_not_an_encoding_error() -> None:
+    assert load_json('{"a": "x\ud800"}', what="a test body") == {"a": "x\ufffd"}

@@ -24,6 +24,13 @@ from pipeline.settings import Settings
 from pipeline.sources import clinicaltrials
 from pipeline.sources.clinicaltrials import FIELDS, fetch_records, parse, search_records
 from tests.conftest import reference_files, requires_reference
+from tests.pipeline.sources.fuzzing import (
+    FUZZ_SETTINGS,
+    REFERENCE_SETTINGS,
+    check_fails_closed,
+    mutated,
+    seeds,
+)
 from tests.pipeline.sources.helpers import json_values
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "clinicaltrials"
@@ -304,11 +311,6 @@ def test_list_body_gives_ids_and_next_page_token() -> None:
             "expected a ClinicalTrials.gov API v2 study list ('studies') or study "
             "('protocolSection'), got an object with keys: hitCount, resultList",
         ),
-        (
-            '{"protocolSection": {"identificationModule": {"nctId": "NCT123"}}}',
-            "ClinicalTrials.gov study without a valid nctId "
-            "(got 'NCT123', expected NCT + 8 digits)",
-        ),
     ],
 )
 def test_unusable_bodies_are_refused_with_a_clear_error(body: str, message: str) -> None:
@@ -489,3 +491,52 @@ def test_any_json_gives_records_or_a_parse_error(data: object) -> None:
     except ParseError:
         return
     assert all(r.record_id.startswith("nct:NCT") for r in result.records)
+
+
+# -- fuzzing and refusals ----------------------------------------------------------------------
+CTGOV_SEEDS = seeds("clinicaltrials")
+
+
+@FUZZ_SETTINGS
+@given(mutated(CTGOV_SEEDS))
+def test_fuzzed_clinicaltrials_bodies_give_records_or_a_parse_error(body: bytes) -> None:
+    check_fails_closed(clinicaltrials.parse, body)
+
+
+@requires_reference
+@REFERENCE_SETTINGS
+@given(mutated(seeds("clinicaltrials", extra=reference_files("clinicaltrials"))))
+def test_fuzzed_reference_clinicaltrials_bodies_give_records_or_a_parse_error(
+    body: bytes,
+) -> None:
+    check_fails_closed(clinicaltrials.parse, body)
+
+
+def test_a_study_without_a_valid_nct_id_is_refused_and_the_others_are_kept() -> None:
+    wrapper = json.loads((FIXTURES / "trial-v2025-06-02.json").read_text(encoding="utf-8"))
+    good = json.loads(wrapper["body"])
+    bad = copy.deepcopy(good)
+    bad["protocolSection"]["identificationModule"]["nctId"] = "NCT123"
+    result = parse(json.dumps({"studies": [bad, good]}))
+    assert [r.record_id for r in result.records] == ["nct:NCT99000001"]
+    assert [(r.reason, r.value) for r in result.refused] == [
+        ("nct id must be NCT followed by 8 digits", "NCT123")
+    ]
+
+
+def test_a_study_nested_100000_deep_is_a_parse_error_not_a_recursion_error() -> None:
+    body = '{"studies": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    with pytest.raises(ParseError) as caught:
+        parse(body)
+    assert caught.value.message == (
+        "expected ClinicalTrials.gov API v2 JSON but the JSON is nested deeper than 64 levels"
+    )
+
+
+def test_upstream_keys_in_a_clinicaltrials_error_are_quoted_on_one_line() -> None:
+    with pytest.raises(ParseError) as caught:
+        parse('{"bad\\nkey": 1}')
+    assert caught.value.message == (
+        "expected a ClinicalTrials.gov API v2 study list ('studies') or study "
+        "('protocolSection'), got an object with keys: bad key"
+    )

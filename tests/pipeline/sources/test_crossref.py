@@ -6,6 +6,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from hypothesis import given
 
 from pipeline.errors import ParseError
 from pipeline.http import HttpClient
@@ -13,6 +14,13 @@ from pipeline.records import Flags, Record, Relation
 from pipeline.settings import Settings
 from pipeline.sources import crossref
 from tests.conftest import reference_files, requires_reference
+from tests.pipeline.sources.fuzzing import (
+    FUZZ_SETTINGS,
+    REFERENCE_SETTINGS,
+    check_fails_closed,
+    mutated,
+    seeds,
+)
 from tests.pipeline.sources.helpers import assert_conformant, fixture, mock_client, wrapper_body
 
 
@@ -166,3 +174,65 @@ def test_live_crossref_smoke() -> None:
     with HttpClient(Settings.from_env()) as http:
         relations = crossref.fetch_update_relations(http, "10.1016/S0140-6736(97)11096-0")
     assert any(r.kind == "retraction_in" for r in relations)
+
+
+# -- fuzzing -----------------------------------------------------------------------------------
+CROSSREF_SEEDS = seeds("crossref")
+UPDATES_URL = "https://api.crossref.org/works?filter=updates:10.5555/demo.0002&rows=100"
+
+
+@FUZZ_SETTINGS
+@given(mutated(CROSSREF_SEEDS))
+def test_fuzzed_crossref_bodies_give_records_or_a_parse_error(body: bytes) -> None:
+    check_fails_closed(crossref.parse, body, url=UPDATES_URL)
+
+
+@requires_reference
+@REFERENCE_SETTINGS
+@given(mutated(seeds("crossref", extra=reference_files("crossref"))))
+def test_fuzzed_reference_crossref_bodies_give_records_or_a_parse_error(body: bytes) -> None:
+    check_fails_closed(crossref.parse, body, url=UPDATES_URL)
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            b'{"status": "ok", "message-type": "work-list", "message": []}',
+            "crossref: message must be an object, got a list",
+        ),
+        (
+            b'{"status": "ok", "message": {"items": [{"DOI": "10.5555/x", "title": 7}]}}',
+            "crossref: message.items[0].title must be a list, got a number",
+        ),
+        (
+            b'{"status": "ok", "message": {"DOI": "10.5555/x", "issued": {"date-parts": [["H"]]}}}',
+            "crossref: message.issued.date-parts[0][0] must be an integer, got a string",
+        ),
+        (
+            b'{"status": "ok", "message": {"items": [{"DOI": "10.5555/x", "update-to": true}]}}',
+            "crossref: message.items[0].update-to must be a list, got a boolean",
+        ),
+        (
+            b'{"status": "ok", "message": {"DOI": "10.5555/x", "relation": {"has-preprint": 1}}}',
+            "crossref: message.relation.has-preprint must be a list, got a number",
+        ),
+        (
+            b'{"message": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+            "expected Crossref works JSON but the JSON is nested deeper than 64 levels",
+        ),
+    ],
+)
+def test_a_crossref_answer_of_the_wrong_shape_is_a_parse_error_naming_the_field(
+    body: bytes, message: str
+) -> None:
+    with pytest.raises(ParseError) as caught:
+        crossref.parse(body)
+    assert caught.value.message == message
+
+
+def test_upstream_text_in_a_crossref_error_is_quoted_on_one_line() -> None:
+    body = b'{"status": "failed", "message": "bad\\nfilter\\r\\n  value"}'
+    with pytest.raises(ParseError) as caught:
+        crossref.parse(body)
+    assert caught.value.message == "Crossref answered with an error: bad filter value"

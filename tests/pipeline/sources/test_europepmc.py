@@ -8,15 +8,23 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import given
 
 from pipeline.errors import ParseError
 from pipeline.http import HttpClient
-from pipeline.records import Flags, Relation
+from pipeline.records import Flags, Refusal, Relation
 from pipeline.settings import Settings
 from pipeline.sources import europepmc
 from pipeline.sources.jats import slugify
 from pipeline.sources.markup import sections, strip_markup
 from tests.conftest import reference_files, requires_reference
+from tests.pipeline.sources.fuzzing import (
+    FUZZ_SETTINGS,
+    REFERENCE_SETTINGS,
+    check_fails_closed,
+    mutated,
+    seeds,
+)
 from tests.pipeline.sources.helpers import assert_conformant, fixture, mock_client, wrapper_body
 
 
@@ -210,3 +218,83 @@ def test_live_europepmc_smoke() -> None:
     with HttpClient(Settings.from_env()) as http:
         records = europepmc.search_records(http, "SRC:PPR AND HAS_PUBLISHED_VERSION:Y", limit=3)
     assert len(records) == 3 and all(r.record_id.startswith("ppr:") for r in records)
+
+
+# -- fuzzing and refusals ----------------------------------------------------------------------
+EPMC_SEEDS = seeds("europepmc")
+
+
+@FUZZ_SETTINGS
+@given(mutated(EPMC_SEEDS))
+def test_fuzzed_europepmc_bodies_give_records_or_a_parse_error(body: bytes) -> None:
+    check_fails_closed(europepmc.parse, body)
+
+
+@requires_reference
+@REFERENCE_SETTINGS
+@given(mutated(seeds("europepmc", extra=reference_files("europepmc"))))
+def test_fuzzed_reference_europepmc_bodies_give_records_or_a_parse_error(body: bytes) -> None:
+    check_fails_closed(europepmc.parse, body)
+
+
+def _epmc_result(**fields: Any) -> bytes:
+    item = {"id": "99200001", "source": "MED", "pmid": "99200001", "title": "A title."}
+    item.update(fields)
+    return json.dumps({"hitCount": 1, "resultList": {"result": [item]}}).encode()
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        (
+            {"authorList": {"author": "Lindqvist P"}},
+            "europepmc: resultList.result[0].authorList.author must be a list, got a string",
+        ),
+        (
+            {"pubTypeList": 3},
+            "europepmc: resultList.result[0].pubTypeList must be an object, got a number",
+        ),
+        (
+            {"pmid": ["99200001", "99200001"]},
+            "europepmc: resultList.result[0].pmid must be a string or an integer, got a list",
+        ),
+        (
+            {"commentCorrectionList": {"commentCorrection": [[]]}},
+            "europepmc: resultList.result[0].commentCorrectionList.commentCorrection[0] "
+            "must be an object, got a list",
+        ),
+        (
+            {"abstractText": ["x"]},
+            "europepmc: resultList.result[0].abstractText must be a string, got a list",
+        ),
+    ],
+)
+def test_a_europepmc_field_of_the_wrong_type_is_a_parse_error_naming_its_path(
+    fields: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ParseError) as caught:
+        europepmc.parse(_epmc_result(**fields))
+    assert caught.value.message == message
+
+
+def test_a_europepmc_result_whose_pmid_is_not_a_pmid_is_refused_with_a_counted_reason() -> None:
+    result = europepmc.parse(_epmc_result(pmid="Health Literacy"))
+    assert result.records == []
+    assert result.refused == [
+        Refusal(
+            reason="pmid must be 1 to 10 digits without a leading zero", value="Health Literacy"
+        )
+    ]
+
+
+def test_a_preprint_whose_version_breaks_the_handle_grammar_is_refused_with_its_id() -> None:
+    body = _epmc_result(id="PPR99001", source="PPR", pmid=None, versionNumber="2 (draft)")
+    result = europepmc.parse(body)
+    assert result.records == []
+    assert [(r.value, r.record_id) for r in result.refused] == [("2 (draft)", "ppr:PPR99001")]
+
+
+def test_upstream_text_in_a_europepmc_error_is_quoted_on_one_line() -> None:
+    with pytest.raises(ParseError) as caught:
+        europepmc.parse(b'{"errCode": 400, "errMsg": "bad\\nquery"}')
+    assert caught.value.message == "Europe PMC answered with an error: bad query"

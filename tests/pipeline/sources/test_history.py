@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import given, settings
 
 from pipeline.errors import ParseError
 from pipeline.http import HttpClient
@@ -24,6 +25,13 @@ from pipeline.sources.history import (
     parse_trial_history,
     parse_trial_version,
     trial_candidates,
+)
+from tests.pipeline.sources.fuzzing import (
+    EXAMPLES,
+    FUZZ_SETTINGS,
+    check_fails_closed,
+    mutated,
+    seeds,
 )
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -237,3 +245,21 @@ def test_label_backfill_off_and_unknown_set_id() -> None:
         "not_found",
         f"DailyMed has no SPL history for set id {SETID}",
     )
+
+
+# -- fuzzing ------------------------------------------------------------------------------------
+HISTORY_SEEDS = seeds("history") + seeds("backfill")
+ENTRY = HistoryEntry(version="1", date="2025-01-15")
+
+
+@settings(FUZZ_SETTINGS, max_examples=max(20, EXAMPLES // 3))  # three parsers per example
+@given(mutated(HISTORY_SEEDS))
+def test_fuzzed_history_bodies_give_versions_or_a_parse_error(body: bytes) -> None:
+    check_fails_closed(history.parse_trial_history, body)
+    check_fails_closed(history.parse_label_history, body)
+    check_fails_closed(history.parse_trial_version, body, entry=ENTRY)
+
+
+def test_a_dailymed_version_number_of_5000_digits_is_ordered_not_a_crash() -> None:
+    body = json.dumps({"data": {"history": [{"spl_version": "9" * 5000}, {"spl_version": 2}]}})
+    assert [e.version[:3] for e in history.parse_label_history(body)] == ["2", "999"]

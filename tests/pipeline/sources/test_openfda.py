@@ -20,11 +20,18 @@ from audit.folding import fold
 from audit.quotes import quote_in_passage
 from pipeline.errors import ParseError, TerminalHarvestError
 from pipeline.http import HttpClient
-from pipeline.records import Record
+from pipeline.records import Record, Refusal
 from pipeline.settings import Settings
 from pipeline.sources import openfda
 from pipeline.sources.openfda import fetch_records, parse, search_plan, search_records
 from tests.conftest import ROOT, reference_files, requires_reference
+from tests.pipeline.sources.fuzzing import (
+    FUZZ_SETTINGS,
+    REFERENCE_SETTINGS,
+    check_fails_closed,
+    mutated,
+    seeds,
+)
 from tests.pipeline.sources.helpers import json_values
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "openfda"
@@ -147,10 +154,6 @@ def test_no_match_404_body_is_an_empty_result() -> None:
         (
             '{"meta": {}, "studies": []}',
             "expected an openFDA drug label response with 'results', got keys: meta, studies",
-        ),
-        (
-            '{"results": [{"set_id": "not-a-uuid", "version": "1"}]}',
-            "openFDA label without a valid set_id (got 'not-a-uuid', expected a UUID)",
         ),
     ],
 )
@@ -348,3 +351,49 @@ def test_any_json_gives_records_or_a_parse_error(data: object) -> None:
     except ParseError:
         return
     assert all(r.record_id.startswith("setid:") for r in result.records)
+
+
+# -- fuzzing and refusals ----------------------------------------------------------------------
+OPENFDA_SEEDS = seeds("openfda")
+
+
+@FUZZ_SETTINGS
+@given(mutated(OPENFDA_SEEDS))
+def test_fuzzed_openfda_bodies_give_records_or_a_parse_error(body: bytes) -> None:
+    check_fails_closed(parse, body)
+
+
+@requires_reference
+@REFERENCE_SETTINGS
+@given(mutated(seeds("openfda", extra=reference_files("openfda"))))
+def test_fuzzed_reference_openfda_bodies_give_records_or_a_parse_error(body: bytes) -> None:
+    check_fails_closed(parse, body)
+
+
+def _label_body(**fields: object) -> str:
+    wrapper = json.loads((FIXTURES / "label-v4.json").read_text(encoding="utf-8"))
+    label = json.loads(wrapper["body"])["results"][0]
+    label.update(fields)
+    return json.dumps({"meta": {"results": {"total": 1}}, "results": [label]})
+
+
+def test_a_label_whose_version_is_not_a_handle_version_is_refused_with_its_set_id() -> None:
+    result = parse(_label_body(version="4 rev"))
+    assert result.records == []
+    set_id = json.loads(_label_body())["results"][0]["set_id"].lower()
+    assert result.refused == [
+        Refusal(
+            reason="version must start with a letter or digit and contain only letters, "
+            "digits, '.' and '-' (at most 40 characters)",
+            value="4 rev",
+            record_id=f"setid:{set_id}",
+        )
+    ]
+
+
+def test_a_label_without_a_valid_set_id_is_refused() -> None:
+    result = parse(_label_body(set_id="not-a-uuid"))
+    assert result.records == []
+    assert [(r.reason, r.value) for r in result.refused] == [
+        ("setid must be a lower-case UUID (8-4-4-4-12 hex digits)", "not-a-uuid")
+    ]

@@ -8,6 +8,7 @@ from urllib.parse import parse_qs
 
 import httpx
 import pytest
+from hypothesis import given
 
 from pipeline.errors import ParseError
 from pipeline.http import HttpClient
@@ -15,6 +16,13 @@ from pipeline.records import Flags, Passage, Relation
 from pipeline.settings import Settings
 from pipeline.sources import pubmed
 from tests.conftest import reference_files, requires_reference
+from tests.pipeline.sources.fuzzing import (
+    FUZZ_SETTINGS,
+    REFERENCE_SETTINGS,
+    check_fails_closed,
+    mutated,
+    seeds,
+)
 from tests.pipeline.sources.helpers import assert_conformant, fixture, mock_client, wrapper_body
 
 
@@ -213,3 +221,49 @@ def test_live_pubmed_smoke() -> None:
         ids = pubmed.search_ids(http, '"Retracted Publication"[PT] AND autism', limit=2)
         records = pubmed.fetch_records(http, ids)
     assert records and all(r.flags.retracted for r in records)
+
+
+# -- fuzzing and refusals ----------------------------------------------------------------------
+PUBMED_SEEDS = seeds("pubmed")
+
+
+@FUZZ_SETTINGS
+@given(mutated(PUBMED_SEEDS))
+def test_fuzzed_pubmed_bodies_give_records_or_a_parse_error(body: bytes) -> None:
+    check_fails_closed(pubmed.parse, body)
+
+
+@requires_reference
+@REFERENCE_SETTINGS
+@given(mutated(seeds("pubmed", extra=reference_files("pubmed"))))
+def test_fuzzed_reference_pubmed_bodies_give_records_or_a_parse_error(body: bytes) -> None:
+    check_fails_closed(pubmed.parse, body)
+
+
+def test_esearch_idlist_of_the_wrong_type_is_a_parse_error_naming_the_field() -> None:
+    body = b'{"esearchresult": {"count": "1", "idlist": 1.5}}'
+    with pytest.raises(ParseError) as caught:
+        pubmed.parse(body)
+    assert caught.value.message == "pubmed: esearchresult.idlist must be a list, got a number"
+
+
+def test_esearch_ids_that_break_the_pmid_grammar_are_refused_and_counted() -> None:
+    body = b'{"esearchresult": {"count": "3", "idlist": ["99000001", "Health Literacy", "0"]}}'
+    result = pubmed.parse(body)
+    assert result.ids == ["99000001"]
+    assert [(r.reason, r.value) for r in result.refused] == [
+        ("pmid must be 1 to 10 digits without a leading zero", "Health Literacy"),
+        ("pmid must be 1 to 10 digits without a leading zero", "0"),
+    ]
+
+
+def test_an_article_with_an_invalid_pmid_is_refused_and_the_others_are_kept() -> None:
+    good = fixture("pubmed", "erratum.xml").decode()
+    kept = [r.record_id for r in pubmed.parse(good).records]
+    bad = good.replace('<PMID Version="1">', '<PMID Version="1">x', 1)
+    assert bad != good
+    result = pubmed.parse(bad)
+    assert [r.record_id for r in result.records] == kept[1:]
+    assert [(r.reason, r.value) for r in result.refused] == [
+        ("pmid must be 1 to 10 digits without a leading zero", "x" + kept[0].removeprefix("pmid:"))
+    ]

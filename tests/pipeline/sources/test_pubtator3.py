@@ -7,6 +7,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from hypothesis import given
 
 from pipeline.errors import ParseError
 from pipeline.http import HttpClient
@@ -14,6 +15,13 @@ from pipeline.records import Annotation, Passage, Record
 from pipeline.settings import Settings
 from pipeline.sources import pubmed, pubtator3
 from tests.conftest import reference_files, requires_reference
+from tests.pipeline.sources.fuzzing import (
+    FUZZ_SETTINGS,
+    REFERENCE_SETTINGS,
+    check_fails_closed,
+    mutated,
+    seeds,
+)
 from tests.pipeline.sources.helpers import fixture, mock_client, wrapper_body
 
 BARE = fixture("pubtator3", "bare-list.json")
@@ -154,3 +162,66 @@ def test_live_pubtator3_smoke() -> None:
     with HttpClient(Settings.from_env()) as http:
         found = pubtator3.fetch_annotations(http, ["30831578"])
     assert found["pmid:30831578"]
+
+
+# -- fuzzing and refusals ----------------------------------------------------------------------
+PUBTATOR_SEEDS = seeds("pubtator3")
+
+
+@FUZZ_SETTINGS
+@given(mutated(PUBTATOR_SEEDS))
+def test_fuzzed_pubtator3_bodies_give_annotations_or_a_parse_error(body: bytes) -> None:
+    check_fails_closed(pubtator3.parse, body)
+    check_fails_closed(pubtator3.align, body, records={})
+
+
+@requires_reference
+@REFERENCE_SETTINGS
+@given(mutated(seeds("pubtator3", extra=reference_files("pubtator3"))))
+def test_fuzzed_reference_pubtator3_bodies_give_annotations_or_a_parse_error(body: bytes) -> None:
+    check_fails_closed(pubtator3.parse, body)
+
+
+@pytest.mark.parametrize(
+    ("document", "message"),
+    [
+        (
+            {"pmid": 99000001, "passages": [3]},
+            "pubtator3: the document.passages[0] must be an object, got a number",
+        ),
+        (
+            {"pmid": 99000001, "passages": [{"offset": "xxxxx", "text": "t"}]},
+            "pubtator3: the document.passages[0].offset must be an integer, got a string",
+        ),
+        (
+            {
+                "pmid": 99000001,
+                "passages": [
+                    {
+                        "infons": {"type": "title"},
+                        "annotations": [
+                            {"text": "t", "locations": [{"offset": None, "length": -4}]}
+                        ],
+                    }
+                ],
+            },
+            "pubtator3: the document.passages[0].annotations[0].locations[0].length must be a "
+            "non-negative integer, got -4",
+        ),
+    ],
+)
+def test_a_pubtator3_field_of_the_wrong_type_is_a_parse_error_naming_its_path(
+    document: dict[str, object], message: str
+) -> None:
+    with pytest.raises(ParseError) as caught:
+        pubtator3.parse(json.dumps(document))
+    assert caught.value.message == message
+
+
+def test_a_pubtator3_document_without_a_valid_pmid_is_refused_not_fatal() -> None:
+    body = json.dumps(
+        [{"pmid": "Health Literacy", "passages": []}, {"pmid": 99000001, "passages": []}]
+    )
+    result = pubtator3.parse(body)
+    assert result.ids == ["pmid:99000001"]
+    assert [r.value for r in result.refused] == ["Health Literacy"]
