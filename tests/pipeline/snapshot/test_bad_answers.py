@@ -13,6 +13,7 @@ import duckdb
 
 from pipeline.settings import Settings
 from pipeline.snapshot.build import build_snapshot
+from tests.conftest import TEST_KEYRING
 from tests.pipeline.snapshot.conftest import DEMO_REPLAY, copy_demo_spec
 
 CLI = (sys.executable, "-c", "from pipeline.cli import main; main()")
@@ -58,10 +59,13 @@ def test_bad_answers_are_listed_failures_or_counted_refusals_and_the_build_goes_
     tmp_path: Path,
 ) -> None:
     spec = copy_demo_spec(tmp_path / "corpus")
-    parent = build_snapshot(spec, replay=[DEMO_REPLAY], settings=Settings(), resume=False)
+    parent = build_snapshot(
+        spec, keyring=TEST_KEYRING, replay=[DEMO_REPLAY], settings=Settings(), resume=False
+    )
     replay = _bad_replay(tmp_path / "bad-replay")
     child = build_snapshot(  # failed requests: sealed only as a partial snapshot
         spec,
+        keyring=TEST_KEYRING,
         parent=parent.path,
         replay=[replay],
         settings=Settings(),
