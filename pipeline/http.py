@@ -40,8 +40,9 @@ import zlib
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 import httpx
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
@@ -191,6 +192,7 @@ def read_limited(
     max_bytes: int,
     expires: float | None = None,
     clock: Callable[[], float] = time.monotonic,
+    sink: BinaryIO | None = None,
 ) -> httpx.Response:
     """A streamed response read whole, decoded, into a new response: at most ``max_bytes``
     of decoded body (past it, the stream is closed and a TerminalHarvestError raised; the
@@ -200,10 +202,14 @@ def read_limited(
     :class:`httpx.ReadTimeout`, which the retry policy treats as a timeout.
 
     The new response has the same status, headers (less the content and transfer encodings,
-    which no longer apply), ``request`` and ``next_request``.
+    which no longer apply), ``request`` and ``next_request``. With a ``sink`` (a download), the
+    body of an answer that is not a redirect is written there instead, and the new response
+    holds none.
     """
     what = f"{request.method} {where_of(request)}"
     encoding = response.headers.get("content-encoding", "").strip().lower()
+    if response.status_code in REDIRECT_STATUSES and response.next_request is not None:
+        sink = None  # a hop's own body is never the answer
     chunks: list[bytes] = []
     size = 0
     try:
@@ -218,7 +224,10 @@ def read_limited(
                         "the answer was not read further",
                         advice="CITESEAL_MAX_RESPONSE_BYTES sets the largest answer accepted",
                     )
-                chunks.append(piece)
+                if sink is not None:
+                    sink.write(piece)
+                else:
+                    chunks.append(piece)
             if expires is not None and clock() > expires:
                 raise httpx.ReadTimeout("the request deadline passed", request=request)
     except (zlib.error, ValueError, httpx.DecodingError) as error:
@@ -290,6 +299,32 @@ class RateLimiter:
             self._sleep(delay)
             waited += delay
             stalled = self._clock() <= now
+
+
+MIN_TRANSFER_RATE = 256 * 1024  # bytes/s: a file transfer slower than this is taken as stuck
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """How one request's answer is read: its size cap, each attempt's deadline (s), and for
+    a download the file its body goes to."""
+
+    max_bytes: int
+    deadline: float
+    sink: BinaryIO | None = None
+
+
+class _FileStream(httpx.SyncByteStream):
+    """A file's bytes as a request body, read from disk again each time it is sent."""
+
+    def __init__(self, path: Path, chunk: int = 1 << 20) -> None:
+        self.path = path
+        self.chunk = chunk
+
+    def __iter__(self) -> Iterator[bytes]:
+        with self.path.open("rb") as handle:
+            while block := handle.read(self.chunk):
+                yield block
 
 
 class _Retryable(Exception):
@@ -390,6 +425,77 @@ class HttpClient:
         form.update({k: str(v) for k, v in self._polite(source).items()})
         return self._request("POST", url, params=None, data=form, source=source, expect=expect)
 
+    def call(
+        self,
+        method: str,
+        url: str,
+        *,
+        source: str,
+        headers: Mapping[str, str] | None = None,
+        json: object | None = None,
+        expect: Collection[int] = (200,),
+    ) -> httpx.Response:
+        """Any request with the policy and no polite parameters (APIs other than the sources:
+        GitHub's), a JSON body when ``json`` is given."""
+        request = self._client.build_request(
+            method, url, headers=headers, json=json, extensions={SOURCE_EXTENSION: source}
+        )
+        return self._run(request, source, expect, _Answer(self._max_bytes, self._deadline))
+
+    def upload(
+        self,
+        url: str,
+        path: Path,
+        *,
+        source: str,
+        headers: Mapping[str, str] | None = None,
+        expect: Collection[int] = (201,),
+    ) -> httpx.Response:
+        """POST the bytes of ``path``, streamed from disk (read again for each attempt); the
+        deadline of an attempt grows with the file (:data:`MIN_TRANSFER_RATE`)."""
+        size = path.stat().st_size
+        request = self._client.build_request(
+            "POST",
+            url,
+            headers={**(headers or {}), "Content-Length": str(size)},
+            extensions={SOURCE_EXTENSION: source},
+        )
+        request.stream = _FileStream(path)
+        return self._run(request, source, expect, _Answer(self._max_bytes, self._slow(size)))
+
+    def download(
+        self,
+        url: str,
+        dest: Path,
+        *,
+        source: str,
+        size: int,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        """GET ``url`` into the file ``dest``, streamed to disk: at most ``size`` bytes (the
+        size the caller was told; a longer answer fails), each attempt writing it anew; the
+        deadline of an attempt grows with the size (:data:`MIN_TRANSFER_RATE`). A short file
+        is a TerminalHarvestError, and ``dest`` is removed on any failure."""
+        request = self._client.build_request(
+            "GET", url, headers=headers, extensions={SOURCE_EXTENSION: source}
+        )
+        try:
+            with dest.open("wb") as sink:
+                self._run(request, source, (200,), _Answer(size, self._slow(size), sink))
+            got = dest.stat().st_size
+            if got != size:
+                raise TerminalHarvestError(
+                    f"GET {where_of(request)} answered {got:,} bytes, {size:,} were expected"
+                )
+        except BaseException:
+            dest.unlink(missing_ok=True)
+            raise
+
+    def _slow(self, size: int) -> float:
+        """An attempt's deadline for ``size`` bytes: the usual one plus the bytes at the
+        slowest rate still taken as progress."""
+        return self._deadline + size / MIN_TRANSFER_RATE
+
     def report_refused(self, source: str, refusals: Sequence[Refusal]) -> None:
         """Hand the records a parser refused (see :mod:`pipeline.sources.citable`) to
         ``on_refusal``; the harvest helpers call this after each parse. Without a callback
@@ -434,6 +540,13 @@ class HttpClient:
         request = self._client.build_request(
             method, url, params=params, data=data, extensions={SOURCE_EXTENSION: source}
         )
+        return self._run(request, source, expect, _Answer(self._max_bytes, self._deadline))
+
+    def _run(
+        self, request: httpx.Request, source: str, expect: Collection[int], answer: _Answer
+    ) -> httpx.Response:
+        """``request`` under the retry policy; the final answer checked against ``expect``."""
+        method = request.method
         where = self._where(request)
         retrying = Retrying(
             retry=retry_if_exception_type(_Retryable),
@@ -444,7 +557,7 @@ class HttpClient:
             reraise=True,
         )
         try:
-            response = retrying(self._attempt, request, source, expect)
+            response = retrying(self._attempt, request, source, expect, answer)
         except _Retryable as final:
             if final.response is not None:
                 self._emit(final.response.request, final.response, source)
@@ -468,11 +581,14 @@ class HttpClient:
         return response
 
     def _attempt(
-        self, request: httpx.Request, source: str, expect: Collection[int]
+        self, request: httpx.Request, source: str, expect: Collection[int], answer: _Answer
     ) -> httpx.Response:
         started = self._clock()
-        expires = started + self._deadline
-        response = self._follow(request, source, expect, expires)
+        expires = started + answer.deadline
+        if answer.sink is not None:  # a download starts its file again
+            answer.sink.seek(0)
+            answer.sink.truncate()
+        response = self._follow(request, source, expect, expires, answer)
         status = response.status_code
         log.debug(
             "%s",
@@ -493,7 +609,12 @@ class HttpClient:
         return response
 
     def _follow(
-        self, request: httpx.Request, source: str, expect: Collection[int], expires: float
+        self,
+        request: httpx.Request,
+        source: str,
+        expect: Collection[int],
+        expires: float,
+        answer: _Answer,
     ) -> httpx.Response:
         """Send ``request`` and follow its redirects: each hop is paced, sent within what is
         left of the deadline and handed to ``on_exchange``; a loop or more than
@@ -501,7 +622,7 @@ class HttpClient:
         visited = [str(request.url)]
         current = request
         while True:
-            response = self._send(current, expires)
+            response = self._send(current, expires, answer)
             following = response.next_request
             if response.status_code not in REDIRECT_STATUSES or following is None:
                 return response
@@ -527,26 +648,31 @@ class HttpClient:
             following.extensions.setdefault(SOURCE_EXTENSION, source)
             current = following
 
-    def _send(self, request: httpx.Request, expires: float) -> httpx.Response:
+    def _send(self, request: httpx.Request, expires: float, answer: _Answer) -> httpx.Response:
         """One paced exchange, streamed and read with the size cap and the deadline."""
         if self._paced:
             self.limiter.wait(request.url.host)
         left = expires - self._clock()
         if left <= 0:
             raise _Retryable(
-                f"no answer within the deadline of {self._deadline:g} s", response=None
+                f"no answer within the deadline of {answer.deadline:g} s", response=None
             )
         timeout = httpx.Timeout(min(self.settings.timeout, left))
         request.extensions["timeout"] = timeout.as_dict()
         try:
             response = self._client.send(request, stream=True)
             return read_limited(
-                response, request, max_bytes=self._max_bytes, expires=expires, clock=self._clock
+                response,
+                request,
+                max_bytes=answer.max_bytes,
+                expires=expires,
+                clock=self._clock,
+                sink=answer.sink,
             )
         except httpx.TransportError as error:
             reason = type(error).__name__
             if self._clock() > expires:
-                reason = f"no answer within the deadline of {self._deadline:g} s"
+                reason = f"no answer within the deadline of {answer.deadline:g} s"
             raise _Retryable(reason, response=None) from error
         except httpx.DecodingError as error:  # a transport below decoded the body itself
             raise TerminalHarvestError(
@@ -591,7 +717,8 @@ def exchange_from(
 ) -> Exchange:
     """An :class:`Exchange` for a request/response pair (credentials stripped)."""
     request_body = None
-    if request.method != "GET" and request.content:
+    streamed = isinstance(request.stream, _FileStream)  # a file's bytes are not recorded
+    if request.method != "GET" and not streamed and request.content:
         request_body = strip_form_credentials(request.content.decode("utf-8", "replace"))
     return Exchange(
         method=request.method,

@@ -27,6 +27,7 @@ from audit.errors import InputError
 APP_NAME = "citeseal"
 BUILD_MEMORY = "128MB"  # DuckDB memory limit of a snapshot build's writer (CITESEAL_BUILD_MEMORY)
 MAX_ATTEMPTS_LIMIT = 100
+GITHUB_API = "https://api.github.com"
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024  # the default cap on a decoded answer
 MAX_RESPONSE_BYTES_LIMIT = 1 << 40
 
@@ -36,6 +37,7 @@ _FALSE = frozenset({"0", "false", "no", "off"})
 _TOOL = re.compile(r"[A-Za-z0-9._-]{1,64}")
 _EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 _TOKEN = re.compile(r"[!-~]+")  # printable ASCII without spaces: safe as a query parameter
+_URL = re.compile(r"https?://[^\s/?#]+(/[^\s?#]*)?")
 _MEMORY = re.compile(r"[0-9]+(\.[0-9]+)?\s*[KMGT]i?B", re.IGNORECASE)
 
 
@@ -106,6 +108,16 @@ def env_memory(env: Mapping[str, str], name: str = "CITESEAL_BUILD_MEMORY") -> s
     return raw
 
 
+def env_url(env: Mapping[str, str], name: str, default: str) -> str:
+    """An ``http://`` or ``https://`` address (default ``default``)."""
+    raw = env_text(env, name)
+    if raw is None:
+        return default
+    if not _URL.fullmatch(raw):
+        raise _bad(name, "an http:// or https:// address", raw)
+    return raw.rstrip("/")
+
+
 def source_date_epoch(env: Mapping[str, str]) -> datetime | None:
     """``SOURCE_DATE_EPOCH`` (whole seconds since 1970, UTC) as a time, None when unset."""
     raw = env_text(env, "SOURCE_DATE_EPOCH")
@@ -137,6 +149,8 @@ class Settings:
     deadline: float = 120.0  # CITESEAL_DEADLINE: seconds per attempt, redirects and reads included
     max_response_bytes: int = MAX_RESPONSE_BYTES  # CITESEAL_MAX_RESPONSE_BYTES (decoded body)
     digest_cache: bool = True  # CITESEAL_DIGEST_CACHE: remember verified snapshot digests
+    github_token: str | None = None  # GITHUB_TOKEN (or GH_TOKEN): a GitHub Releases archive
+    github_api: str = GITHUB_API  # CITESEAL_GITHUB_API: GitHub's REST API (Enterprise, tests)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -169,8 +183,11 @@ class Settings:
                 high=MAX_RESPONSE_BYTES_LIMIT,
             ),
             digest_cache=env_flag(env, "CITESEAL_DIGEST_CACHE", default=True),
+            github_token=env_secret(env, "GITHUB_TOKEN", _TOKEN, api_key)
+            or env_secret(env, "GH_TOKEN", _TOKEN, api_key),
+            github_api=env_url(env, "CITESEAL_GITHUB_API", GITHUB_API),
         )
 
     def secrets(self) -> list[str]:
         """Values that must never reach a log line, an error, a snapshot or the site."""
-        return [s for s in (self.ncbi_api_key, self.openfda_api_key) if s]
+        return [s for s in (self.ncbi_api_key, self.openfda_api_key, self.github_token) if s]

@@ -22,6 +22,7 @@ Enterprise Server: ``https://HOST/api/v3``; the tests: a loopback stand-in).
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -239,10 +240,8 @@ class ReleasesArchive:
 
     def _forget_draft(self, release_id: int) -> None:
         """Delete a draft a failed push left (best effort: the next push deletes it too)."""
-        try:
+        with contextlib.suppress(ArchiveError):
             self._call("DELETE", f"/releases/{release_id}", expect=(204, 404))
-        except ArchiveError:
-            pass
 
     def _json(
         self,
