@@ -16,6 +16,7 @@ SNAPSHOTS ?= snapshots
 # Where sealed snapshots are kept between scheduled builds: github:OWNER/REPO or a folder.
 ARCHIVE ?=
 KEEP ?= 4
+CORPORA ?= $(CORPUS)
 
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
@@ -25,7 +26,7 @@ export UV_NO_PROGRESS := 1
 export UV_COMPILE_BYTECODE := 1
 
 .PHONY: help venv test browser lint format demo snapshot need-archive need-key snapshot-pull \
-	snapshot-verify snapshot-push snapshot-prune snapshot-summary site bench clean
+	snapshot-verify snapshot-push snapshot-prune snapshot-summary site-pull site bench clean
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-17s %s\n", $$1, $$2}'
@@ -101,8 +102,14 @@ snapshot-prune: $(STAMP) need-archive ## Keep the KEEP newest snapshots of CORPU
 snapshot-summary: $(STAMP) ## Markdown summary of the newest snapshot of CORPUS (for a CI job summary)
 	$(RUN)/citeseal snapshot summary $(SNAPSHOTS)/$(CORPUS)
 
-site: $(STAMP) ## Render the static site into site/public
-	$(RUN)/citeseal site build --reports site/reports --snapshots snapshots --out site/public
+site-pull: $(STAMP) need-archive ## Pull every archived snapshot of CORPORA (default CORPUS) for the site
+	for corpus in $(CORPORA); do \
+		$(RUN)/citeseal snapshot pull "$$corpus" --from $(ARCHIVE) --all --into $(SNAPSHOTS) || exit; \
+	done
+
+site: $(STAMP) ## Render the static site into site/public (linking a github: ARCHIVE's releases)
+	$(RUN)/citeseal site build --reports site/reports --snapshots $(SNAPSHOTS) --out site/public \
+		$(if $(filter github:%,$(ARCHIVE)),--archive $(ARCHIVE))
 
 bench: $(STAMP) ## Measure throughput (generated corpora, figures printed)
 	$(RUN)/python -m pipeline.bench

@@ -444,4 +444,4 @@ def render_report_html(report: Report) -> str:
         raise TemplatesMissingError(f"{STATIC_DIR / STYLESHEET} cannot be inlined (contains '</')")
     view = report_view(report)
     chrome = Chrome(title=view.title, csp=inline_style_csp(css), inline_css=Markup(css))  # noqa: S704 - our own stylesheet
-    return render_report_page(_default_environment(), view, chrome, reaudit=None)
+    return render_report_page(_default_environment(), view, chrome, reaudit=None, json_href=None)

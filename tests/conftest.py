@@ -46,3 +46,26 @@ def reference_files(source: str) -> list[Path]:
 requires_reference = pytest.mark.skipif(
     not REFERENCE.is_dir(), reason="../shared/reference-responses is not beside the project"
 )
+
+
+@pytest.fixture(scope="session")
+def demo_pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The demo corpus harvested twice, sealed with :data:`TEST_KEYRING`: from replay, then
+    with replay-update (a child: the trial and the label get a new version)."""
+    from pipeline.settings import Settings
+    from pipeline.snapshot.build import build_snapshot
+    from tests.pipeline.snapshot.conftest import DEMO_REPLAY, DEMO_UPDATE, copy_demo_spec
+
+    spec = copy_demo_spec(tmp_path_factory.mktemp("demo-pair"))
+    first = build_snapshot(
+        spec, keyring=TEST_KEYRING, replay=[DEMO_REPLAY], settings=Settings(), resume=False
+    )
+    second = build_snapshot(
+        spec,
+        keyring=TEST_KEYRING,
+        parent="latest",
+        replay=[DEMO_UPDATE, DEMO_REPLAY],
+        settings=Settings(),
+        resume=False,
+    )
+    return first.path, second.path

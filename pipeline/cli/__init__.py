@@ -24,6 +24,7 @@ from pipeline.cli import (
     handle_cmd,
     key_cmd,
     parse_cmd,
+    reaudit_cmd,
     search_cmd,
     site_cmd,
     snapshot_cmd,
@@ -47,6 +48,7 @@ for _module in (
     snapshot_cmd,
     search_cmd,
     audit_cmd,
+    reaudit_cmd,
     site_cmd,
     demo_cmd,
 ):

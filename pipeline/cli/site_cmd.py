@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from audit.errors import InputError
 from audit.terminal import one_line
 from pipeline.cli.common import digest_cache, installation_keyring, seal_policy
 from pipeline.cli.options import DemoKeyOpt
@@ -33,6 +34,14 @@ def build(
     strict: Annotated[
         bool, typer.Option("--strict", help="Fail on warnings (a report's snapshot missing…).")
     ] = False,
+    archive: Annotated[
+        str | None,
+        typer.Option(
+            "--archive",
+            help="github:OWNER/REPO whose releases hold the snapshots: each snapshot page "
+            "links its release and files.",
+        ),
+    ] = None,
     demo_key: DemoKeyOpt = False,
 ) -> None:
     """Render every report, snapshot, snapshot diff and the re-audit page into --out.
@@ -43,6 +52,10 @@ def build(
     """
     from pipeline.site.build import build_site  # heavy: jinja, the engine; only when building
 
+    if archive is not None and not archive.startswith("github:"):
+        raise InputError(
+            f"--archive {archive!r}: the site links only a public archive, github:OWNER/REPO"
+        )
     settings = Settings.from_env()
     keyring = installation_keyring(settings)
     result = build_site(
@@ -53,6 +66,7 @@ def build(
         keyring=keyring,
         trust=seal_policy(settings, demo_key, keyring=keyring),
         digests=digest_cache(settings),
+        archive=archive.removeprefix("github:") if archive else None,
         on_warning=lambda warning: typer.echo(f"warning: {one_line(warning.line())}", err=True),
     )
     typer.echo(

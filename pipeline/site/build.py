@@ -54,6 +54,7 @@ class SiteData:
     reaudits: dict[str, ReauditOutcome]  # report slug → outcome
     build_date: str | None
     warnings: tuple[BuildWarning, ...] = field(default=())
+    archive: str | None = None  # OWNER/REPO of the GitHub Releases archive: download links
 
 
 @dataclass(frozen=True)
@@ -79,12 +80,15 @@ def load_site(
     keyring: Keyring | None = None,
     trust: SealPolicy | None = None,
     digests: DigestCache | None = None,
+    archive: str | None = None,
     env: Mapping[str, str] | None = None,
 ) -> SiteData:
     """Phase one: read and check every input; raise on bad input, collect warnings.
 
     ``keyring`` re-checks the reports' check codes; ``trust`` says whose snapshot seals are
-    accepted (default: ``keyring``'s). A snapshot that fails its checks stops the build."""
+    accepted (default: ``keyring``'s). A snapshot that fails its checks stops the build.
+    ``archive``: the ``OWNER/REPO`` whose releases hold the snapshots (their pages link there).
+    """
     env = os.environ if env is None else env
     reports, warnings = load_reports(reports_dir)
     snapshots, snapshot_warnings = load_snapshots(
@@ -117,6 +121,7 @@ def load_site(
         diffs=diffs,
         reaudits=reaudits,
         build_date=build_date_from(env, fallback),
+        archive=archive,
         warnings=tuple(warnings),
     )
 
@@ -130,6 +135,7 @@ def build_site(
     keyring: Keyring | None = None,
     trust: SealPolicy | None = None,
     digests: DigestCache | None = None,
+    archive: str | None = None,
     env: Mapping[str, str] | None = None,
     templates: Path | None = None,
     static: Path | None = None,
@@ -142,7 +148,13 @@ def build_site(
     """
     _check_out(out, reports_dir, snapshots_dir)
     data = load_site(
-        reports_dir, snapshots_dir, keyring=keyring, trust=trust, digests=digests, env=env
+        reports_dir,
+        snapshots_dir,
+        keyring=keyring,
+        trust=trust,
+        digests=digests,
+        archive=archive,
+        env=env,
     )
     pages = render_pages(data, make_environment(templates or TEMPLATES_DIR))
     pages, scrubbed = scrub_local_paths(
@@ -161,7 +173,7 @@ def build_site(
     write_site(pages, out, static or STATIC_DIR)
     return BuildResult(
         out=out,
-        pages=len(pages),
+        pages=sum(1 for path in pages if path.endswith(".html")),
         reports=len(data.reports),
         snapshots=len(data.lineage.snapshots),
         warnings=warnings,

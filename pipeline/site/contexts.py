@@ -132,6 +132,8 @@ class SnapshotPage:
     lists: tuple[RecordList, ...]
     manifest_json: str
     reports: tuple[Link, ...]
+    snapshot_id: str  # the file is <id>.duckdb beside <id>.manifest.json and <id>.sha256
+    downloads: tuple[Link, ...]  # the release and its three assets (built with --archive)
 
 
 @dataclass(frozen=True)

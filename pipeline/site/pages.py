@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import jinja2
 
 from audit.render_html import Chrome, NavLink, render_report_page, report_view
+from pipeline.archive.releases import download_urls
 from pipeline.site.contexts import (
     ChangeRow,
     Count,
@@ -62,6 +63,11 @@ def report_path(slug: str) -> str:
     return f"reports/{slug}.html"
 
 
+def report_json_path(slug: str) -> str:
+    """The report itself, as JSON, beside its page: what ``citeseal reaudit`` reads."""
+    return f"reports/{slug}.json"
+
+
 def snapshot_path(slug: str) -> str:
     return f"snapshots/{slug}.html"
 
@@ -95,6 +101,7 @@ def render_pages(data: SiteData, env: jinja2.Environment) -> dict[str, str]:
             pages[view_path(filter_, sort)] = index.render(page=chrome, index=context)
     for loaded in data.reports:
         pages[report_path(loaded.slug)] = _report_page(data, loaded, env)
+        pages[report_json_path(loaded.slug)] = loaded.report.model_dump_json(indent=2) + "\n"
     pages["snapshots.html"] = env.get_template("snapshots.html.j2").render(
         page=_chrome(data, "Snapshots", "", "snapshots"), listing=snapshot_list_page(data)
     )
@@ -228,7 +235,8 @@ def _report_page(data: SiteData, loaded: LoadedReport, env: jinja2.Environment) 
             "href": f"../reaudit.html#r-{loaded.slug}",
         }
     chrome = _chrome(data, view.title, "../", "reports")
-    return render_report_page(env, view, chrome, reaudit=reaudit)
+    json_href = report_json_path(loaded.slug).removeprefix("reports/")
+    return render_report_page(env, view, chrome, reaudit=reaudit, json_href=json_href)
 
 
 # --- snapshots ---------------------------------------------------------------------------------
@@ -346,6 +354,18 @@ def snapshot_page(data: SiteData, snapshot: LoadedSnapshot) -> SnapshotPage:
         lists=lists,
         manifest_json=manifest,
         reports=reports,
+        snapshot_id=snapshot.snapshot_id or snapshot.path.stem,
+        downloads=_downloads(data, snapshot),
+    )
+
+
+def _downloads(data: SiteData, snapshot: LoadedSnapshot) -> tuple[Link, ...]:
+    """Where to download the snapshot's files: its release in the archive, when there is one."""
+    if data.archive is None:
+        return ()
+    urls = download_urls(data.archive, snapshot.snapshot_id or snapshot.path.stem)
+    return tuple(
+        Link(url, "the release" if name == "release" else name) for name, url in urls.items()
     )
 
 
