@@ -14,6 +14,7 @@ import html5lib
 import pytest
 
 from audit.errors import InputError
+from audit.report import Report
 from pipeline.site.build import MARKER, build_site
 from tests.conftest import TEST_KEY_HEX, TEST_KEYRING, TRUST
 from tests.pipeline.site.factory import HOSTILE, ids_of, make_inputs, pages_of, parse_html
@@ -330,4 +331,54 @@ def test_a_bad_source_date_epoch_is_named(tmp_path: Path, inputs: tuple[Path, Pa
         build_site(*inputs, tmp_path / "out", env={"SOURCE_DATE_EPOCH": "yesterday"}, trust=TRUST)
     assert caught.value.message == (
         "SOURCE_DATE_EPOCH must be a whole number of seconds since 1970, got 'yesterday'"
+    )
+
+
+def test_each_report_is_published_as_json_beside_its_page(
+    site: Path, inputs: tuple[Path, Path]
+) -> None:
+    reports, _ = inputs
+    for source in sorted(reports.glob("*.json")):
+        page = site / "reports" / f"{source.stem}.html"
+        published = json.loads((site / "reports" / source.name).read_text(encoding="utf-8"))
+        assert published == Report.model_validate_json(source.read_bytes()).model_dump(mode="json")
+        assert f'<a href="{source.name}">this report as JSON</a>' in page.read_text("utf-8")
+
+
+def test_snapshot_pages_link_their_release_files_and_say_how_to_re_audit(
+    tmp_path: Path, inputs: tuple[Path, Path]
+) -> None:
+    out = tmp_path / "public"
+    build_site(*inputs, out, env=EPOCH, trust=TRUST, archive="octo/evidence")
+    html = (out / "snapshots" / "demo-20250602.html").read_text(encoding="utf-8")
+    base = "https://github.com/octo/evidence/releases"
+    assert f'<a href="{base}/tag/snapshot-demo-20250602">the release</a>' in html
+    for name in ("demo-20250602.duckdb", "demo-20250602.manifest.json", "demo-20250602.sha256"):
+        assert f'<a href="{base}/download/snapshot-demo-20250602/{name}">{name}</a>' in html
+    assert "sha256sum -c demo-20250602.sha256" in html
+    assert "citeseal reaudit REPORT.json --snapshot demo-20250602.duckdb" in html
+    plain = (tmp_path / "plain").resolve()
+    build_site(*inputs, plain, env=EPOCH, trust=TRUST)
+    without = (plain / "snapshots" / "demo-20250602.html").read_text(encoding="utf-8")
+    assert base not in without and "built without an archive address" in without
+
+
+def test_the_cli_links_only_a_public_archive(tmp_path: Path, inputs: tuple[Path, Path]) -> None:
+    reports, snapshots = inputs
+    done = run_cli(
+        "site",
+        "build",
+        "--reports",
+        str(reports),
+        "--snapshots",
+        str(snapshots),
+        "--out",
+        str(tmp_path / "out"),
+        "--archive",
+        str(tmp_path / "folder"),
+    )
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"error: --archive '{tmp_path / 'folder'}': the site links only a public archive, "
+        "github:OWNER/REPO\n"
     )
