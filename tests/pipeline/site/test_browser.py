@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import functools
 import http.server
+import json
 import os
 import shutil
 import threading
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urldefrag
@@ -116,6 +118,9 @@ def crawl(browser: Browser, start: str, allowed_prefix: str) -> dict[str, list[s
         if url in seen:
             continue
         seen.add(url)
+        if url.endswith(".json"):  # a report's data, not a page: fetched, not rendered
+            problems[url] = _json_problems(url)
+            continue
         found, links = tab.visit(url)
         problems[url] = found
         for href in links:
@@ -131,6 +136,17 @@ def crawl(browser: Browser, start: str, allowed_prefix: str) -> dict[str, list[s
             problems[target].extend(f"no element #{i}" for i in sorted(ids - tab.ids(target)))
     context.close()
     return problems
+
+
+def _json_problems(url: str) -> list[str]:
+    """A linked JSON file loads and parses (read outside the browser, which would ask the
+    server for a favicon it does not have)."""
+    try:
+        with urllib.request.urlopen(url, timeout=10) as answer:  # noqa: S310 (our own site)
+            json.loads(answer.read())
+    except (OSError, ValueError) as error:
+        return [f"cannot load as JSON: {error}"]
+    return []
 
 
 class Tab:
