@@ -16,7 +16,7 @@ import traceback
 
 import typer
 
-from audit.errors import CitationSyntaxError, CiteSealError
+from audit.errors import CitationSyntaxError, CiteSealError, InputError
 from audit.terminal import one_line
 from pipeline.cli import (
     audit_cmd,
@@ -67,8 +67,10 @@ def _root(
 
 
 def _verbose() -> bool:
-    # lenient on purpose: this runs inside the error boundary, which must not raise
-    switch = os.environ.get("CITESEAL_VERBOSE", "").strip().lower() in {"1", "true", "yes", "on"}
+    try:
+        switch = env_flag(os.environ, "CITESEAL_VERBOSE")
+    except InputError:  # this runs inside the error boundary, which must not raise
+        switch = False
     return switch or "--verbose" in sys.argv or "-v" in sys.argv
 
 

@@ -182,6 +182,11 @@ def build_site(
 
 
 def _check_out(out: Path, *inputs: Path) -> None:
+    if out.is_symlink():  # swapping it would move the link, not the site it points to
+        raise InputError(
+            f"--out {out} is a symbolic link",
+            advice=f"give the folder it points to: --out {out.resolve()}",
+        )
     target = out.resolve()
     for folder in inputs:
         source = folder.resolve()

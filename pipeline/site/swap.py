@@ -117,9 +117,14 @@ def replace_folder(staging: Path, out: Path) -> None:
 
 
 def _leftovers(out: Path, prefix: str) -> list[Path]:
+    """What killed builds left beside ``out`` under ``prefix``; a link of that name is
+    removed as it is found (only the link: it is never followed)."""
     if not out.parent.is_dir():
         return []
-    return sorted(p for p in out.parent.iterdir() if p.name.startswith(prefix) and p.is_dir())
+    found = [p for p in out.parent.iterdir() if p.name.startswith(prefix)]
+    for link in (p for p in found if p.is_symlink()):
+        link.unlink()
+    return sorted(p for p in found if p.is_dir() and not p.is_symlink())
 
 
 def recover(out: Path) -> None:

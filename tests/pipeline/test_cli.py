@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -26,3 +27,14 @@ def test_unknown_command_is_a_usage_error_without_traceback() -> None:
     assert done.returncode == 2
     assert "No such command" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_blank_citeseal_key_means_no_key_in_every_command(tmp_path: Path) -> None:
+    from pipeline.cli.common import installation_keyring
+    from pipeline.settings import Settings
+
+    settings = Settings(data_dir=tmp_path)
+    assert installation_keyring(settings, {"CITESEAL_KEY": "  "}) is None
+    key = "ab" * 32
+    keyring = installation_keyring(settings, {"CITESEAL_KEY": key})
+    assert keyring is not None and not keyring.demo

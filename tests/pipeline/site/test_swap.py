@@ -302,3 +302,32 @@ def test_a_failed_write_removes_its_staging(
     with pytest.raises(InputError):
         build_site(reports, snapshots, out, env=NEW, trust=TRUST)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_symbolic_link_as_out_is_refused_and_breaks_nothing(
+    tmp_path: Path, sites: tuple[Path, Path, dict, dict]
+) -> None:
+    reports, snapshots, _, _ = sites
+    real = tmp_path / "real-site"
+    build_site(reports, snapshots, real, env=OLD, trust=TRUST)
+    link = tmp_path / "public"
+    link.symlink_to(real)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    with pytest.raises(InputError) as caught:
+        build_site(reports, snapshots, link, env=NEW, trust=TRUST)
+    assert caught.value.message == f"--out {link} is a symbolic link"
+    assert caught.value.advice == f"give the folder it points to: --out {real}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    build_site(reports, snapshots, real, env=NEW, trust=TRUST)  # the real folder still builds
+    assert link.resolve() == real and (real / "index.html").is_file()
+
+
+def test_a_link_named_like_a_leftover_is_unlinked_never_followed(tmp_path: Path) -> None:
+    out = tmp_path / "public"
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "keep.txt").write_text("not ours", encoding="utf-8")
+    (tmp_path / f"{swap.staging_prefix(out)}x").symlink_to(precious)
+    swap.recover(out)
+    assert (precious / "keep.txt").read_text(encoding="utf-8") == "not ours"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["precious"]  # the link is gone
