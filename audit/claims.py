@@ -11,7 +11,8 @@ Strict, because a claim that loses its citations to a misspelt key or a wrong ty
 uncited, and a document that loses its claims reads as a clean answer:
 
 - no key outside the schema (``"citatoins"``), no key given twice, no ``NaN``/``Infinity``;
-- nesting at most :data:`MAX_CLAIMS_DEPTH` levels, measured by a linear scan before parsing,
+- nesting at most :data:`MAX_CLAIMS_DEPTH` levels, measured by a linear scan before parsing
+  (:func:`audit.json_depth.nesting_depth`),
   so 100,000 nested brackets are a one-line error rather than a ``RecursionError``;
 - bytes must be valid UTF-8 (or the UTF-16/32 that JSON detects), and every string valid
   Unicode: a lone surrogate escape (``"\\ud800"``) is refused;
@@ -43,6 +44,7 @@ from audit.citations import (
     something_to_audit,
 )
 from audit.errors import InputError, LimitExceeded, NothingToAudit
+from audit.json_depth import nesting_depth
 
 MAX_CLAIMS_BYTES = 1_000_000
 MAX_CLAIMS_DEPTH = 32
@@ -51,7 +53,6 @@ MAX_CLAIMS_DEPTH = 32
 _DOCUMENT_KEYS = ("claims",)
 _CLAIM_KEYS = ("sentence", "kind", "citations")
 _CITATION_KEYS = ("handle", "quote")
-_DEPTH_TOKENS = re.compile(r'\\.|["\[\]{}]', re.DOTALL)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -71,23 +72,6 @@ def _object(pairs: list[tuple[str, Any]]) -> _Object:
 
 def _constant(name: str) -> NoReturn:
     raise InputError(f"claims JSON is not valid JSON: {name} is not a number")
-
-
-def _depth(text: str) -> int:
-    """How deep arrays and objects nest in ``text`` (brackets inside strings do not count)."""
-    depth = deepest = 0
-    in_string = False
-    for mark in _DEPTH_TOKENS.findall(text):
-        if mark == '"':
-            in_string = not in_string
-        elif in_string or mark[0] == "\\":
-            continue
-        elif mark in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        else:
-            depth -= 1
-    return deepest
 
 
 def _decode(data: str | bytes) -> str:
@@ -175,12 +159,16 @@ def parse_claims(data: str | bytes) -> ParsedAnswer:
             f"claims JSON is {len(data):,} characters long (limit {MAX_CLAIMS_BYTES:,})"
         )
     text = _decode(data)
-    if (depth := _depth(text)) > MAX_CLAIMS_DEPTH:
+    if (depth := nesting_depth(text)) > MAX_CLAIMS_DEPTH:
         raise LimitExceeded(f"claims JSON nests {depth:,} levels deep (limit {MAX_CLAIMS_DEPTH})")
     try:
         document = json.loads(text, object_pairs_hook=_object, parse_constant=_constant)
     except ValueError as error:
         raise InputError(f"claims JSON is not valid JSON: {error}") from None
+    except RecursionError:  # defence in depth: the scan above should have refused it
+        raise LimitExceeded(
+            f"claims JSON nests too deep to parse (limit {MAX_CLAIMS_DEPTH})"
+        ) from None
     if isinstance(document, dict):
         _keys(document, _DOCUMENT_KEYS, "claims JSON")
     claims = document.get("claims") if isinstance(document, dict) else document
