@@ -44,7 +44,7 @@ from dataclasses import dataclass, field, replace
 from audit.citation_scan import Element, find_candidates, find_units
 from audit.errors import CitationSyntaxError, InputError, LimitExceeded, NothingToAudit
 from audit.handles import Handle, parse_handle
-from audit.lookalikes import require_ascii
+from audit.lookalikes import require_plain
 from audit.sentences import Block, clean, lead_in_end, sentence_spans, split_blocks
 
 MAX_ANSWER_CHARS = 200_000
@@ -111,10 +111,10 @@ def make_citation(
     end: int,
     handle_span: tuple[int, int] | None = None,
 ) -> Citation:
-    """A citation, parsed: ``handle`` set when the handle is plain ASCII and parses, else
-    ``error`` (the look-alike or grammar message)."""
+    """A citation, parsed: ``handle`` set when the handle is plain ASCII without markup and
+    parses, else ``error`` (the look-alike, markup or grammar message)."""
     try:
-        require_ascii(handle_text)
+        require_plain(handle_text)
         handle: Handle | None = parse_handle(handle_text)
         error = None
     except CitationSyntaxError as failure:

@@ -8,7 +8,7 @@ label's older versions. Handles are minted with the public demo key, as ``citese
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -352,6 +352,40 @@ def test_unavailable_when_the_source_was_not_harvested(literature: DuckDBCorpus)
         "openfda was not harvested in this snapshot",
     )
     assert judge(literature, h("pmid:99000001/abstract.4")).verdict == "ok"
+
+
+@pytest.mark.parametrize(
+    ("spell", "detail"),
+    [
+        (
+            lambda h: h.replace(":", "\\:", 1),
+            "Markdown escape '\\:' at character 5 of the handle, expected ':'",
+        ),
+        (
+            lambda h: h.replace(":", "&#58;", 1),
+            "character reference '&#58;' at character 5 of the handle, expected ':'",
+        ),
+        (
+            lambda h: h.replace(":", "&colon;", 1),
+            "character reference '&colon;' at character 5 of the handle, expected ':'",
+        ),
+        (
+            lambda h: "pm**id**" + h[4:],
+            "emphasis marker '**' at character 3 of the handle; a handle is written without "
+            "Markdown",
+        ),
+    ],
+    ids=["escape", "decimal-reference", "named-reference", "strong"],
+)
+def test_a_forged_handle_hidden_by_markup_fails_the_audit(
+    new: DuckDBCorpus, spell: Callable[[str], str], detail: str
+) -> None:
+    forged = forge(h("pmid:99000001/abstract.3"))
+    plain = audit_answer(parse_answer(f"The drug is safe {forged}.\n"), new, KEYRING)
+    assert [c.verdict for s in plain.sentences for c in s.citations] == ["forged"]
+    report = audit_answer(parse_answer(f"The drug is safe {spell(forged)}.\n"), new, KEYRING)
+    (citation,) = [c for s in report.sentences for c in s.citations]
+    assert (report.verdict, citation.verdict, citation.detail) == ("fail", "malformed", detail)
 
 
 # ---------------------------------------------------------------------------------------------
