@@ -29,7 +29,6 @@ Claims have no spans (``start = end = 0``).
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, NoReturn
 
 from audit.citation_scan import find_candidates
@@ -40,6 +39,7 @@ from audit.citations import (
     ParsedAnswer,
     assemble,
     check_quote,
+    lone_surrogate,
     make_citation,
     something_to_audit,
 )
@@ -53,7 +53,6 @@ MAX_CLAIMS_DEPTH = 32
 _DOCUMENT_KEYS = ("claims",)
 _CLAIM_KEYS = ("sentence", "kind", "citations")
 _CITATION_KEYS = ("handle", "quote")
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class _Object(dict[str, Any]):
@@ -96,9 +95,8 @@ def _keys(value: dict[str, Any], allowed: tuple[str, ...], where: str) -> None:
 
 def _text(value: str, where: str, what: str) -> str:
     """``value``, refused when it holds a lone surrogate."""
-    if not value.isascii() and (found := _SURROGATE.search(value)) is not None:
-        escape = ascii(found.group())[1:-1]
-        raise InputError(f"{where}: {what} holds a lone surrogate ({escape}), not valid Unicode")
+    if (found := lone_surrogate(value)) is not None:
+        raise InputError(f"{where}: {what} holds a lone surrogate ({found[1]}), not valid Unicode")
     return value
 
 

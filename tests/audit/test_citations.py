@@ -18,6 +18,7 @@ from audit.citations import (
     MAX_ANSWER_CHARS,
     MAX_CITATIONS_PER_SENTENCE,
     MAX_QUOTE_CHARS,
+    lone_surrogate,
     parse_answer,
 )
 from audit.errors import InputError, LimitExceeded, NothingToAudit
@@ -622,3 +623,9 @@ def test_every_handle_looking_span_in_any_context_is_exactly_one_citation(
                 assert first_word in ("look-alike", "invisible", "combining")
             if token.kind == "markup":
                 assert first_word in ("Markdown", "character", "emphasis", "code")
+
+
+def test_lone_surrogate_finds_the_first_one_and_a_pair_is_none() -> None:
+    assert lone_surrogate("ab\udc00c\ud800") == (2, "\\udc00")
+    assert lone_surrogate("risk \U0001f600 low") is None
+    assert lone_surrogate("plain") is None
