@@ -6,8 +6,9 @@ Pure functions over a string; every span is an offset into that string. The step
    something (``pmid:30831578-abstract`` is a candidate too; it will be malformed), or any
    ``word:id/path~check`` shape. Ordinary prose (``3:1``, ``10:30``, ``https://…``,
    ``PMID: 123``, ``PMID:123``) is not a candidate. Tokens are found in the look-alike
-   skeleton of the text (:mod:`audit.lookalikes`), so ``ｐｍｉｄ:…`` or a handle with a
-   zero-width space inside is a candidate too (and will be malformed). A known scheme glued to
+   skeleton of the text (:mod:`audit.lookalikes`), so ``ｐｍｉｄ:…``, a handle with a
+   zero-width space inside, or one hidden by markup (``pmid\\:…``, ``pmid&#58;…``,
+   ``pm**id**:…``) is a candidate too (and will be malformed). A known scheme glued to
    the text before it (``…/pmid:…`` in a URL, ``xx…xpmid:…``) is a *glued* candidate when the
    rest holds ``/`` or ``~``: it is cited, but its text stays in the display text. An
    unknown-scheme token right after non-ASCII text starts where that text starts (so

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field, replace
 from audit.citation_scan import Element, find_candidates, find_units
 from audit.errors import CitationSyntaxError, InputError, LimitExceeded, NothingToAudit
 from audit.handles import Handle, parse_handle
-from audit.lookalikes import require_ascii
+from audit.lookalikes import require_plain
 from audit.sentences import Block, clean, lead_in_end, sentence_spans, split_blocks
 
 MAX_ANSWER_CHARS = 200_000
@@ -111,10 +111,10 @@ def make_citation(
     end: int,
     handle_span: tuple[int, int] | None = None,
 ) -> Citation:
-    """A citation, parsed: ``handle`` set when the handle is plain ASCII and parses, else
-    ``error`` (the look-alike or grammar message)."""
+    """A citation, parsed: ``handle`` set when the handle is plain ASCII without markup and
+    parses, else ``error`` (the look-alike, markup or grammar message)."""
     try:
-        require_ascii(handle_text)
+        require_plain(handle_text)
         handle: Handle | None = parse_handle(handle_text)
         error = None
     except CitationSyntaxError as failure:
@@ -125,15 +125,24 @@ def make_citation(
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _refuse_surrogates(text: str, what: str) -> None:
-    """Raise :class:`InputError` when ``text`` holds a lone surrogate (not valid Unicode:
-    it could be neither rendered nor written as UTF-8)."""
+def lone_surrogate(text: str) -> tuple[int, str] | None:
+    """The position and escape (``\\ud800``) of the first lone surrogate in ``text``, or None.
+
+    Such a string is not valid Unicode: it could be neither rendered nor written as UTF-8.
+    (A ``str`` holds a surrogate pair as one character, so any surrogate in it is lone.)"""
     if text.isascii() or (found := _SURROGATE.search(text)) is None:
-        return
-    raise InputError(
-        f"{what} holds a lone surrogate ({ascii(found.group())[1:-1]}) at character "
-        f"{found.start()}, which is not valid Unicode"
-    )
+        return None
+    return found.start(), ascii(found.group())[1:-1]
+
+
+def _refuse_surrogates(text: str, what: str) -> None:
+    """Raise :class:`InputError` when ``text`` holds a lone surrogate."""
+    if (found := lone_surrogate(text)) is not None:
+        at, escape = found
+        raise InputError(
+            f"{what} holds a lone surrogate ({escape}) at character {at}, which is not valid "
+            "Unicode"
+        )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -11,7 +11,8 @@ Strict, because a claim that loses its citations to a misspelt key or a wrong ty
 uncited, and a document that loses its claims reads as a clean answer:
 
 - no key outside the schema (``"citatoins"``), no key given twice, no ``NaN``/``Infinity``;
-- nesting at most :data:`MAX_CLAIMS_DEPTH` levels, measured by a linear scan before parsing,
+- nesting at most :data:`MAX_CLAIMS_DEPTH` levels, measured by a linear scan before parsing
+  (:func:`audit.json_depth.nesting_depth`),
   so 100,000 nested brackets are a one-line error rather than a ``RecursionError``;
 - bytes must be valid UTF-8 (or the UTF-16/32 that JSON detects), and every string valid
   Unicode: a lone surrogate escape (``"\\ud800"``) is refused;
@@ -28,7 +29,6 @@ Claims have no spans (``start = end = 0``).
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, NoReturn
 
 from audit.citation_scan import find_candidates
@@ -39,10 +39,12 @@ from audit.citations import (
     ParsedAnswer,
     assemble,
     check_quote,
+    lone_surrogate,
     make_citation,
     something_to_audit,
 )
 from audit.errors import InputError, LimitExceeded, NothingToAudit
+from audit.json_depth import nesting_depth
 
 MAX_CLAIMS_BYTES = 1_000_000
 MAX_CLAIMS_DEPTH = 32
@@ -51,8 +53,6 @@ MAX_CLAIMS_DEPTH = 32
 _DOCUMENT_KEYS = ("claims",)
 _CLAIM_KEYS = ("sentence", "kind", "citations")
 _CITATION_KEYS = ("handle", "quote")
-_DEPTH_TOKENS = re.compile(r'\\.|["\[\]{}]', re.DOTALL)
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class _Object(dict[str, Any]):
@@ -71,23 +71,6 @@ def _object(pairs: list[tuple[str, Any]]) -> _Object:
 
 def _constant(name: str) -> NoReturn:
     raise InputError(f"claims JSON is not valid JSON: {name} is not a number")
-
-
-def _depth(text: str) -> int:
-    """How deep arrays and objects nest in ``text`` (brackets inside strings do not count)."""
-    depth = deepest = 0
-    in_string = False
-    for mark in _DEPTH_TOKENS.findall(text):
-        if mark == '"':
-            in_string = not in_string
-        elif in_string or mark[0] == "\\":
-            continue
-        elif mark in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        else:
-            depth -= 1
-    return deepest
 
 
 def _decode(data: str | bytes) -> str:
@@ -112,9 +95,8 @@ def _keys(value: dict[str, Any], allowed: tuple[str, ...], where: str) -> None:
 
 def _text(value: str, where: str, what: str) -> str:
     """``value``, refused when it holds a lone surrogate."""
-    if not value.isascii() and (found := _SURROGATE.search(value)) is not None:
-        escape = ascii(found.group())[1:-1]
-        raise InputError(f"{where}: {what} holds a lone surrogate ({escape}), not valid Unicode")
+    if (found := lone_surrogate(value)) is not None:
+        raise InputError(f"{where}: {what} holds a lone surrogate ({found[1]}), not valid Unicode")
     return value
 
 
@@ -175,12 +157,16 @@ def parse_claims(data: str | bytes) -> ParsedAnswer:
             f"claims JSON is {len(data):,} characters long (limit {MAX_CLAIMS_BYTES:,})"
         )
     text = _decode(data)
-    if (depth := _depth(text)) > MAX_CLAIMS_DEPTH:
+    if (depth := nesting_depth(text)) > MAX_CLAIMS_DEPTH:
         raise LimitExceeded(f"claims JSON nests {depth:,} levels deep (limit {MAX_CLAIMS_DEPTH})")
     try:
         document = json.loads(text, object_pairs_hook=_object, parse_constant=_constant)
     except ValueError as error:
         raise InputError(f"claims JSON is not valid JSON: {error}") from None
+    except RecursionError:  # defence in depth: the scan above should have refused it
+        raise LimitExceeded(
+            f"claims JSON nests too deep to parse (limit {MAX_CLAIMS_DEPTH})"
+        ) from None
     if isinstance(document, dict):
         _keys(document, _DOCUMENT_KEYS, "claims JSON")
     claims = document.get("claims") if isinstance(document, dict) else document

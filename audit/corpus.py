@@ -10,7 +10,9 @@ What a corpus knows, in the snapshot's terms:
 - per source, its harvest status (``ok``, ``partial``, ``failed``, ``not_harvested``);
 - per record the lineage ever knew: its source, its current version, the versions it still
   retains (oldest first), whether it is gone upstream, the metadata and tri-state flags of its
-  current version, and its relations (retraction notices, preprint links, …);
+  current version, its relations (retraction notices, preprint links, …), and whether the
+  harvest this snapshot holds refreshed it (``refreshed``; else ``last_seen`` names the
+  snapshot whose harvest last did: the record is as that snapshot had it);
 - per (record, version, path): the passage text and its folded form.
 """
 
@@ -89,6 +91,8 @@ class StoredRecord(NamedTuple):
     expression_of_concern: bool | None = None
     preprint: bool | None = None
     relations: tuple[StoredRelation, ...] = ()
+    refreshed: bool = True  # the harvest this snapshot holds saw the record completely
+    last_seen: str | None = None  # if not: the snapshot whose harvest last saw it (if known)
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,13 +35,19 @@ _FIELD = "\x1f"  # chr(31) in the SQL below
 _KEY = "\x1e"  # chr(30)
 _TABLES = ("meta", "sources", "records", "record_versions", "record_state", "passages")
 
+# refreshed: the current version was seen by the harvest this snapshot holds ($2, see
+# DuckDBCorpus.harvest_id; a NULL harvest id or last_seen is never "refreshed"); last_seen
+# only for a record that was not.
 _RECORDS_SQL = """
 WITH k AS (SELECT DISTINCT unnest(string_split($1, chr(30))) AS record_id)
 SELECT s.record_id, s.source, s.current_version, s.withdrawn, s.withdrawn_since,
        r.title, r.status, r.doi, r.pmid, r.pmcid, r.year, r.journal,
-       r.retracted, r.expression_of_concern, r.preprint
+       r.retracted, r.expression_of_concern, r.preprint,
+       coalesce(v.last_seen = $2, FALSE) AS refreshed,
+       CASE WHEN NOT refreshed THEN v.last_seen END
 FROM record_state s JOIN k USING (record_id)
 LEFT JOIN records r ON r.record_id = s.record_id AND r.version = s.current_version
+LEFT JOIN record_versions v ON v.record_id = s.record_id AND v.version = s.current_version
 """
 
 # Retained versions as rows, oldest first (a list aggregate here costs twice as much).
@@ -188,6 +194,18 @@ class DuckDBCorpus:
             created_at=self._meta.get("created_at"),
         )
 
+    @property
+    def harvest_id(self) -> str | None:
+        """The snapshot whose harvest this one holds: its own id, or for a backfill child
+        (which harvests nothing and carries its parent's sources) the parent's. A record whose
+        current version that harvest did not see was not refreshed (``record_versions.
+        last_seen``; every build sets it to its own id for each record it saw completely).
+        A backfill of a backfill names its parent, whose harvest saw nothing: every record
+        reads as not refreshed there, which errs on the side of saying so."""
+        if self._meta.get("mode") == "backfill":
+            return self._meta.get("parent_snapshot_id")
+        return self._meta.get("snapshot_id")
+
     def source_status(self) -> Mapping[str, str]:
         if self._sources is None:
             self._sources = dict(self._fetch("SELECT source, status FROM sources"))
@@ -208,10 +226,10 @@ class DuckDBCorpus:
             versions[rid] = (version,) if held is None else (*held, version)
         found: dict[str, StoredRecord] = {}
         make, no_relations = StoredRecord._make, ()
-        for row in self._fetch(_RECORDS_SQL, [blob]):
+        for row in self._fetch(_RECORDS_SQL, [blob, self.harvest_id]):
             rid = row[0]
             # StoredRecord's field order: the row with the versions after current_version,
-            # withdrawn as a bool, and the relations last.
+            # withdrawn as a bool, the relations after the flags, refreshed and last_seen last.
             found[rid] = make(
                 (
                     rid,
@@ -219,8 +237,10 @@ class DuckDBCorpus:
                     row[2],
                     versions.get(rid, ()),
                     bool(row[3]),
-                    *row[4:],
+                    *row[4:15],
                     tuple(relations[rid]) if rid in relations else no_relations,
+                    row[15],
+                    row[16],
                 )
             )
         return found

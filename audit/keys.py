@@ -360,7 +360,7 @@ def _read_entries(path: Path) -> tuple[_StoredKey, list[_StoredKey]]:
         document = json.loads(path.read_bytes())
     except OSError as error:
         raise KeyringError(f"cannot read key file {path}: {error.strerror}") from None
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, RecursionError):  # RecursionError: nested too deep to parse
         raise KeyringError(f"key file {path} is not valid JSON") from None
     if not isinstance(document, dict) or document.get("format") != KEY_FILE_FORMAT:
         raise KeyringError(f"key file {path} is not a citeseal keyring")

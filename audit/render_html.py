@@ -53,6 +53,7 @@ FLAG_LABELS = {
     "expression_of_concern": "expression of concern",
     "preprint": "preprint",
     "version_changed": "version changed",
+    "not_refreshed": "not refreshed",
 }
 STATUS_LABELS = {"cited": "cited", "uncited": "uncited", "invalid_only": "invalid citations only"}
 

@@ -89,6 +89,9 @@ def _citation_lines(citation: CitationResult) -> list[str]:
         lines.append(_UNDER + clean_text(citation.detail))
     elif citation.checked_against == "current":
         lines.append(_UNDER + "quote found in the current version only, not as issued")
+    for flag in citation.flags:
+        if flag.name == "not_refreshed" and flag.detail:  # the one flag that warns on its own
+            lines.append(f"{_UNDER}not refreshed: {clean_text(flag.detail)}")
     standing = record_standing(citation)
     if standing:
         lines.append(f"{_UNDER}record: {clean_text(standing)}")

@@ -33,7 +33,9 @@ Verdict = Literal["malformed", "forged", "unavailable", "withdrawn", "quote_mism
 """Per-citation verdict, in ladder order: the first that applies wins."""
 VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
 
-FlagName = Literal["retracted", "expression_of_concern", "preprint", "version_changed"]
+FlagName = Literal[
+    "retracted", "expression_of_concern", "preprint", "version_changed", "not_refreshed"
+]
 """Flags an ``ok`` citation can carry."""
 FLAG_NAMES: tuple[FlagName, ...] = get_args(FlagName)
 
@@ -59,6 +61,7 @@ FailOnItem = Literal[
     "expression_of_concern",
     "preprint",
     "version_changed",
+    "not_refreshed",
 ]
 """What ``--fail-on`` accepts: any non-ok verdict, a sentence status, or a flag."""
 FAIL_ON_ITEMS: tuple[FailOnItem, ...] = get_args(FailOnItem)
@@ -218,6 +221,19 @@ INCOMPLETE_STATUSES = ("partial", "failed")
 """Harvest statuses of a source some of whose requests failed."""
 
 
+def incomplete_sources(statuses: Mapping[str, str]) -> dict[str, str]:
+    """The sources whose harvest status is incomplete (:data:`INCOMPLETE_STATUSES`), by name.
+
+    The one definition of a partial harvest by its statuses: a snapshot with any such source
+    is partial (the audit, ``snapshot verify`` and the site all ask this function)."""
+    return {s: st for s, st in sorted(statuses.items()) if st in INCOMPLETE_STATUSES}
+
+
+def is_partial(statuses: Mapping[str, str]) -> bool:
+    """True when some source's harvest is incomplete (:func:`incomplete_sources`)."""
+    return any(st in INCOMPLETE_STATUSES for st in statuses.values())
+
+
 def snapshot_info(
     name: str,
     path: str,
@@ -228,7 +244,7 @@ def snapshot_info(
     created_at: str | None = None,
 ) -> SnapshotInfo:
     """The snapshot part of a report, ``partial`` decided from the sources' harvest statuses."""
-    incomplete = {s: st for s, st in sorted(statuses.items()) if st in INCOMPLETE_STATUSES}
+    incomplete = incomplete_sources(statuses)
     return SnapshotInfo(
         name=name,
         path=path,

@@ -4,13 +4,18 @@ Per citation, the ladder (first rule that applies decides; each rule returns wha
 
     malformed       the handle does not match the grammar
     forged          the check code verifies under no key of the keyring
-    unavailable     the record's source was not harvested or failed, or the record was never
-                    in this snapshot's lineage (absence from a frozen corpus ≠ absence upstream)
+    unavailable     the snapshot does not hold the record: its source was not harvested or
+                    failed, or it was never in this snapshot's lineage (absence from a frozen
+                    corpus ≠ absence upstream); a record the snapshot holds is judged on
+                    what it holds, whatever the harvest's status
     withdrawn       the record is gone upstream, the pinned version is not retained, or the
                     version holds no such passage
     quote_mismatch  a quote is given and is not verbatim (after folding) in the text as issued
                     nor in the text as it is now
-    ok              with flags: retracted, expression_of_concern, preprint, version_changed
+    ok              with flags: retracted, expression_of_concern, preprint, version_changed,
+                    not_refreshed (the harvest this snapshot holds did not refresh the
+                    record: its source was not harvested, or in a partial snapshot its
+                    refresh failed; it is as an earlier snapshot had it)
 
 "As issued" is the pinned version for a handle with ``@version``; for an unpinned handle
 (pmid, pmcid) it is any version the snapshot retains, so those never get ``version_changed``.
@@ -23,7 +28,8 @@ but neither counted nor warned about.
 
 Overall (:func:`overall`): ``fail`` when a citation is malformed or forged, or anything named
 by ``fail_on`` occurs; ``warn`` when a citation is withdrawn, unavailable or a quote_mismatch,
-a sentence is invalid_only or uncited, or a retracted paper is cited; ``pass`` otherwise.
+a sentence is invalid_only or uncited, a retracted paper is cited, or a cited record was not
+refreshed; ``pass`` otherwise.
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ from audit.report import (
     SentenceStatus,
     Verdict,
     assemble,
+    is_partial,
 )
 
 SCHEME_SOURCE: Mapping[str, str] = {
@@ -130,17 +137,19 @@ def rule_forged(f: Facts) -> str | None:
 
 
 def rule_unavailable(f: Facts) -> str | None:
-    """The snapshot cannot answer: source not harvested or failed, or record never seen."""
+    """The snapshot does not hold the record: source not harvested or failed, or record never
+    seen. A record it holds (carried from the parent when the harvest failed) is judged on
+    what it holds, and flagged ``not_refreshed``."""
     assert f.handle is not None
+    if f.record is not None:
+        return None
     status = (f.source_status or {}).get(f.source, "not_harvested")
     if status == "failed":
         return f"the {f.source} harvest failed in this snapshot"
     if status == "not_harvested":
         return f"{f.source} was not harvested in this snapshot"
-    if f.record is None:
-        partial = f" (the {f.source} harvest was partial)" if status == "partial" else ""
-        return f"{f.handle.locator.record_id} was never in this snapshot's lineage{partial}"
-    return None
+    partial = f" (the {f.source} harvest was partial)" if status == "partial" else ""
+    return f"{f.handle.locator.record_id} was never in this snapshot's lineage{partial}"
 
 
 def rule_withdrawn(f: Facts) -> str | None:
@@ -224,9 +233,16 @@ def _targets(record: StoredRecord, kinds: Iterable[str]) -> list[str]:
     return sorted({r.target for r in record.relations if r.kind in wanted})
 
 
-def flag_retracted(record: StoredRecord, texts: Texts, handle: Handle) -> str | None:
+def _cited(f: Facts) -> tuple[StoredRecord, Handle]:
+    """The record and handle of a citation the ladder let through (both known)."""
+    assert f.record is not None and f.handle is not None
+    return f.record, f.handle
+
+
+def flag_retracted(f: Facts, texts: Texts) -> str | None:
     """Retracted: the source says so, or a retraction notice links to the record."""
-    del texts, handle
+    del texts
+    record, _ = _cited(f)
     notices = _targets(record, ("retraction_in", "retracted_and_republished_in"))
     if record.retracted is not True and not notices:
         return None
@@ -237,9 +253,10 @@ def flag_retracted(record: StoredRecord, texts: Texts, handle: Handle) -> str | 
     )
 
 
-def flag_expression_of_concern(record: StoredRecord, texts: Texts, handle: Handle) -> str | None:
+def flag_expression_of_concern(f: Facts, texts: Texts) -> str | None:
     """An expression of concern was issued about the record."""
-    del texts, handle
+    del texts
+    record, _ = _cited(f)
     notices = _targets(record, ("expression_of_concern_in",))
     if record.expression_of_concern is not True and not notices:
         return None
@@ -248,17 +265,19 @@ def flag_expression_of_concern(record: StoredRecord, texts: Texts, handle: Handl
     return "expression of concern " + ", ".join(notices)
 
 
-def flag_preprint(record: StoredRecord, texts: Texts, handle: Handle) -> str | None:
+def flag_preprint(f: Facts, texts: Texts) -> str | None:
     """The record is a preprint (not peer reviewed): flagged by the source, or a ppr handle."""
     del texts
+    record, handle = _cited(f)
     if record.preprint is not True and handle.locator.scheme != "ppr":
         return None
     published = _targets(record, ("preprint_of",))
     return ("published as " + ", ".join(published)) if published else "no published version known"
 
 
-def flag_version_changed(record: StoredRecord, texts: Texts, handle: Handle) -> str | None:
+def flag_version_changed(f: Facts, texts: Texts) -> str | None:
     """The handle pins a version that is no longer the current one."""
+    record, handle = _cited(f)
     pinned = handle.locator.version
     if pinned is None or pinned == record.current_version:
         return None
@@ -271,22 +290,41 @@ def flag_version_changed(record: StoredRecord, texts: Texts, handle: Handle) -> 
     return f"current version {record.current_version} ({change})"
 
 
-FlagRule = Callable[[StoredRecord, Texts, Handle], "str | None"]
+def flag_not_refreshed(f: Facts, texts: Texts) -> str | None:
+    """The harvest this snapshot holds did not refresh the record: its source was not
+    harvested, or the snapshot is partial and the record's refresh failed (it kept the state
+    an earlier snapshot gave it). Absence of a refresh is not staleness, but citeseal cannot
+    tell the two apart, so it says so."""
+    del texts
+    record, _ = _cited(f)
+    statuses = f.source_status or {}
+    status = statuses.get(record.source, "not_harvested")
+    if status == "not_harvested":
+        why = f"{record.source} was not harvested in this snapshot"
+    elif not record.refreshed and is_partial(statuses):
+        why = "this snapshot's harvest could not refresh the record"
+    else:
+        return None
+    earlier = f"snapshot {record.last_seen}" if record.last_seen else "an earlier snapshot"
+    return f"{why}; it is as {earlier} had it"
+
+
+FlagRule = Callable[[Facts, Texts], "str | None"]
 FLAG_RULES: tuple[tuple[FlagName, FlagRule], ...] = (
     ("retracted", flag_retracted),
     ("expression_of_concern", flag_expression_of_concern),
     ("preprint", flag_preprint),
     ("version_changed", flag_version_changed),
+    ("not_refreshed", flag_not_refreshed),
 )
 """Flag rules in report order; each returns the flag's detail when it applies."""
 
 
 def flags_of(f: Facts, texts: Texts) -> tuple[Flag, ...]:
     """The flags of an ``ok`` citation."""
-    assert f.handle is not None and f.record is not None
     found = []
     for name, rule in FLAG_RULES:
-        detail = rule(f.record, texts, f.handle)
+        detail = rule(f, texts)
         if detail is not None:
             found.append(assemble(Flag, name=name, detail=detail))
     return tuple(found)
@@ -435,6 +473,10 @@ _WORDING: Mapping[str, tuple[str, str]] = {
         "citation of a version that is no longer current",
         "citations of versions that are no longer current",
     ),
+    "not_refreshed": (
+        "citation of a record this snapshot did not refresh",
+        "citations of records this snapshot did not refresh",
+    ),
 }
 
 
@@ -451,6 +493,7 @@ WARN_ITEMS: tuple[FailOnItem, ...] = (
     "invalid_only",
     "retracted",
     "uncited",
+    "not_refreshed",
 )
 """What makes an answer warn (when the fail-on policy does not already make it fail)."""
 

@@ -20,6 +20,7 @@ from typing import Any, TypeAlias
 
 from lxml import etree  # pyright: ignore[reportAttributeAccessIssue]  (no stubs)
 
+from audit.json_depth import nesting_depth
 from pipeline.errors import ParseError
 
 Element: TypeAlias = Any  # lxml ships no type stubs; parsers annotate elements with this
@@ -181,28 +182,11 @@ def clean(text: str) -> str:
     return _WS.sub(" ", text).strip()
 
 
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 MAX_JSON_DEPTH = 64
 """Arrays and objects nested deeper than this are refused (no API we read nests past ~12)."""
-_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
-_NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
-_BRACKET_PAIR = re.compile(rb"\[\]|\{\}")
-
-
-def json_depth(data: bytes, *, limit: int = MAX_JSON_DEPTH) -> int:
-    """How deeply the arrays and objects of a JSON text nest, up to ``limit + 1``: a lexical
-    scan without recursion (brackets inside strings are ignored; each pass removes the
-    innermost pairs), so a body nested 100,000 deep is measured, not parsed."""
-    brackets = _JSON_STRING.sub(b"", data).translate(None, _NOT_BRACKET)
-    depth = 0
-    while brackets and depth <= limit:
-        inner = _BRACKET_PAIR.sub(b"", brackets)
-        if len(inner) == len(brackets):
-            break  # unbalanced: json.loads reports it
-        brackets = inner
-        depth += 1
-    return depth
+_TOO_DEEP = "expected {what} but the JSON is nested deeper than {limit} levels"
 
 
 def _replace_lone_surrogates(value: Any) -> Any:
@@ -237,13 +221,21 @@ def load_json(body: str | bytes, *, what: str) -> Any:
 
 def decode_json(body: str | bytes, *, what: str) -> Any:
     """``json.loads`` for untrusted text, bounded: nesting deeper than :data:`MAX_JSON_DEPTH`
-    is a ParseError (measured before parsing, so it never recurses), and lone surrogates
-    become U+FFFD. Malformed JSON raises ``ValueError`` (``json.JSONDecodeError``), for
-    callers that word that error themselves; :func:`load_json` does it for the rest."""
-    data = _as_bytes(body)
-    if json_depth(data) > MAX_JSON_DEPTH:
-        raise ParseError(
-            f"expected {what} but the JSON is nested deeper than {MAX_JSON_DEPTH} levels"
-        )
-    value = json.loads(data if isinstance(body, bytes) else body)
-    return _replace_lone_surrogates(value) if _SURROGATE_ESCAPE.search(data) else value
+    is a ParseError (measured in one linear pass before parsing, so it never recurses;
+    :func:`audit.json_depth.nesting_depth`), and lone surrogates become U+FFFD. Malformed
+    JSON raises ``ValueError`` (``json.JSONDecodeError``), for callers that word that error
+    themselves; :func:`load_json` does it for the rest."""
+    text = body if isinstance(body, str) else _decode(body)
+    if nesting_depth(text, limit=MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+        raise ParseError(_TOO_DEEP.format(what=what, limit=MAX_JSON_DEPTH))
+    try:
+        value = json.loads(text)
+    except RecursionError:  # defence in depth: the scan above should have refused it
+        raise ParseError(_TOO_DEEP.format(what=what, limit=MAX_JSON_DEPTH)) from None
+    return _replace_lone_surrogates(value) if _SURROGATE_ESCAPE.search(text) else value
+
+
+def _decode(data: bytes) -> str:
+    """The text of a JSON body as ``json.loads`` decodes bytes (UTF-8, or the UTF-16/32 its
+    first bytes show), so the depth scan reads the same characters the parser will."""
+    return data.decode(json.detect_encoding(data), "surrogatepass")

@@ -18,13 +18,14 @@ from typing import Any
 import duckdb
 
 from audit.errors import CorpusError
+from audit.report import is_partial
 from pipeline.site.contexts import RecordItem, SourceLine
 from pipeline.site.loaders import BuildWarning, slugify
 from pipeline.snapshot.digests import DigestCache
 from pipeline.snapshot.manifest import manifest_path
 from pipeline.snapshot.store import read_meta
 from pipeline.snapshot.trust import SealPolicy, trust_snapshot
-from pipeline.snapshot.verify import INCOMPLETE, describe_partial
+from pipeline.snapshot.verify import describe_partial
 
 LIST_CAP = 500  # at most this many records per list on a snapshot page
 
@@ -69,7 +70,7 @@ class LoadedSnapshot:
         None when every request of its harvest was answered."""
         statuses = {s.source: s.status for s in self.sources}
         manifest = self.manifest or {}
-        if not manifest.get("partial") and not any(s in INCOMPLETE for s in statuses.values()):
+        if not manifest.get("partial") and not is_partial(statuses):
             return None
         failed = sum(s.failed_requests for s in self.sources)
         carried = manifest.get("carried")

@@ -18,6 +18,7 @@ from typing import Any
 
 import duckdb
 
+from audit.report import incomplete_sources, is_partial
 from pipeline.errors import SnapshotError
 from pipeline.snapshot.digests import DigestCache
 from pipeline.snapshot.manifest import Manifest, read_manifest, sha256_file
@@ -198,9 +199,7 @@ def snapshot_info(path: Path) -> dict[str, Any]:
     statuses = {row["source"]: row["status"] for row in sources}
     failed = sum(int(row["failed_requests"] or 0) for row in sources)
     carried = manifest.get("carried") if manifest else None
-    partial = bool(manifest and manifest.get("partial")) or any(
-        status in INCOMPLETE for status in statuses.values()
-    )
+    partial = bool(manifest and manifest.get("partial")) or is_partial(statuses)
     return {
         "path": str(path),
         "meta": meta,
@@ -213,13 +212,10 @@ def snapshot_info(path: Path) -> dict[str, Any]:
     }
 
 
-INCOMPLETE = ("partial", "failed")  # source statuses of a harvest in which requests failed
-
-
 def describe_partial(statuses: Mapping[str, str], failed: int, carried: int | None) -> str:
     """``2 failed requests (crossref partial, clinicaltrials failed); 4 records kept their
     parent state`` — what makes a snapshot partial, in one line."""
-    bad = ", ".join(f"{s} {st}" for s, st in sorted(statuses.items()) if st in INCOMPLETE)
+    bad = ", ".join(f"{s} {st}" for s, st in incomplete_sources(statuses).items())
     if failed:
         text = f"{failed} failed request{'s' if failed != 1 else ''}" + (f" ({bad})" if bad else "")
     else:  # a backfill child: the statuses of the harvest it carries

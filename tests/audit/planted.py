@@ -6,7 +6,9 @@ corpus written to a snapshot file) and tests/pipeline/test_audit_cmd.py (through
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -36,12 +38,26 @@ def h(locator: str, keyring: Keyring = KEYRING) -> str:
 
 
 def make_corpus(**sources: str) -> InMemoryCorpus:
+    """The planted corpus, with the harvest statuses ``sources`` (``"absent"``: no row)."""
+    return stale_corpus({}, **sources)
+
+
+def stale_corpus(stale: Mapping[str, str], /, **sources: str) -> InMemoryCorpus:
+    """:func:`make_corpus`, in which the harvest the corpus holds did not refresh the records
+    ``stale`` names (each → the snapshot that last did)."""
     statuses: dict[str, str] = dict.fromkeys(
         ("pubmed", "europepmc", "pubtator3", "crossref", "clinicaltrials", "openfda"), "ok"
     )
     statuses.update(sources)
     corpus = InMemoryCorpus(sources={k: v for k, v in statuses.items() if v != "absent"})
-    corpus.add_record(
+    not_refreshed = dict(stale)
+
+    def add(record_id: str, *args: Any, **kwargs: Any) -> None:
+        if record_id in not_refreshed:
+            kwargs.update(refreshed=False, last_seen=not_refreshed[record_id])
+        corpus.add_record(record_id, *args, **kwargs)
+
+    add(
         "pmid:99000001",
         "pubmed",
         {
@@ -56,7 +72,7 @@ def make_corpus(**sources: str) -> InMemoryCorpus:
         expression_of_concern=False,
         preprint=False,
     )
-    corpus.add_record(
+    add(
         "pmid:99000002",
         "pubmed",
         {"1": {"abstract.1": "Four children developed Farrow syndrome after zentravir."}},
@@ -67,27 +83,27 @@ def make_corpus(**sources: str) -> InMemoryCorpus:
             StoredRelation("retraction_in", "pmid:99000003", "crossref"),
         ],
     )
-    corpus.add_record(
+    add(
         "pmid:99000004",
         "pubmed",
         {"1": {"abstract.1": "Zentravir shortened the course of Farrow syndrome."}},
         expression_of_concern=True,
         relations=[StoredRelation("expression_of_concern_in", "pmid:99000005", "pubmed")],
     )
-    corpus.add_record(
+    add(
         "pmid:99000007",
         "pubmed",
         {"1": {"abstract.1": "A retracted paper the source marks without a notice."}},
         retracted=True,
     )
-    corpus.add_record(
+    add(
         "ppr:PPR990001",
         "europepmc",
         {"1": {"abstract.1": "Zentravir in Farrow syndrome: a preprint."}},
         preprint=True,
         relations=[StoredRelation("preprint_of", "pmid:99000006", "europepmc")],
     )
-    corpus.add_record(
+    add(
         "nct:NCT99000001",
         "clinicaltrials",
         {
@@ -102,20 +118,20 @@ def make_corpus(**sources: str) -> InMemoryCorpus:
             },
         },
     )
-    corpus.add_record(
+    add(
         f"setid:{SETID}",
         "openfda",
         {"3": {"label.boxed_warning.1": WARNING}, "4": {"label.boxed_warning.1": WARNING}},
         retained=["4"],
     )
-    corpus.add_record(
+    add(
         "pmid:99000010",
         "pubmed",
         {"1": {"abstract.1": "A record that later disappeared upstream."}},
         withdrawn=True,
         withdrawn_since="demo-20250602T000000Z",
     )
-    corpus.add_record(
+    add(
         "pmid:99000020",
         "pubmed",
         {
@@ -172,9 +188,10 @@ def write_snapshot(
                         ),
                     ],
                 )
+                seen = f"{name}-1" if record.refreshed or not current else record.last_seen
                 con.execute(
-                    "INSERT INTO record_versions VALUES (?, ?, ?, 'h', 's1', 's1', 'harvest')",
-                    [record.record_id, version, seq],
+                    "INSERT INTO record_versions VALUES (?, ?, ?, 'h', 's1', ?, 'harvest')",
+                    [record.record_id, version, seq, seen or "s0"],
                 )
             con.execute(
                 "INSERT INTO record_state VALUES (?, ?, ?, ?, ?)",

@@ -18,6 +18,7 @@ from audit.citations import (
     MAX_ANSWER_CHARS,
     MAX_CITATIONS_PER_SENTENCE,
     MAX_QUOTE_CHARS,
+    lone_surrogate,
     parse_answer,
 )
 from audit.errors import InputError, LimitExceeded, NothingToAudit
@@ -315,6 +316,47 @@ def test_lookalike_or_invisible_handle_is_malformed_not_uncited(written: str, er
     assert citation.error == error
 
 
+@pytest.mark.parametrize(
+    ("written", "error"),
+    [
+        (
+            "pmid\\:99000001/abstract.3~awhr1",
+            "Markdown escape '\\:' at character 5 of the handle, expected ':'",
+        ),
+        (
+            "pmid&#58;99000001/abstract.3~awhr1",
+            "character reference '&#58;' at character 5 of the handle, expected ':'",
+        ),
+        (
+            "pmid&colon;99000001/abstract.3~awhr1",
+            "character reference '&colon;' at character 5 of the handle, expected ':'",
+        ),
+        (
+            "pm**id**:99000001/abstract.3~awhr1",
+            "emphasis marker '**' at character 3 of the handle; a handle is written without "
+            "Markdown",
+        ),
+        (
+            "pmid:99000001/abstract.3~aw`hr`1",
+            "code marker '`' at character 28 of the handle; a handle is written without Markdown",
+        ),
+    ],
+    ids=["escape", "decimal-reference", "named-reference", "strong", "code"],
+)
+@pytest.mark.parametrize("context", ["The drug is safe {h}.", "The drug is safe [{h}]."])
+def test_a_handle_hidden_by_markup_is_malformed_not_uncited(
+    written: str, error: str, context: str
+) -> None:
+    (sentence,) = parse_answer(context.format(h=written)).sentences
+    (citation,) = sentence.citations
+    assert (sentence.text, citation.handle_text, citation.handle, citation.error) == (
+        "The drug is safe.",
+        written,
+        None,
+        error,
+    )
+
+
 def test_a_homoglyph_the_skeleton_does_not_know_still_makes_one_malformed_token() -> None:
     (sentence,) = parse_answer(
         "Risk was unchanged (pm\u13d7d:99000001/abstract.3~awhr0)."
@@ -423,16 +465,41 @@ _LOOKALIKE = {  # ASCII → characters whose skeleton is that ASCII
 _INVISIBLE = "\u200b\u200c\u200d\u2060\u202e\u202d\u202c\u200e\u200f\u00ad\ufeff\u0301\u3164"
 
 
+_NAMED = {":": "&colon;", "/": "&sol;", ".": "&period;", "~": "&tilde;", "@": "&commat;"}
+_MARKERS = ["*", "**", "`"]
+
+
+def _markup(draw: st.DrawFn, text: str) -> str:
+    """``text`` with one piece of markup a renderer hides: a Markdown escape, a character
+    reference, or emphasis/code markers around a part of it."""
+    how = draw(st.sampled_from(["escape", "decimal", "hex", "named", "markers"]))
+    if how == "escape":
+        at = draw(st.sampled_from([i for i, c in enumerate(text) if c in ":/.~@-"]))
+        return text[:at] + "\\" + text[at:]
+    if how == "markers":
+        first = draw(st.integers(1, len(text) - 2))
+        last = draw(st.integers(first + 1, len(text) - 1))
+        marker = draw(st.sampled_from(_MARKERS))
+        return text[:first] + marker + text[first:last] + marker + text[last:]
+    spots = [i for i, c in enumerate(text) if how != "named" or c in _NAMED]
+    at = draw(st.sampled_from(spots))
+    char = text[at]
+    reference = {"decimal": f"&#{ord(char)};", "hex": f"&#x{ord(char):X};"}.get(how)
+    return text[:at] + (reference or _NAMED[char]) + text[at + 1 :]
+
+
 @st.composite
 def _token(draw: st.DrawFn, handle_shaped: bool) -> tuple[str, str]:
-    """(text, kind): kind "valid", "malformed" (ASCII) or "lookalike"."""
-    kind = draw(st.sampled_from(["valid", "malformed", "lookalike", "lookalike"]))
+    """(text, kind): kind "valid", "malformed" (ASCII), "lookalike" or "markup"."""
+    kind = draw(st.sampled_from(["valid", "malformed", "lookalike", "lookalike", "markup"]))
     if kind == "malformed":
         pool = _MALFORMED + ([] if handle_shaped else _OTHER_SHAPE + _NO_PATH)
         return draw(st.sampled_from(pool)), kind
     text = draw(st.sampled_from(_VALID))
     if kind == "valid":
         return text, kind
+    if kind == "markup":
+        return _markup(draw, text), kind
     if draw(st.booleans()):  # replace one character by a look-alike
         spots = [i for i, c in enumerate(text) if c in _LOOKALIKE]
         at = draw(st.sampled_from(spots))
@@ -551,6 +618,14 @@ def test_every_handle_looking_span_in_any_context_is_exactly_one_citation(
                 assert citation.handle is not None and citation.error is None
             else:
                 assert citation.handle is None and citation.error
+            first_word = (citation.error or "").split(" ")[0]
             if token.kind == "lookalike":
-                first_word = (citation.error or "").split(" ")[0]
                 assert first_word in ("look-alike", "invisible", "combining")
+            if token.kind == "markup":
+                assert first_word in ("Markdown", "character", "emphasis", "code")
+
+
+def test_lone_surrogate_finds_the_first_one_and_a_pair_is_none() -> None:
+    assert lone_surrogate("ab\udc00c\ud800") == (2, "\\udc00")
+    assert lone_surrogate("risk \U0001f600 low") is None
+    assert lone_surrogate("plain") is None

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from audit import claims as claims_module
 from audit.claims import MAX_CLAIMS_DEPTH, parse_claims
 from audit.errors import InputError, LimitExceeded, NothingToAudit
 
@@ -147,6 +148,21 @@ def test_deep_nesting_is_a_one_line_limit_error_not_a_recursion_error() -> None:
     with pytest.raises(LimitExceeded) as caught:
         parse_claims("[" * 100_000 + "]" * 100_000)
     assert str(caught.value) == "claims JSON nests 100,000 levels deep (limit 32)"
+
+
+def test_unbalanced_deep_nesting_is_the_same_limit_error() -> None:
+    with pytest.raises(LimitExceeded) as caught:
+        parse_claims("[" * 100_000)
+    assert str(caught.value) == "claims JSON nests 100,000 levels deep (limit 32)"
+
+
+def test_a_recursion_error_while_parsing_is_a_limit_error_too(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(claims_module, "nesting_depth", lambda text: 0)  # a scan that misses
+    with pytest.raises(LimitExceeded) as caught:
+        parse_claims("[" * 100_000 + "]" * 100_000)
+    assert str(caught.value) == "claims JSON nests too deep to parse (limit 32)"
 
 
 def test_nesting_at_the_limit_is_parsed_and_brackets_in_strings_do_not_count() -> None:

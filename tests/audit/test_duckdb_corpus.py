@@ -213,3 +213,49 @@ def test_every_rule_decides_the_same_on_a_snapshot_file(
         "quote_mismatch",
         "ok",
     }
+
+
+def _refreshed(path: Path) -> dict[str, tuple[bool, str | None]]:
+    with DuckDBCorpus(path) as corpus:
+        found = corpus.records(["nct:NCT99000001", "pmid:99000002"])
+    return {rid: (r.refreshed, r.last_seen) for rid, r in found.items()}
+
+
+@pytest.mark.parametrize(
+    ("sql", "expected"),
+    [
+        ("", {"nct:NCT99000001": (True, None), "pmid:99000002": (True, None)}),
+        (
+            # pmid:99000002's refresh failed: its current version was last seen by the parent
+            "UPDATE record_versions SET last_seen = 'tiny-0' WHERE record_id = 'pmid:99000002'",
+            {"nct:NCT99000001": (True, None), "pmid:99000002": (False, "tiny-0")},
+        ),
+        (
+            # only the current version counts: an older one the parent saw last does not
+            "UPDATE record_versions SET last_seen = 'tiny-0' WHERE version = '2025-01-15'",
+            {"nct:NCT99000001": (True, None), "pmid:99000002": (True, None)},
+        ),
+        (
+            # a backfill child: the harvest it holds is its parent's
+            "UPDATE meta SET value = 'tiny-2' WHERE key = 'snapshot_id'; "
+            "INSERT INTO meta VALUES ('mode', 'backfill'), ('parent_snapshot_id', 'tiny-1')",
+            {"nct:NCT99000001": (True, None), "pmid:99000002": (True, None)},
+        ),
+        (
+            "UPDATE meta SET value = 'tiny-2' WHERE key = 'snapshot_id'",
+            {"nct:NCT99000001": (False, "tiny-1"), "pmid:99000002": (False, "tiny-1")},
+        ),
+        (
+            # no harvest id: nothing reads as refreshed
+            "DELETE FROM meta WHERE key = 'snapshot_id'",
+            {"nct:NCT99000001": (False, "tiny-1"), "pmid:99000002": (False, "tiny-1")},
+        ),
+    ],
+    ids=["all-seen", "refresh-failed", "older-version", "backfill-child", "not-seen", "no-id"],
+)
+def test_a_record_is_refreshed_when_the_harvest_it_holds_saw_its_current_version(
+    tmp_path: Path, sql: str, expected: dict[str, tuple[bool, str | None]]
+) -> None:
+    path = tmp_path / "tiny.duckdb"
+    _write_snapshot(path, extra_sql=sql)
+    assert _refreshed(path) == expected

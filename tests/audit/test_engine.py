@@ -19,7 +19,7 @@ from audit.corpus import (
 )
 from audit.engine import AuditInput, audit_answer, audit_many, iso_utc, reaudit
 from audit.errors import CorpusError
-from tests.audit.planted import KEYRING, h, make_corpus
+from tests.audit.planted import KEYRING, h, make_corpus, stale_corpus
 
 GOOD = h("pmid:99000001/abstract.3")
 OLD_TRIAL = h("nct:NCT99000001@2025-01-15/trial.brief_summary.1")
@@ -124,9 +124,12 @@ def test_reaudit_decides_afresh_against_another_corpus() -> None:
     parsed = parse_answer(f'A [{OLD_TRIAL} "20 mg daily"]. B [{GOOD}].')
     report = audit_answer(parsed, make_corpus(), KEYRING, fail_on=["uncited"])
     assert report.verdict == "pass"
-    later = make_corpus(clinicaltrials="failed")
+    later = stale_corpus({"nct:NCT99000001": "planted-0"}, clinicaltrials="failed")
     again = reaudit(report, later, KEYRING)
-    assert [c.verdict for c in again.citations()] == ["unavailable", "ok"]
+    assert [(c.verdict, [f.name for f in c.flags]) for c in again.citations()] == [
+        ("ok", ["version_changed", "not_refreshed"]),
+        ("ok", []),
+    ]
     assert (again.verdict, again.fail_on, again.source) == (
         "warn",
         ["malformed", "forged", "uncited"],

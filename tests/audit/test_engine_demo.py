@@ -8,7 +8,7 @@ label's older versions. Handles are minted with the public demo key, as ``citese
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -333,16 +333,104 @@ def literature(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DuckDBCorpu
         yield corpus
 
 
-def test_unavailable_when_the_harvest_failed_even_for_carried_records(
-    failed: DuckDBCorpus,
+def test_a_record_carried_through_a_failed_harvest_is_judged_and_flagged_not_refreshed(
+    demo: DemoSnapshots, failed: DuckDBCorpus
 ) -> None:
     assert failed.source_status()["clinicaltrials"] == "failed"
     assert "nct:NCT99000001" in failed.records(["nct:NCT99000001"])  # carried from the parent
     result = judge(failed, h("nct:NCT99000001@2025-06-02/trial.brief_summary.1"))
-    assert (result.verdict, result.detail) == (
-        "unavailable",
-        "the clinicaltrials harvest failed in this snapshot",
+    assert (result.verdict, [(f.name, f.detail) for f in result.flags]) == (
+        "ok",
+        [
+            (
+                "not_refreshed",
+                "this snapshot's harvest could not refresh the record; it is as snapshot "
+                f"{demo.new.stem} had it",
+            )
+        ],
     )
+
+
+def _child(
+    tmp_path_factory: pytest.TempPathFactory, parent: Path, name: str, drop: str
+) -> Iterator[DuckDBCorpus]:
+    """A partial child of ``parent`` built from the demo replay without ``drop`` (a file or a
+    folder of it): the reviewer's reproducers of issue 12."""
+    base = tmp_path_factory.mktemp(name)
+    spec = base / "demo.toml"
+    shutil.copy(DEMO / "demo.toml", spec)
+    replay = base / "replay"
+    shutil.copytree(DEMO / "demo" / "replay", replay)
+    dropped = replay / drop
+    shutil.rmtree(dropped) if dropped.is_dir() else dropped.unlink()
+    result = build_snapshot(
+        spec,
+        keyring=TEST_KEYRING,
+        replay=[replay],
+        parent=parent,
+        allow_partial=True,
+        settings=Settings(data_dir=base / "data"),
+        resume=False,
+    )
+    assert result.manifest.partial
+    with DuckDBCorpus(result.path) as corpus:
+        yield corpus
+
+
+@pytest.fixture(scope="session")
+def no_trials(
+    demo: DemoSnapshots, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[DuckDBCorpus]:
+    """OLD's child without ClinicalTrials.gov answers: the clinicaltrials harvest failed."""
+    yield from _child(tmp_path_factory, demo.old, "demo-no-trials", "clinicaltrials")
+
+
+@pytest.fixture(scope="session")
+def no_update(
+    demo: DemoSnapshots, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[DuckDBCorpus]:
+    """OLD's child without one Crossref answer: pmid:99000004 kept its parent state."""
+    yield from _child(
+        tmp_path_factory, demo.old, "demo-no-update", "crossref/works-096898f1ae85.json"
+    )
+
+
+def test_a_trial_carried_through_a_failed_harvest_is_ok_as_against_its_parent(
+    demo: DemoSnapshots, old: DuckDBCorpus, no_trials: DuckDBCorpus
+) -> None:
+    handle = h("nct:NCT99000001@2025-01-15/trial.brief_summary.1")
+    assert no_trials.source_status()["clinicaltrials"] == "failed"
+    assert judge(old, handle).verdict == "ok"
+    result = judge(no_trials, handle)
+    assert (result.verdict, [f.name for f in result.flags]) == ("ok", ["not_refreshed"])
+    assert result.passage == judge(old, handle).passage
+
+
+def test_an_audit_of_the_record_whose_refresh_failed_warns_not_passes(
+    demo: DemoSnapshots, no_update: DuckDBCorpus
+) -> None:
+    parsed = parse_answer(f"[{h('pmid:99000004/title')}]\n")
+    report = audit_answer(parsed, no_update, KEYRING)
+    (citation,) = report.citations()
+    assert (report.verdict, report.verdict_reasons) == (
+        "warn",
+        ["warn: 1 citation of a record this snapshot did not refresh"],
+    )
+    assert (citation.verdict, [(f.name, f.detail) for f in citation.flags][-1]) == (
+        "ok",
+        (
+            "not_refreshed",
+            "this snapshot's harvest could not refresh the record; it is as snapshot "
+            f"{demo.old.stem} had it",
+        ),
+    )
+    failing = audit_answer(parsed, no_update, KEYRING, fail_on=["not_refreshed"])
+    assert (failing.verdict, failing.verdict_reasons) == (
+        "fail",
+        ["fail: 1 citation of a record this snapshot did not refresh"],
+    )
+    refreshed = audit_answer(parse_answer(f"[{h('pmid:99000001/title')}]\n"), no_update, KEYRING)
+    assert refreshed.verdict == "pass"  # the records its harvest did refresh are not flagged
 
 
 def test_unavailable_when_the_source_was_not_harvested(literature: DuckDBCorpus) -> None:
@@ -352,6 +440,40 @@ def test_unavailable_when_the_source_was_not_harvested(literature: DuckDBCorpus)
         "openfda was not harvested in this snapshot",
     )
     assert judge(literature, h("pmid:99000001/abstract.4")).verdict == "ok"
+
+
+@pytest.mark.parametrize(
+    ("spell", "detail"),
+    [
+        (
+            lambda h: h.replace(":", "\\:", 1),
+            "Markdown escape '\\:' at character 5 of the handle, expected ':'",
+        ),
+        (
+            lambda h: h.replace(":", "&#58;", 1),
+            "character reference '&#58;' at character 5 of the handle, expected ':'",
+        ),
+        (
+            lambda h: h.replace(":", "&colon;", 1),
+            "character reference '&colon;' at character 5 of the handle, expected ':'",
+        ),
+        (
+            lambda h: "pm**id**" + h[4:],
+            "emphasis marker '**' at character 3 of the handle; a handle is written without "
+            "Markdown",
+        ),
+    ],
+    ids=["escape", "decimal-reference", "named-reference", "strong"],
+)
+def test_a_forged_handle_hidden_by_markup_fails_the_audit(
+    new: DuckDBCorpus, spell: Callable[[str], str], detail: str
+) -> None:
+    forged = forge(h("pmid:99000001/abstract.3"))
+    plain = audit_answer(parse_answer(f"The drug is safe {forged}.\n"), new, KEYRING)
+    assert [c.verdict for s in plain.sentences for c in s.citations] == ["forged"]
+    report = audit_answer(parse_answer(f"The drug is safe {spell(forged)}.\n"), new, KEYRING)
+    (citation,) = [c for s in report.sentences for c in s.citations]
+    assert (report.verdict, citation.verdict, citation.detail) == ("fail", "malformed", detail)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -233,6 +233,7 @@ def test_create_key_file_never_overwrites(tmp_path: Path) -> None:
     ("content", "message"),
     [
         ("{", "key file {path} is not valid JSON"),
+        ("[" * 100_000, "key file {path} is not valid JSON"),  # a RecursionError before
         ('{"format": "other"}', "key file {path} is not a citeseal keyring"),
         (
             '{"format": "citeseal-keyring", "version": 9}',

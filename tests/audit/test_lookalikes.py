@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import html
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from audit.errors import CitationSyntaxError
-from audit.lookalikes import ascii_of, require_ascii, skeleton
+from audit.lookalikes import ascii_of, reference_at, require_ascii, require_plain, skeleton
 
 HANDLE = "pmid:99000001/abstract.3~awhr0"
 
@@ -123,3 +125,156 @@ def test_skeleton_spans_stay_in_bounds_and_in_order(text: str) -> None:
         assert 0 <= first < last <= len(text)
         if start:
             assert skel.span(start - 1, start)[0] <= first
+
+
+# --- markup a renderer does not show as written: escapes, character references, markers ------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("pmid\\:99/a~b", "pmid:99/a~b"),  # Markdown escape
+        ("pmid\\\\:9", "pmid\\:9"),  # an escaped backslash is a backslash
+        ("pmid\\x", "pmid\\x"),  # a backslash before a letter is a backslash
+        ("pmid&#58;9", "pmid:9"),  # decimal reference
+        ("pmid&#x3A;9&#X3a;", "pmid:9:"),  # hexadecimal
+        ("pmid&colon;9&sol;a", "pmid:9/a"),  # HTML5 names
+        ("&#112;mid&#58", "pmid:"),  # a numeric reference needs no ';'
+        ("AT&amp;T &ampmid", "AT&T &mid"),  # legacy names need none either (html.unescape)
+        ("&#x440;mid:9", "pmid:9"),  # a reference to a look-alike: mapped like one
+        ("pm&#8203;id:9", "pmid:9"),  # a reference to an invisible character: dropped
+        ("&zz; &colon\\:", "&zz; &colon:"),  # no such name: the text stays
+        ("pm**id**:9", "pmid:9"),  # strong markers inside a token
+        ("pm*i*d:9 pm`id`:9", "pmid:9 pmid:9"),  # emphasis and code markers
+        ("**pmid:9** `pmid:9` a * b", "**pmid:9** `pmid:9` a * b"),  # around a token: kept
+        ("pmid:9**.", "pmid:9."),  # between the token and its full stop
+    ],
+)
+def test_the_skeleton_reads_markup_as_a_renderer_shows_it(text: str, expected: str) -> None:
+    assert skeleton(text).text == expected
+
+
+def test_an_escape_or_a_reference_maps_back_whole() -> None:
+    skel = skeleton("see pmid&#58;9\\/a&colon; x")
+    assert skel.text == "see pmid:9/a: x"
+    assert skel.span(4, 13) == (4, 24)  # "pmid:9/a:" is "pmid&#58;9\\/a&colon;"
+    assert skel.span(8, 9) == (8, 13)  # the ':' is "&#58;"
+    skel = skeleton("x pm**id**:9 y")
+    assert (skel.text, skel.span(2, 8)) == ("x pmid:9 y", (2, 12))
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            ["&", "#", "x", "3A", "58", ";", "amp", "colon", "not", "it", "a", " ", "\\", "&#"]
+        ),
+        max_size=20,
+    ).map("".join)
+)
+def test_references_are_read_with_html_unescape_semantics(text: str) -> None:
+    parts: list[str] = []
+    at = 0
+    while at < len(text):
+        found = reference_at(text, at) if text[at] == "&" else None
+        if found is None:
+            parts.append(text[at])
+            at += 1
+        else:
+            parts.append(found[0])
+            at = found[1]
+    assert "".join(parts) == html.unescape(text)
+
+
+_MARKUP_PIECES = st.sampled_from(
+    [
+        *("p", "m", "9", ":", "/", "~", " ", "*", "**", "`", "\\", "\\:", "&"),
+        *("&#58;", "&colon;", "&#x301;", "&not", "\u0440", "\u200b", "\u0301"),
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_MARKUP_PIECES, max_size=30).map("".join))
+def test_skeleton_spans_of_markup_stay_in_bounds_and_in_order(text: str) -> None:
+    skel = skeleton(text)
+    for start in range(len(skel.text)):
+        first, last = skel.span(start, start + 1)
+        assert 0 <= first < last <= len(text)
+        if start:
+            assert skel.span(start - 1, start)[0] <= first
+
+
+@pytest.mark.parametrize(
+    ("handle", "message"),
+    [
+        (
+            "pmid\\:99000001/abstract.3~awhr1",
+            "Markdown escape '\\:' at character 5 of the handle, expected ':'",
+        ),
+        (
+            "pmid:99000001/abstract\\.3~awhr1",
+            "Markdown escape '\\.' at character 23 of the handle, expected '.'",
+        ),
+        (
+            "pmid&#58;99000001/abstract.3~awhr1",
+            "character reference '&#58;' at character 5 of the handle, expected ':'",
+        ),
+        (
+            "pmid&colon;99000001/abstract.3~awhr1",
+            "character reference '&colon;' at character 5 of the handle, expected ':'",
+        ),
+        (
+            "&#x70;mid:99000001/abstract.3~awhr1",
+            "character reference '&#x70;' at character 1 of the handle, expected 'p'",
+        ),
+        (
+            "pm&#8203;id:99000001/abstract.3~awhr1",
+            "character reference '&#8203;' (U+200B ZERO WIDTH SPACE) at character 3 of the "
+            "handle; a handle is plain ASCII",
+        ),
+        (
+            "pmid:99000001/&notit;abstract.3~awhr1",
+            "character reference '&not' (U+00AC NOT SIGN) at character 15 of the handle; a "
+            "handle is plain ASCII",
+        ),
+        (
+            "pm**id**:99000001/abstract.3~awhr1",
+            "emphasis marker '**' at character 3 of the handle; a handle is written without "
+            "Markdown",
+        ),
+        (
+            "pm`id`:99000001/abstract.3~awhr1",
+            "code marker '`' at character 3 of the handle; a handle is written without Markdown",
+        ),
+        (
+            "p\u0440mid&#58;9",  # the first offence is named, whatever its kind
+            "look-alike character '\u0440' (U+0440 CYRILLIC SMALL LETTER ER) at character 2 of "
+            "the handle, expected 'p'",
+        ),
+    ],
+    ids=[
+        "escape-colon",
+        "escape-dot",
+        "decimal",
+        "named",
+        "hex-letter",
+        "invisible",
+        "legacy-name",
+        "strong",
+        "code",
+        "first-wins",
+    ],
+)
+def test_require_plain_names_the_first_markup_or_non_ascii_character(
+    handle: str, message: str
+) -> None:
+    with pytest.raises(CitationSyntaxError) as caught:
+        require_plain(handle)
+    assert caught.value.message == message
+    assert caught.value.start + 1 == int(message.split(" at character ")[1].split()[0])
+
+
+def test_require_plain_passes_a_plain_handle_and_a_bare_ampersand() -> None:
+    require_plain(HANDLE)  # returns without raising
+    require_plain("pmid:9&9/x~y")  # no reference: the grammar names the '&'

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from audit.citations import parse_answer
+from audit.engine import audit_answer
 from audit.render_html import (
     Segment,
     TemplatesMissingError,
@@ -18,6 +20,7 @@ from audit.render_html import (
     word_diff,
 )
 from pipeline.bench.bench_site import make_report
+from tests.audit.planted import KEYRING, h, stale_corpus
 
 
 def test_word_diff_marks_whole_words_and_keeps_spacing() -> None:
@@ -83,3 +86,17 @@ def test_missing_templates_are_named(tmp_path: Path) -> None:
     with pytest.raises(TemplatesMissingError) as caught:
         make_environment(tmp_path)
     assert caught.value.message == f"site templates not found in {tmp_path}"
+
+
+def test_the_page_shows_a_citation_of_a_record_the_snapshot_did_not_refresh() -> None:
+    corpus = stale_corpus({"pmid:99000001": "planted-0"}, crossref="partial")
+    answer = parse_answer(f"Risk was low [{h('pmid:99000001/abstract.3')}].\n")
+    report = audit_answer(answer, corpus, KEYRING, source_label="answer.md")
+    html = render_report_html(report)
+    assert (
+        '<li class="flag flag-not_refreshed"><span class="flag-name">not refreshed</span>: '
+        "this snapshot&#39;s harvest could not refresh the record; it is as snapshot planted-0 "
+        "had it</li>"
+    ) in html
+    assert "<li>warn: 1 citation of a record this snapshot did not refresh</li>" in html
+    assert "<strong>Warning:</strong> partial snapshot (crossref partial)" in html

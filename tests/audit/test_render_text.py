@@ -5,12 +5,13 @@ from __future__ import annotations
 from audit.engine import AnswerInput, CitationInput, SentenceInput, audit_answer
 from audit.render_text import clean_text, md_code, md_text, render_markdown, render_text
 from audit.report import Report
-from tests.audit.planted import KEYRING, h, make_corpus
+from tests.audit.planted import KEYRING, h, make_corpus, stale_corpus
 
-CORPUS = make_corpus(openfda="failed")
+CORPUS = stale_corpus({"setid:5eed0001-0000-4000-8000-000000000001": "s-0"}, openfda="failed")
 GOOD = h("pmid:99000001/abstract.3")
 OLD_TRIAL = h("nct:NCT99000001@2025-01-15/trial.brief_summary.1")
 LABEL = h("setid:5eed0001-0000-4000-8000-000000000001@4/label.boxed_warning.1")
+OTHER_LABEL = h("setid:5eed0001-0000-4000-8000-000000000999@1/label.boxed_warning.1")
 
 
 def report(*sentences: tuple[str, str, tuple[tuple[str, str | None], ...]]) -> Report:
@@ -31,12 +32,13 @@ def test_text_lines_under_citations() -> None:
             ("sentence", "Gone.", ((h("pmid:99000001/abstract.9"), None),)),
             ("sentence", "Down.", ((LABEL, None),)),
             ("sentence", "Now only.", ((OLD_TRIAL, "10 mg daily"),)),
+            ("sentence", "Elsewhere.", ((OTHER_LABEL, None),)),
         )
     )
     lines = text.splitlines()
     assert text.endswith("\n")
     assert lines[0] == (
-        "verdict: WARN  (4 citations: 1 unavailable, 1 withdrawn, 1 quote_mismatch, 1 ok)"
+        "verdict: WARN  (5 citations: 1 unavailable, 1 withdrawn, 1 quote_mismatch, 2 ok)"
     )
     assert lines[3:] == [
         "warning: partial snapshot (openfda failed): records whose refresh failed are as an "
@@ -48,12 +50,16 @@ def test_text_lines_under_citations() -> None:
         "[3] invalid_only: Gone.",
         f"    withdrawn      {h('pmid:99000001/abstract.9')}",
         "                   no passage abstract.9 in pmid:99000001",
-        "[4] invalid_only: Down.",
-        f"    unavailable    {LABEL}",
-        "                   the openfda harvest failed in this snapshot",
+        "[4] cited: Down.",
+        f"    ok             {LABEL} [not_refreshed]",
+        "                   not refreshed: this snapshot's harvest could not refresh the record; "
+        "it is as snapshot s-0 had it",
         "[5] cited: Now only.",
         f'    ok             {OLD_TRIAL} "10 mg daily" [version_changed]',
         "                   quote found in the current version only, not as issued",
+        "[6] invalid_only: Elsewhere.",
+        f"    unavailable    {OTHER_LABEL}",
+        "                   the openfda harvest failed in this snapshot",
     ]
 
 
@@ -152,3 +158,12 @@ def test_an_ok_citation_flagged_retracted_does_not_repeat_it_on_the_record_line(
     text = render_text(report(("sentence", "Retracted.", ((h("pmid:99000002/abstract.1"), None),))))
     assert "[retracted]" in text
     assert "record:" not in text
+
+
+def test_markdown_and_json_show_a_record_the_snapshot_did_not_refresh() -> None:
+    audited = report(("sentence", "Down.", ((LABEL, None),)))
+    detail = "this snapshot's harvest could not refresh the record; it is as snapshot s-0 had it"
+    assert f"     - flag **not_refreshed**: {md_text(detail)}" in render_markdown(audited)
+    (citation,) = audited.model_dump(mode="json")["sentences"][0]["citations"]
+    assert citation["flags"] == [{"name": "not_refreshed", "detail": detail}]
+    assert audited.verdict_reasons == ["warn: 1 citation of a record this snapshot did not refresh"]

@@ -32,6 +32,7 @@ from tests.audit.planted import (
     WARNING,
     h,
     make_corpus,
+    stale_corpus,
 )
 
 CORPUS = make_corpus()
@@ -85,17 +86,17 @@ def test_handle_signed_by_a_retired_key_still_verifies() -> None:
     [
         (
             {"openfda": "failed"},
-            f"setid:{SETID}@4/label.boxed_warning.1",
+            "setid:5eed0001-0000-4000-8000-000000000999@4/label.boxed_warning.1",
             "the openfda harvest failed in this snapshot",
         ),
         (
             {"clinicaltrials": "not_harvested"},
-            "nct:NCT99000001@2025-06-02/trial.conditions.1",
+            "nct:NCT99000999@2025-06-02/trial.conditions.1",
             "clinicaltrials was not harvested in this snapshot",
         ),
         (
             {"clinicaltrials": "absent"},
-            "nct:NCT99000001@2025-06-02/trial.conditions.1",
+            "nct:NCT99000999@2025-06-02/trial.conditions.1",
             "clinicaltrials was not harvested in this snapshot",
         ),
         ({}, "pmid:99000999/abstract.1", "pmid:99000999 was never in this snapshot's lineage"),
@@ -111,6 +112,84 @@ def test_unavailable(sources: dict[str, str], handle: str, detail: str) -> None:
     result = judge_one(h(handle), corpus=make_corpus(**sources))
     assert (result.verdict, result.detail) == ("unavailable", detail)
     assert result.passage is None
+
+
+LABEL_ID = f"setid:{SETID}"
+TRIAL_ID = "nct:NCT99000001"
+
+
+@pytest.mark.parametrize(
+    ("sources", "stale", "handle"),
+    [
+        ({"openfda": "failed"}, {LABEL_ID: "planted-0"}, f"{LABEL_ID}@4/label.warnings.9"),
+        ({"clinicaltrials": "partial"}, {TRIAL_ID: "p-0"}, f"{TRIAL_ID}@2025-01-15/trial.arms.9"),
+        ({"clinicaltrials": "not_harvested"}, {}, f"{TRIAL_ID}@2025-06-02/trial.arms.9"),
+        ({"clinicaltrials": "absent"}, {}, f"{TRIAL_ID}@2025-06-02/trial.arms.9"),
+    ],
+    ids=["source-failed", "source-partial", "not-harvested", "source-missing"],
+)
+def test_a_record_the_snapshot_holds_is_judged_whatever_its_harvest_status(
+    sources: dict[str, str], stale: dict[str, str], handle: str
+) -> None:
+    """§3 carries a record forward when its refresh fails: the snapshot holds it, so the ladder
+    judges what it holds (here: withdrawn, no passage) instead of calling it unavailable."""
+    corpus = stale_corpus(stale, **sources)
+    result = judge_one(h(handle), corpus=corpus)
+    assert result.verdict == "withdrawn"
+    assert result.detail is not None and result.detail.startswith("no passage")
+
+
+@pytest.mark.parametrize(
+    ("sources", "stale", "handle", "detail"),
+    [
+        (
+            {"openfda": "failed"},
+            {LABEL_ID: "planted-0"},
+            f"{LABEL_ID}@4/label.boxed_warning.1",
+            "this snapshot's harvest could not refresh the record; it is as snapshot planted-0 "
+            "had it",
+        ),
+        (
+            {"crossref": "partial"},
+            {"pmid:99000001": "planted-0"},  # its enrichment failed: pubmed itself is ok
+            "pmid:99000001/abstract.3",
+            "this snapshot's harvest could not refresh the record; it is as snapshot planted-0 "
+            "had it",
+        ),
+        (
+            {"clinicaltrials": "not_harvested"},
+            {},
+            f"{TRIAL_ID}@2025-06-02/trial.conditions.1",
+            "clinicaltrials was not harvested in this snapshot; it is as an earlier snapshot "
+            "had it",
+        ),
+        (
+            {"clinicaltrials": "absent"},
+            {TRIAL_ID: "planted-0"},
+            f"{TRIAL_ID}@2025-06-02/trial.conditions.1",
+            "clinicaltrials was not harvested in this snapshot; it is as snapshot planted-0 had it",
+        ),
+    ],
+    ids=["source-failed", "enrichment-failed", "not-harvested", "source-missing"],
+)
+def test_a_record_the_harvest_did_not_refresh_is_ok_flagged_not_refreshed(
+    sources: dict[str, str], stale: dict[str, str], handle: str, detail: str
+) -> None:
+    result = judge_one(h(handle), corpus=stale_corpus(stale, **sources))
+    assert (result.verdict, flags(result)) == ("ok", [("not_refreshed", detail)])
+
+
+def test_a_refreshed_record_of_a_partial_snapshot_is_not_flagged() -> None:
+    corpus = stale_corpus({"pmid:99000004": "planted-0"}, crossref="partial")
+    assert flags(judge_one(h("pmid:99000001/abstract.3"), corpus=corpus)) == []
+
+
+def test_not_refreshed_needs_a_partial_snapshot_or_a_source_not_harvested() -> None:
+    """A complete snapshot whose harvest saw a record under another id (a backfill child
+    names its parent's harvest) does not flag it: only a partial harvest leaves records as
+    an earlier snapshot had them."""
+    corpus = stale_corpus({"pmid:99000001": "planted-0"})
+    assert flags(judge_one(h("pmid:99000001/abstract.3"), corpus=corpus)) == []
 
 
 @pytest.mark.parametrize(
@@ -316,9 +395,17 @@ RETRACTED = h("pmid:99000002/abstract.1")
 WITHDRAWN = h("pmid:99000001/abstract.9")
 UNAVAILABLE = h("pmid:99000999/abstract.1")
 OLD_TRIAL = h("nct:NCT99000001@2025-01-15/trial.brief_summary.1")
+STALE = h("pmid:99000004/abstract.1")  # in STALE_CORPUS: its crossref enrichment failed
+STALE_CORPUS = stale_corpus({"pmid:99000004": "planted-0"}, crossref="partial")
 
 
-def audit(*sentences: S, fail_on: tuple[FailOnItem, ...] = ()) -> Report:
+def _handles(sentences: tuple[S, ...]) -> set[str]:
+    return {handle for s in sentences for handle, _ in s.cites}
+
+
+def audit(
+    *sentences: S, fail_on: tuple[FailOnItem, ...] = (), corpus: InMemoryCorpus = CORPUS
+) -> Report:
     answer = AnswerInput(
         tuple(
             SentenceInput(
@@ -330,7 +417,7 @@ def audit(*sentences: S, fail_on: tuple[FailOnItem, ...] = ()) -> Report:
             for i, s in enumerate(sentences, start=1)
         )
     )
-    return audit_answer(answer, CORPUS, KEYRING, fail_on=fail_on, source_label="planted.md")
+    return audit_answer(answer, corpus, KEYRING, fail_on=fail_on, source_label="planted.md")
 
 
 def test_sentence_statuses() -> None:
@@ -430,6 +517,11 @@ def test_no_citations_has_no_validity() -> None:
             ],
         ),
         ((S("A.", ((OLD_TRIAL, None),)),), "pass", []),
+        (
+            (S("A.", ((STALE, None),)),),
+            "warn",
+            ["warn: 1 citation of a record this snapshot did not refresh"],
+        ),
     ],
     ids=[
         "pass",
@@ -443,10 +535,11 @@ def test_no_citations_has_no_validity() -> None:
         "warn-uncited",
         "fail-with-warnings",
         "version-changed-passes",
+        "warn-not-refreshed",
     ],
 )
 def test_overall_rules(sentences: tuple[S, ...], verdict: str, reasons: list[str]) -> None:
-    report = audit(*sentences)
+    report = audit(*sentences, corpus=STALE_CORPUS if STALE in _handles(sentences) else CORPUS)
     assert (report.verdict, report.verdict_reasons) == (verdict, reasons)
     assert report.fail_on == ["malformed", "forged"]
 
@@ -475,16 +568,22 @@ def test_overall_rules(sentences: tuple[S, ...], verdict: str, reasons: list[str
             (S("A.", ((WITHDRAWN, None),)),),
             ["fail: 1 sentence with only invalid citations", "warn: 1 withdrawn citation"],
         ),
+        (
+            ("not_refreshed",),
+            (S("A.", ((STALE, None),)),),
+            ["fail: 1 citation of a record this snapshot did not refresh"],
+        ),
     ],
-    ids=["uncited", "retracted", "quote-mismatch", "version-changed", "invalid-only"],
+    ids=["uncited", "retracted", "quote-mismatch", "version-changed", "invalid-only", "stale"],
 )
 def test_fail_on_adds_to_the_default_policy(
     fail_on: tuple[FailOnItem, ...], sentences: tuple[S, ...], reasons: list[str]
 ) -> None:
-    report = audit(*sentences, fail_on=fail_on)
+    corpus = STALE_CORPUS if STALE in _handles(sentences) else CORPUS
+    report = audit(*sentences, fail_on=fail_on, corpus=corpus)
     assert (report.verdict, report.verdict_reasons) == ("fail", reasons)
     assert report.fail_on[:2] == ["malformed", "forged"] and fail_on[0] in report.fail_on
-    assert audit(*sentences).verdict != "fail"
+    assert audit(*sentences, corpus=corpus).verdict != "fail"
 
 
 def test_report_identity_fields() -> None:

@@ -11,12 +11,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lxml import etree  # pyright: ignore[reportAttributeAccessIssue]  (no stubs)
 
+from pipeline import xmlsafe
 from pipeline.errors import ParseError
 from pipeline.xmlsafe import (
     MAX_JSON_DEPTH,
     clean,
+    decode_json,
     html_error_title,
-    json_depth,
     load_json,
     local,
     parse_xml,
@@ -186,10 +187,48 @@ def test_lone_surrogate_escapes_become_replacement_characters_pairs_stay_whole()
     json.dumps(data, ensure_ascii=False).encode("utf-8")  # raised on a lone surrogate before
 
 
-def test_json_depth_is_measured_lexically_and_ignores_brackets_inside_strings() -> None:
-    assert json_depth(b'[[1], {"a": ["]]]", "\\"[["]}]') == 3
-    assert json_depth(b"1") == 0
-    assert json_depth(b"[" * 100_000 + b"]" * 100_000) == MAX_JSON_DEPTH + 1  # stops counting
+TOO_DEEP = "expected JSON thing but the JSON is nested deeper than 64 levels"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"[" * 100_000,  # unbalanced: measured 0 by the old pair-removing scan
+        b"[" * 100_000 + b"]" * 100_000,
+        b'{"a": ' * 70 + b"1",
+        "[" * 100_000,
+    ],
+    ids=["unbalanced", "balanced", "unbalanced-objects", "str-body"],
+)
+def test_json_nested_past_the_limit_is_a_parse_error_balanced_or_not(body: str | bytes) -> None:
+    for read in (load_json, decode_json):
+        with pytest.raises(ParseError) as caught:
+            read(body, what="JSON thing")
+        assert caught.value.message == TOO_DEEP
+
+
+def test_json_depth_is_measured_on_the_characters_the_parser_reads_utf16_too() -> None:
+    # in UTF-16-LE U+2200 is the bytes 00 22: a scan of raw bytes would see a quote there,
+    # think the rest is a string and miss 101 levels of nesting
+    text = '["\u2200", ' + "[" * 100 + "]" * 100 + "]"
+    body = text.encode("utf-16-le")
+    with pytest.raises(ParseError) as caught:
+        load_json(body, what="JSON thing")
+    assert caught.value.message == TOO_DEEP
+    assert load_json('["\u2200", [[1]]]'.encode("utf-16-le"), what="JSON thing") == [
+        "\u2200",
+        [[1]],
+    ]
+
+
+def test_a_recursion_error_while_parsing_is_a_parse_error_too(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(xmlsafe, "nesting_depth", lambda text, limit: 0)  # a scan that misses
+    for read in (load_json, decode_json):
+        with pytest.raises(ParseError) as caught:
+            read(b"[" * 100_000 + b"]" * 100_000, what="JSON thing")
+        assert caught.value.message == TOO_DEEP
 
 
 def test_json_nested_past_the_limit_is_refused_before_parsing() -> None:
