@@ -32,6 +32,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import httpx
 
+from pipeline.bodies import read_limited
 from pipeline.errors import ParseError, ReplayMissError
 from pipeline.http import (
     NCBI_HOSTS,
@@ -39,7 +40,6 @@ from pipeline.http import (
     RETRY_STATUSES,
     SOURCE_EXTENSION,
     is_rate_limit_body,
-    read_limited,
 )
 from pipeline.redact import (
     CREDENTIAL_PARAMS,
@@ -240,10 +240,12 @@ class RecordingTransport(httpx.BaseTransport):
     """Passes requests to ``inner`` and writes every final answer as a wrapper file.
 
     Answers the retry policy will retry (429/5xx, NCBI rate-limit bodies) are not written,
-    so a later successful attempt is what ends up on disk. The body is read with the size cap
-    of :func:`pipeline.http.read_limited` (``max_bytes``, the settings' default unless given),
-    and the credential values the request carries are redacted from it before it is written,
-    as from its URL (an API may echo them back).
+    so a later successful attempt is what ends up on disk. The body is read by
+    :func:`pipeline.bodies.read_limited` within the bounds the client put on the request (its
+    deadline, and the smaller of its cap and ``max_bytes``, the settings' default unless
+    given), so an answer that fails them (too slow, too large, not decodable) raises here and
+    is never written. The credential values the request carries are redacted from the body
+    before it is written, as from its URL (an API may echo them back).
     """
 
     def __init__(
