@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from pipeline.errors import (
+    ParseError,
     ReplayMissError,
     TerminalHarvestError,
     TransientHarvestError,
@@ -122,22 +123,60 @@ def test_first_folder_wins(tmp_path: Path) -> None:
     assert len(replay) == 2
 
 
-def test_an_unmatched_request_names_method_url_and_folders(tmp_path: Path) -> None:
-    put(tmp_path, "a.json", f"{EFETCH}?id=1", "x")
+def test_an_unmatched_request_names_method_url_and_folders_by_public_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    inside = tmp_path / "work" / "replay"
+    outside = tmp_path / "elsewhere" / "recorded"
+    put(inside, "a.json", f"{EFETCH}?id=1", "x")
+    put(outside, "a.json", f"{EFETCH}?id=1", "x")
+    monkeypatch.chdir(tmp_path / "work")
     settings = Settings(email="me@example.org", ncbi_api_key="secret-key-0123456789")
     with (
-        HttpClient(settings, transport=ReplayTransport([tmp_path])) as http,
+        HttpClient(settings, transport=ReplayTransport([inside, outside])) as http,
         pytest.raises(ReplayMissError) as caught,
     ):
         http.get(EFETCH, params={"id": "2"}, source="pubmed")
-    assert caught.value.message == f"no recorded exchange for GET {EFETCH}?id=2 in {tmp_path}"
+    # the folder inside the working folder relative to it, the other by its last part: the
+    # message reaches the manifest, the harvest log and the site, never a local path
+    assert caught.value.message == f"no recorded exchange for GET {EFETCH}?id=2 in replay, recorded"
+    assert str(tmp_path) not in caught.value.message
     assert caught.value.exit_code == 3
 
 
-def test_a_missing_folder_is_an_error(tmp_path: Path) -> None:
+def test_a_missing_folder_is_an_error_naming_it_by_its_public_name(tmp_path: Path) -> None:
     with pytest.raises(ReplayMissError) as caught:
         ReplayTransport([tmp_path / "nope"])
-    assert caught.value.message == f"replay folder {tmp_path / 'nope'} does not exist"
+    assert caught.value.message == "replay folder nope does not exist"
+
+
+def test_a_wrapper_file_broken_since_indexing_is_a_one_line_error_without_its_local_path(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "replay"
+    put(folder, "pubmed/a.json", f"{EFETCH}?id=1", "x")
+    replay = ReplayTransport([folder])
+    (folder / "pubmed" / "a.json").write_text('{"url": "' + EFETCH + '?id=1", "body": [', "utf-8")
+    with HttpClient(Settings(), transport=replay) as http, pytest.raises(ParseError) as caught:
+        http.get(EFETCH, params={"id": "1"}, source="pubmed")
+    assert caught.value.message == (
+        "expected the wrapper file replay/pubmed/a.json but the JSON is malformed: "
+        "Expecting value: line 1 column 84 (char 83)"
+    )
+    (folder / "pubmed" / "a.json").write_text("[1, 2]", "utf-8")
+    (folder / "pubmed").rename(folder / "gone")
+    with HttpClient(Settings(), transport=replay) as http:
+        with pytest.raises(ReplayMissError) as missing:
+            http.get(EFETCH, params={"id": "1"}, source="pubmed")
+        (folder / "gone").rename(folder / "pubmed")
+        with pytest.raises(ParseError) as odd:
+            http.get(EFETCH, params={"id": "1"}, source="pubmed")
+    assert missing.value.message == (
+        "the wrapper file replay/pubmed/a.json cannot be read: No such file or directory"
+    )
+    assert odd.value.message == (
+        "the wrapper file replay/pubmed/a.json is not a wrapper (an object with an HTTP status)"
+    )
 
 
 def test_non_wrapper_json_files_are_skipped(tmp_path: Path) -> None:
