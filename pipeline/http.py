@@ -326,10 +326,9 @@ class HttpClient:
         if self._on_refusal is not None:
             self._on_refusal(source, refusals)
             return
-        counts: dict[str, int] = {}
-        for refusal in refusals:
-            counts[refusal.reason] = counts.get(refusal.reason, 0) + 1
-        for reason, count in counts.items():
+        from pipeline.records import refusal_counts  # loaded with the parsers that refused
+
+        for reason, count in refusal_counts(refusals).items():
             log.warning("%s", self.redact(f"{source}: refused {count} record(s): {reason}"))
 
     # -- internals ---------------------------------------------------------------------------

@@ -677,3 +677,17 @@ def test_a_request_without_credentials_follows_a_redirect_to_another_origin_with
     assert loopback.seen[0].headers["authorization"] == "Bearer gh-token-0123456789"
     assert [s.path for s in elsewhere.seen] == ["/storage/asset"]
     assert "authorization" not in elsewhere.seen[0].headers
+
+
+def test_refusals_without_a_callback_are_logged_once_per_reason_with_their_count(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from pipeline.records import Refusal
+
+    rule = "pmid must be 1 to 10 digits without a leading zero"
+    refusals = [Refusal(reason=rule, value="x"), Refusal(reason=rule, value="0")]
+    http, _ = client()
+    with http, caplog.at_level(logging.WARNING, logger="citeseal.http"):
+        http.report_refused("pubmed", refusals)
+        http.report_refused("pubmed", [])
+    assert [r.getMessage() for r in caplog.records] == [f"pubmed: refused 2 record(s): {rule}"]
