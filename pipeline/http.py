@@ -357,7 +357,7 @@ class HttpClient:
                 extensions={SOURCE_EXTENSION: source},
                 **parts,  # type: ignore[arg-type]  (the keyword arguments of build_request)
             )
-        except (httpx.InvalidURL, httpx.HTTPError, UnicodeError) as error:
+        except (httpx.InvalidURL, UnicodeError) as error:
             raise self._unsendable(method, _where_text(url), error) from None
 
     def _unsendable(self, method: str, where: str, error: Exception) -> TerminalHarvestError:
