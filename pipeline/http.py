@@ -8,16 +8,25 @@
   capped exponential backoff with jitter; once ``settings.max_attempts`` attempts are spent a
   :class:`~pipeline.errors.TransientHarvestError` names the request, the last status and the
   number of attempts. Any other unexpected status is a
-  :class:`~pipeline.errors.TerminalHarvestError` at once.
-* **a per-host rate limiter** (:class:`RateLimiter`) paced at each API's published rate
-  (:data:`HOST_RATES`, overridable), so we pace instead of hammering and retrying.
+  :class:`~pipeline.errors.TerminalHarvestError` at once, and so is a request that cannot be
+  made at all (a URL httpx refuses, a scheme other than http/https, a header that cannot be
+  sent): every public method raises only :class:`~pipeline.errors.HarvestError`.
+* **a per-host rate limiter** (:mod:`pipeline.pacing`) paced at each API's published rate,
+  so we pace instead of hammering and retrying.
 * **redirects followed by the client itself**, each hop paced by the limiter like any other
   request, at most :data:`MAX_REDIRECTS` hops; a redirect loop or a longer chain is a
-  :class:`~pipeline.errors.TerminalHarvestError`.
-* **bounded answers**: the decoded body is streamed and the request aborted once it passes
-  ``settings.max_response_bytes`` (a gzip bomb never inflates in memory), a body that cannot
-  be decoded (bad gzip) fails that request, and every attempt has an overall deadline
-  (``settings.deadline``: connecting, redirects and all reads) besides the read timeout.
+  :class:`~pipeline.errors.TerminalHarvestError`, and so is a redirect from https to http, or
+  to another origin (scheme, host or port) of a request that carries credential or polite
+  parameters (:data:`~pipeline.redact.CREDENTIAL_PARAMS`, in its query or its form): they
+  would be sent to a host they were not meant for. Other requests may change origin (a
+  download redirected to a storage host); httpx drops their ``Authorization`` header then.
+* **bounded answers** (:mod:`pipeline.bodies`): the decoded body is streamed and the request
+  aborted once it passes ``settings.max_response_bytes`` (a gzip bomb never inflates in
+  memory), a body that cannot be decoded (bad gzip) fails that request, and every attempt has
+  an overall deadline (``settings.deadline``: connecting, redirects and all reads) besides the
+  read timeout. The cap and the deadline travel with each request
+  (:class:`~pipeline.bodies.ReadLimit`), so a transport that reads the body before the client
+  does (recording, the resume cache) is held to them too.
 * **polite parameters** from :class:`~pipeline.settings.Settings` (NCBI ``tool``/``email``/
   ``api_key``, Crossref ``mailto``, openFDA ``api_key``), and **redaction**: recorded URLs and
   request bodies lose those parameters, every log line and error message is passed through
@@ -34,9 +43,7 @@ from __future__ import annotations
 import email.utils
 import logging
 import random
-import threading
 import time
-import zlib
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -48,8 +55,21 @@ import httpx
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
 
 from pipeline import __version__
+from pipeline.bodies import (
+    LIMIT_EXTENSION,
+    REDIRECT_STATUSES,
+    ReadLimit,
+    read_limited,
+    where_of,
+)
 from pipeline.errors import TerminalHarvestError, TransientHarvestError
-from pipeline.redact import Redactor, strip_credentials, strip_form_credentials
+from pipeline.pacing import DEFAULT_RATE, RateLimiter, host_rates
+from pipeline.redact import (
+    Redactor,
+    carries_credentials,
+    strip_credentials,
+    strip_form_credentials,
+)
 from pipeline.settings import Settings
 
 if TYPE_CHECKING:  # pydantic models load with the parsers
@@ -61,23 +81,8 @@ RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 RETRY_AFTER_CAP = 60.0  # seconds; a longer Retry-After is shortened to this
 BACKOFF_INITIAL = 1.0  # seconds before the second attempt (before jitter)
 BACKOFF_CAP = 30.0  # the exponential backoff never waits longer than this
-DEFAULT_RATE = 2.0  # requests per second for a host missing from the table
-
-# Requests per second, by host. Sources: API-FACTS.md §1–6.
-HOST_RATES: Mapping[str, float] = {
-    "eutils.ncbi.nlm.nih.gov": 3.0,  # 10/s with NCBI_API_KEY (see host_rates)
-    "www.ncbi.nlm.nih.gov": 3.0,  # PubTator3: "no more than 3 requests per second"
-    "www.ebi.ac.uk": 5.0,  # Europe PMC: no published figure, stay conservative
-    "api.crossref.org": 3.0,  # polite pool, list requests (1/s without mailto)
-    "clinicaltrials.gov": 0.8,  # ~50 requests/minute
-    "api.fda.gov": 4.0,  # 240 requests/minute
-    "dailymed.nlm.nih.gov": 2.0,
-}
 MAX_REDIRECTS = 5  # hops followed per request
-REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 ACCEPT_ENCODING = "gzip, deflate"
-INFLATE_PIECE = 1 << 20  # bytes inflated per step: a bomb's chunk never becomes one huge piece
-_DROPPED_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
 NCBI_HOSTS = frozenset({"eutils.ncbi.nlm.nih.gov", "www.ncbi.nlm.nih.gov"})
 NCBI_SOURCES = frozenset({"pubmed", "pubtator3"})
 RATE_LIMIT_MARKER = b"api rate limit exceeded"
@@ -95,19 +100,6 @@ class Exchange:
     body: bytes
     source: str | None = None
     request_body: str | None = None
-
-
-def host_rates(
-    settings: Settings, overrides: Mapping[str, float] | None = None
-) -> dict[str, float]:
-    """The rate table for these settings: NCBI 10/s with a key, Crossref 1/s without mailto."""
-    rates = dict(HOST_RATES)
-    if settings.ncbi_api_key:
-        rates["eutils.ncbi.nlm.nih.gov"] = 10.0
-    if not settings.email:
-        rates["api.crossref.org"] = 1.0
-    rates.update(overrides or {})
-    return rates
 
 
 def retry_after_seconds(value: str | None, *, now: datetime | None = None) -> float | None:
@@ -134,171 +126,6 @@ def is_rate_limit_body(body: bytes) -> bool:
     """True when a (200) body is NCBI's "API rate limit exceeded" error (JSON, XML or text)."""
     head = body[:1024].lower()
     return RATE_LIMIT_MARKER in head and (b"error" in head or len(body) < 200)
-
-
-def where_of(request: httpx.Request) -> str:
-    """``host[:port]/path`` of a request, for messages (no query: it may hold credentials)."""
-    url = request.url
-    port = f":{url.port}" if url.port else ""
-    return f"{url.host}{port}{url.path}"
-
-
-class _Inflater:
-    """Decodes a ``gzip``/``deflate``/identity body chunk by chunk, in pieces of at most
-    :data:`INFLATE_PIECE` bytes and never more than the room left under the cap, so a small
-    chunk of a gzip bomb cannot inflate to megabytes in one call — what httpx's own decoders
-    would do."""
-
-    def __init__(self, encoding: str) -> None:
-        self.encoding = encoding
-        if encoding in {"", "identity"}:
-            self._zlib = None
-        elif encoding in {"gzip", "x-gzip"}:
-            self._zlib = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        elif encoding == "deflate":
-            self._zlib = zlib.decompressobj()
-        else:
-            raise ValueError(f"unsupported content-encoding {encoding!r}")
-
-    def feed(self, chunk: bytes, room: int) -> Iterator[bytes]:
-        """The decoded bytes of ``chunk``, in pieces; stops once ``room`` is passed."""
-        if self._zlib is None:
-            yield chunk
-            return
-        data = chunk
-        while data and room >= 0:
-            piece = self._zlib.decompress(data, min(room + 1, INFLATE_PIECE))
-            room -= len(piece)
-            yield piece
-            data = self._zlib.unconsumed_tail
-
-
-def _raw_chunks(response: httpx.Response) -> Iterator[tuple[bytes, bool]]:
-    """``(chunk, already decoded)``: the raw stream, or the content of a response that was
-    read before it reached us (an in-process transport builds its responses read)."""
-    try:
-        content = response.content
-    except httpx.ResponseNotRead:
-        for chunk in response.iter_raw():
-            yield chunk, False
-        return
-    yield content, True
-
-
-def read_limited(
-    response: httpx.Response,
-    request: httpx.Request,
-    *,
-    max_bytes: int,
-    expires: float | None = None,
-    clock: Callable[[], float] = time.monotonic,
-    sink: BinaryIO | None = None,
-) -> httpx.Response:
-    """A streamed response read whole, decoded, into a new response: at most ``max_bytes``
-    of decoded body (past it, the stream is closed and a TerminalHarvestError raised; the
-    body is inflated piece by piece, so a gzip bomb never inflates in memory), a body that
-    cannot be decoded (bad gzip, an encoding we did not ask for) is a TerminalHarvestError,
-    and a read still going on at ``expires`` (a ``clock`` time) is an
-    :class:`httpx.ReadTimeout`, which the retry policy treats as a timeout.
-
-    The new response has the same status, headers (less the content and transfer encodings,
-    which no longer apply), ``request`` and ``next_request``. With a ``sink`` (a download), the
-    body of an answer that is not a redirect is written there instead, and the new response
-    holds none.
-    """
-    what = f"{request.method} {where_of(request)}"
-    encoding = response.headers.get("content-encoding", "").strip().lower()
-    if response.status_code in REDIRECT_STATUSES and response.next_request is not None:
-        sink = None  # a hop's own body is never the answer
-    chunks: list[bytes] = []
-    size = 0
-    try:
-        inflater = _Inflater(encoding)
-        for raw, decoded in _raw_chunks(response):
-            pieces = [raw] if decoded else inflater.feed(raw, max_bytes - size)
-            for piece in pieces:
-                size += len(piece)
-                if size > max_bytes:
-                    raise TerminalHarvestError(
-                        f"{what} answered more than {max_bytes:,} bytes (decoded); "
-                        "the answer was not read further",
-                        advice="CITESEAL_MAX_RESPONSE_BYTES sets the largest answer accepted",
-                    )
-                if sink is not None:
-                    sink.write(piece)
-                else:
-                    chunks.append(piece)
-            if expires is not None and clock() > expires:
-                raise httpx.ReadTimeout("the request deadline passed", request=request)
-    except (zlib.error, ValueError, httpx.DecodingError) as error:
-        raise TerminalHarvestError(
-            f"{what} answered a body that cannot be decoded (content-encoding "
-            f"{encoding or 'none'}): {' '.join(str(error).split())[:120]}"
-        ) from None
-    finally:
-        response.close()
-    headers = [(k, v) for k, v in response.headers.multi_items() if k not in _DROPPED_HEADERS]
-    extensions = {k: v for k, v in response.extensions.items() if k != "network_stream"}
-    read = httpx.Response(
-        response.status_code,
-        headers=headers,
-        content=b"".join(chunks),
-        request=request,
-        extensions=extensions,
-    )
-    read.next_request = response.next_request
-    return read
-
-
-class RateLimiter:
-    """Thread-safe per-host pacing: starts of requests to one host are at least 1/rate apart.
-
-    Callers sleep outside the lock and take the slot only once it has come, so the rate holds
-    across threads and across callers that oversleep.
-    """
-
-    def __init__(
-        self,
-        rates: Mapping[str, float],
-        *,
-        default: float = DEFAULT_RATE,
-        sleep: Callable[[float], None] = time.sleep,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self._rates = dict(rates)
-        self._default = default
-        self._sleep = sleep
-        self._clock = clock
-        self._next: dict[str, float] = {}
-        self._lock = threading.Lock()
-
-    def interval(self, host: str) -> float:
-        """Minimum seconds between two request starts to ``host`` (0 when unlimited)."""
-        rate = self._rates.get(host, self._default)
-        return 1.0 / rate if rate > 0 else 0.0
-
-    def wait(self, host: str) -> float:
-        """Block until a request to ``host`` may start; returns the seconds waited.
-
-        The start is granted only when the clock has reached the host's next free slot, and
-        the slot after it is counted from that moment, so an oversleeping caller never lets
-        the next one start early. (An injected clock that does not move is trusted after one
-        sleep, so tests can record waits without sleeping.)
-        """
-        interval = self.interval(host)
-        waited = 0.0
-        stalled = False
-        while True:
-            with self._lock:
-                now = self._clock()
-                start = self._next.get(host, now)
-                if start <= now or stalled:
-                    self._next[host] = max(now, start) + interval
-                    return waited
-                delay = start - now
-            self._sleep(delay)
-            waited += delay
-            stalled = self._clock() <= now
 
 
 MIN_TRANSFER_RATE = 256 * 1024  # bytes/s: a file transfer slower than this is taken as stuck
@@ -410,7 +237,8 @@ class HttpClient:
         """GET with the policy; returns a read response whose status is in ``expect``."""
         merged: dict[str, str | int] = dict(params or {})
         merged.update(self._polite(source))
-        return self._request("GET", url, params=merged, data=None, source=source, expect=expect)
+        request = self._build("GET", url, source, params=merged)
+        return self._run(request, source, expect, _Answer(self._max_bytes, self._deadline))
 
     def post(
         self,
@@ -423,7 +251,8 @@ class HttpClient:
         """POST a form with the policy (polite parameters go into the form)."""
         form: dict[str, str] = dict(data)
         form.update({k: str(v) for k, v in self._polite(source).items()})
-        return self._request("POST", url, params=None, data=form, source=source, expect=expect)
+        request = self._build("POST", url, source, data=form)
+        return self._run(request, source, expect, _Answer(self._max_bytes, self._deadline))
 
     def call(
         self,
@@ -437,9 +266,7 @@ class HttpClient:
     ) -> httpx.Response:
         """Any request with the policy and no polite parameters (APIs other than the sources:
         GitHub's), a JSON body when ``json`` is given."""
-        request = self._client.build_request(
-            method, url, headers=headers, json=json, extensions={SOURCE_EXTENSION: source}
-        )
+        request = self._build(method, url, source, headers=headers, json=json)
         return self._run(request, source, expect, _Answer(self._max_bytes, self._deadline))
 
     def upload(
@@ -454,12 +281,8 @@ class HttpClient:
         """POST the bytes of ``path``, streamed from disk (read again for each attempt); the
         deadline of an attempt grows with the file (:data:`MIN_TRANSFER_RATE`)."""
         size = path.stat().st_size
-        request = self._client.build_request(
-            "POST",
-            url,
-            headers={**(headers or {}), "Content-Length": str(size)},
-            extensions={SOURCE_EXTENSION: source},
-        )
+        length = {"Content-Length": str(size)}
+        request = self._build("POST", url, source, headers={**(headers or {}), **length})
         request.stream = _FileStream(path)
         return self._run(request, source, expect, _Answer(self._max_bytes, self._slow(size)))
 
@@ -476,9 +299,7 @@ class HttpClient:
         size the caller was told; a longer answer fails), each attempt writing it anew; the
         deadline of an attempt grows with the size (:data:`MIN_TRANSFER_RATE`). A short file
         is a TerminalHarvestError, and ``dest`` is removed on any failure."""
-        request = self._client.build_request(
-            "GET", url, headers=headers, extensions={SOURCE_EXTENSION: source}
-        )
+        request = self._build("GET", url, source, headers=headers)
         try:
             with dest.open("wb") as sink:
                 self._run(request, source, (200,), _Answer(size, self._slow(size), sink))
@@ -505,10 +326,9 @@ class HttpClient:
         if self._on_refusal is not None:
             self._on_refusal(source, refusals)
             return
-        counts: dict[str, int] = {}
-        for refusal in refusals:
-            counts[refusal.reason] = counts.get(refusal.reason, 0) + 1
-        for reason, count in counts.items():
+        from pipeline.records import refusal_counts  # loaded with the parsers that refused
+
+        for reason, count in refusal_counts(refusals).items():
             log.warning("%s", self.redact(f"{source}: refused {count} record(s): {reason}"))
 
     # -- internals ---------------------------------------------------------------------------
@@ -527,20 +347,22 @@ class HttpClient:
             return {"api_key": s.openfda_api_key} if s.openfda_api_key else {}
         return {}
 
-    def _request(
-        self,
-        method: str,
-        url: str,
-        *,
-        params: Mapping[str, str | int] | None,
-        data: Mapping[str, str] | None,
-        source: str,
-        expect: Collection[int],
-    ) -> httpx.Response:
-        request = self._client.build_request(
-            method, url, params=params, data=data, extensions={SOURCE_EXTENSION: source}
-        )
-        return self._run(request, source, expect, _Answer(self._max_bytes, self._deadline))
+    def _build(self, method: str, url: str, source: str, **parts: object) -> httpx.Request:
+        """The request, or a TerminalHarvestError when httpx cannot make it (a URL with a
+        control character, too long, a bad port; a header that is not ASCII)."""
+        try:
+            return self._client.build_request(
+                method,
+                url,
+                extensions={SOURCE_EXTENSION: source},
+                **parts,  # type: ignore[arg-type]  (the keyword arguments of build_request)
+            )
+        except (httpx.InvalidURL, UnicodeError) as error:
+            raise self._unsendable(method, _where_text(url), error) from None
+
+    def _unsendable(self, method: str, where: str, error: Exception) -> TerminalHarvestError:
+        reason = " ".join(str(error).split())[:120] or type(error).__name__
+        return TerminalHarvestError(self.redact(f"{method} {where} cannot be requested: {reason}"))
 
     def _run(
         self, request: httpx.Request, source: str, expect: Collection[int], answer: _Answer
@@ -568,6 +390,8 @@ class HttpClient:
                 advice="the service is busy or unreachable; try again later "
                 "(CITESEAL_MAX_ATTEMPTS sets the number of attempts)",
             ) from None
+        except (httpx.InvalidURL, httpx.HTTPError) as error:  # none the policy knows
+            raise self._unsendable(method, where, error) from None
         status = response.status_code
         if status not in expect:
             self._emit(response.request, response, source)
@@ -584,11 +408,11 @@ class HttpClient:
         self, request: httpx.Request, source: str, expect: Collection[int], answer: _Answer
     ) -> httpx.Response:
         started = self._clock()
-        expires = started + answer.deadline
+        limit = ReadLimit(answer.max_bytes, started + answer.deadline, answer.deadline, self._clock)
         if answer.sink is not None:  # a download starts its file again
             answer.sink.seek(0)
             answer.sink.truncate()
-        response = self._follow(request, source, expect, expires, answer)
+        response = self._follow(request, source, expect, limit, answer.sink)
         status = response.status_code
         log.debug(
             "%s",
@@ -613,16 +437,17 @@ class HttpClient:
         request: httpx.Request,
         source: str,
         expect: Collection[int],
-        expires: float,
-        answer: _Answer,
+        limit: ReadLimit,
+        sink: BinaryIO | None,
     ) -> httpx.Response:
         """Send ``request`` and follow its redirects: each hop is paced, sent within what is
-        left of the deadline and handed to ``on_exchange``; a loop or more than
-        :data:`MAX_REDIRECTS` hops is a TerminalHarvestError."""
+        left of the deadline and handed to ``on_exchange``; a loop, more than
+        :data:`MAX_REDIRECTS` hops or a hop :func:`_unsafe_hop` names is a
+        TerminalHarvestError."""
         visited = [str(request.url)]
         current = request
         while True:
-            response = self._send(current, expires, answer)
+            response = self._send(current, limit, sink)
             following = response.next_request
             if response.status_code not in REDIRECT_STATUSES or following is None:
                 return response
@@ -631,48 +456,46 @@ class HttpClient:
             self._emit(current, response, source)
             target = str(following.url)
             chain = " -> ".join(where_of(httpx.Request("GET", u)) for u in [*visited, target])
+            what = f"{request.method} {where_of(request)}"
             if target in visited:
-                raise TerminalHarvestError(
-                    self.redact(
-                        f"{request.method} {where_of(request)} redirects in a loop: {chain}"
-                    )
-                )
+                raise TerminalHarvestError(self.redact(f"{what} redirects in a loop: {chain}"))
             if len(visited) > MAX_REDIRECTS:
                 raise TerminalHarvestError(
-                    self.redact(
-                        f"{request.method} {where_of(request)} redirects more than "
-                        f"{MAX_REDIRECTS} times: {chain}"
-                    )
+                    self.redact(f"{what} redirects more than {MAX_REDIRECTS} times: {chain}")
+                )
+            unsafe = _unsafe_hop(current, following)
+            if unsafe is not None:
+                raise TerminalHarvestError(
+                    self.redact(f"{what} redirects {unsafe}; not followed"),
+                    advice="credentials go only to the host they are meant for, and never over "
+                    "plain http; check the base URL of the source",
                 )
             visited.append(target)
             following.extensions.setdefault(SOURCE_EXTENSION, source)
             current = following
 
-    def _send(self, request: httpx.Request, expires: float, answer: _Answer) -> httpx.Response:
-        """One paced exchange, streamed and read with the size cap and the deadline."""
+    def _send(
+        self, request: httpx.Request, limit: ReadLimit, sink: BinaryIO | None
+    ) -> httpx.Response:
+        """One paced exchange, streamed and read with the size cap and the deadline, which
+        travel with the request (:data:`~pipeline.bodies.LIMIT_EXTENSION`) to every transport
+        that reads the body before we do."""
         if self._paced:
             self.limiter.wait(request.url.host)
-        left = expires - self._clock()
+        left = limit.left()
         if left <= 0:
-            raise _Retryable(
-                f"no answer within the deadline of {answer.deadline:g} s", response=None
-            )
-        timeout = httpx.Timeout(min(self.settings.timeout, left))
-        request.extensions["timeout"] = timeout.as_dict()
+            raise _Retryable(f"no answer within the deadline of {limit.seconds:g} s", response=None)
+        request.extensions["timeout"] = httpx.Timeout(min(self.settings.timeout, left)).as_dict()
+        request.extensions[LIMIT_EXTENSION] = limit
         try:
             response = self._client.send(request, stream=True)
-            return read_limited(
-                response,
-                request,
-                max_bytes=answer.max_bytes,
-                expires=expires,
-                clock=self._clock,
-                sink=answer.sink,
-            )
+            return read_limited(response, request, sink=sink)
+        except (httpx.UnsupportedProtocol, httpx.LocalProtocolError) as error:
+            raise self._unsendable(request.method, where_of(request), error) from None
         except httpx.TransportError as error:
             reason = type(error).__name__
-            if self._clock() > expires:
-                reason = f"no answer within the deadline of {answer.deadline:g} s"
+            if limit.passed():
+                reason = f"no answer within the deadline of {limit.seconds:g} s"
             raise _Retryable(reason, response=None) from error
         except httpx.DecodingError as error:  # a transport below decoded the body itself
             raise TerminalHarvestError(
@@ -710,6 +533,37 @@ class HttpClient:
             exchange = exchange_from(request, response, source)
             body = self.redact.bytes(exchange.body)  # an echoed key must not reach a snapshot
             self._on_exchange(replace(exchange, body=body) if body != exchange.body else exchange)
+
+
+def _where_text(url: str) -> str:
+    """``host[:port]/path`` of a URL httpx may not parse, for messages: no scheme, no query
+    or fragment (they may hold credentials), control characters escaped (one line), at most
+    120 characters."""
+    rest = url.split("://", 1)[-1].split("?", 1)[0].split("#", 1)[0]
+    shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in rest[:121])
+    return shown if len(shown) <= 120 else shown[:119] + "…"
+
+
+def _origin(url: httpx.URL) -> str:
+    """``scheme://host[:port]`` of a URL (httpx leaves a default port out)."""
+    return f"{url.scheme}://{url.host}" + (f":{url.port}" if url.port else "")
+
+
+def _unsafe_hop(request: httpx.Request, following: httpx.Request) -> str | None:
+    """Why following ``request``'s redirect to ``following`` is refused, or None: a
+    downgrade from https to http (always), or another origin (scheme, host or port) for a
+    request that carries credential or polite parameters in its query or its form."""
+    old, new = _origin(request.url), _origin(following.url)
+    if request.url.scheme == "https" and following.url.scheme == "http":
+        return f"from https to http ({old} -> {new})"
+    if old == new:
+        return None
+    form = None
+    if request.headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
+        form = request.read().decode("utf-8", "replace")
+    if carries_credentials(str(request.url), form):
+        return f"to another origin ({old} -> {new}), and the request carries credentials"
+    return None
 
 
 def exchange_from(

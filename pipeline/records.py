@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -289,8 +290,9 @@ class ParseResult(BaseModel):
     refused: list[Refusal] = Field(default_factory=list)
 
 
-def refusal_counts(refusals: list[Refusal]) -> dict[str, int]:
-    """How many records were refused for each reason (reasons in first-seen order)."""
+def refusal_counts(refusals: Iterable[Refusal]) -> dict[str, int]:
+    """How many records were refused for each reason (reasons in first-seen order): the one
+    count of refusals, for the build's manifest, the client's log and ``citeseal parse``."""
     counts: dict[str, int] = {}
     for refusal in refusals:
         counts[refusal.reason] = counts.get(refusal.reason, 0) + 1

@@ -10,7 +10,9 @@ Three tools:
   and, with :meth:`Redactor.bytes`, in a response body before it is stored: an API may echo
   a key back (NCBI's rate-limit reply carries ``"api-key": "…"``).
 * :func:`request_secrets` lists the credential values a request carries (``api_key``,
-  ``email``, ``mailto`` in its query or form), for a transport that knows no settings.
+  ``email``, ``mailto`` in its query or form), for a transport that knows no settings, and
+  :func:`carries_credentials` tells whether it carries any of :data:`CREDENTIAL_PARAMS` (the
+  client follows such a request's redirects only within its origin).
 
 The contact e-mail is not a secret in the API sense, but it is personal data and adds nothing
 to a log line or a snapshot, so it is redacted too.
@@ -56,6 +58,15 @@ def request_secrets(url: str, form: str | None = None) -> list[str]:
     if form:
         pairs += parse_qsl(form, keep_blank_values=True)
     return [v for k, v in pairs if k.lower() in SECRET_PARAMS and v]
+
+
+def carries_credentials(url: str, form: str | None = None) -> bool:
+    """Whether a URL's query or a form body holds a credential/polite parameter
+    (:data:`CREDENTIAL_PARAMS`), even an empty one."""
+    pairs = parse_qsl(urlsplit(url).query, keep_blank_values=True)
+    if form:
+        pairs += parse_qsl(form, keep_blank_values=True)
+    return any(k.lower() in CREDENTIAL_PARAMS for k, _ in pairs)
 
 
 class Redactor:

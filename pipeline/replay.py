@@ -32,6 +32,8 @@ from urllib.parse import parse_qsl, urlsplit
 
 import httpx
 
+from audit.paths import public_path
+from pipeline.bodies import read_limited
 from pipeline.errors import ParseError, ReplayMissError
 from pipeline.http import (
     NCBI_HOSTS,
@@ -39,7 +41,6 @@ from pipeline.http import (
     RETRY_STATUSES,
     SOURCE_EXTENSION,
     is_rate_limit_body,
-    read_limited,
 )
 from pipeline.redact import (
     CREDENTIAL_PARAMS,
@@ -49,7 +50,7 @@ from pipeline.redact import (
     strip_form_credentials,
 )
 from pipeline.settings import Settings
-from pipeline.xmlsafe import decode_json
+from pipeline.xmlsafe import decode_json, load_json
 
 ReplayKey = tuple[str, str, tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]
 
@@ -84,6 +85,13 @@ def _request_body(request: httpx.Request) -> str | None:
     return request.content.decode("utf-8", "replace") if request.content else None
 
 
+def public_folder(folder: Path) -> str:
+    """A replay or record folder as messages name it: relative to the working folder when
+    inside it, else its last part (:func:`audit.paths.public_path`), so no absolute local path
+    reaches a manifest, a harvest log or the site through an error."""
+    return public_path(str(folder), cwd=str(Path.cwd()))
+
+
 def _describe(request: httpx.Request) -> str:
     text = f"{request.method} {strip_credentials(str(request.url))}"
     body = _request_body(request)
@@ -100,17 +108,17 @@ class ReplayTransport(httpx.BaseTransport):
 
     def __init__(self, folders: Sequence[Path]) -> None:
         self.folders = [Path(f) for f in folders]
-        self._index: dict[ReplayKey, Path] = {}
+        self._index: dict[ReplayKey, tuple[Path, Path]] = {}  # key -> (folder, file)
         for folder in self.folders:
             if not folder.is_dir():
                 raise ReplayMissError(
-                    f"replay folder {folder} does not exist",
+                    f"replay folder {public_folder(folder)} does not exist",
                     advice="pass a folder of recorded exchanges with --replay",
                 )
             for path in sorted(folder.rglob("*.json")):
                 key = self._key_of(path)
                 if key is not None:
-                    self._index.setdefault(key, path)
+                    self._index.setdefault(key, (folder, path))
 
     def __len__(self) -> int:
         return len(self._index)
@@ -135,23 +143,38 @@ class ReplayTransport(httpx.BaseTransport):
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         key = replay_key(request.method, str(request.url), _request_body(request))
-        path = self._index.get(key)
-        if path is None:
-            folders = ", ".join(str(f) for f in self.folders)
+        found = self._index.get(key)
+        if found is None:
+            folders = ", ".join(public_folder(f) for f in self.folders)
             raise ReplayMissError(
                 f"no recorded exchange for {_describe(request)} in {folders}",
                 advice="record it first (citeseal snapshot build --record FOLDER) "
                 "or add a wrapper file for it",
             )
-        wrapper = decode_json(path.read_bytes(), what=f"the wrapper file {path}")
-        body = wrapper.get("body", "")
-        content = body.encode("utf-8") if isinstance(body, str) else json.dumps(body).encode()
-        headers = {"content-type": str(wrapper.get("content_type") or "application/octet-stream")}
-        if isinstance(wrapper.get("location"), str):
-            headers["location"] = wrapper["location"]  # a recorded redirect
-        return httpx.Response(
-            int(wrapper.get("status", 200)), headers=headers, content=content, request=request
+        folder, path = found
+        return _response(
+            request, path, f"{public_folder(folder)}/{path.relative_to(folder).as_posix()}"
         )
+
+
+def _response(request: httpx.Request, path: Path, shown: str) -> httpx.Response:
+    """The answer a wrapper file holds; a file that cannot be read, or is no wrapper (it
+    changed since it was indexed), is a one-line error naming it by ``shown``."""
+    what = f"the wrapper file {shown}"
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise ReplayMissError(f"{what} cannot be read: {error.strerror or error}") from None
+    wrapper = load_json(data, what=what)
+    status = wrapper.get("status", 200) if isinstance(wrapper, dict) else None
+    if not isinstance(status, int) or isinstance(status, bool) or not 100 <= status <= 599:
+        raise ParseError(f"{what} is not a wrapper (an object with an HTTP status)")
+    body = wrapper.get("body", "")
+    content = body.encode("utf-8") if isinstance(body, str) else json.dumps(body).encode()
+    headers = {"content-type": str(wrapper.get("content_type") or "application/octet-stream")}
+    if isinstance(wrapper.get("location"), str):
+        headers["location"] = wrapper["location"]  # a recorded redirect
+    return httpx.Response(status, headers=headers, content=content, request=request)
 
 
 _HASHED_NAME = re.compile(r".*-([0-9a-f]{12})\.json")
@@ -240,10 +263,12 @@ class RecordingTransport(httpx.BaseTransport):
     """Passes requests to ``inner`` and writes every final answer as a wrapper file.
 
     Answers the retry policy will retry (429/5xx, NCBI rate-limit bodies) are not written,
-    so a later successful attempt is what ends up on disk. The body is read with the size cap
-    of :func:`pipeline.http.read_limited` (``max_bytes``, the settings' default unless given),
-    and the credential values the request carries are redacted from it before it is written,
-    as from its URL (an API may echo them back).
+    so a later successful attempt is what ends up on disk. The body is read by
+    :func:`pipeline.bodies.read_limited` within the bounds the client put on the request (its
+    deadline, and the smaller of its cap and ``max_bytes``, the settings' default unless
+    given), so an answer that fails them (too slow, too large, not decodable) raises here and
+    is never written. The credential values the request carries are redacted from the body
+    before it is written, as from its URL (an API may echo them back).
     """
 
     def __init__(

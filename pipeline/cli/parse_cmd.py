@@ -166,6 +166,8 @@ def _record_lines(record: Record) -> list[str]:
 
 def to_text(result: ParseResult, source: str) -> list[str]:
     """A readable summary of a parse result."""
+    from pipeline.records import refusal_counts  # loaded with the parser that made result
+
     lines = [f"source: {source}; {len(result.records)} record(s)"]
     for record in result.records:
         lines += _record_lines(record)
@@ -187,8 +189,7 @@ def to_text(result: ParseResult, source: str) -> list[str]:
         lines.append(
             f"notice: {_clean(notice.kind)} {_clean(notice.target)} ({_clean(notice.detail or '')})"
         )
-    counts = Counter(r.reason for r in result.refused)
-    for reason, count in counts.items():
+    for reason, count in refusal_counts(result.refused).items():
         shown = ", ".join(repr(r.value) for r in result.refused if r.reason == reason)
         lines.append(
             f"refused {count} record(s) that cannot be cited: {reason} ({_clean(shown[:200])})"

@@ -67,8 +67,11 @@ def clear_resume(folder: Path) -> None:
 class ResumeTransport(httpx.BaseTransport):
     """Serves cached answers; asks ``inner`` for the rest and caches what it answers.
 
-    Answers the retry policy would retry (429/5xx) are never cached (see
-    :class:`~pipeline.replay.RecordingTransport`). The build calls :meth:`settle` whenever the
+    Answers the retry policy would retry (429/5xx) are never cached, nor an answer that
+    failed the bounds the client put on its request: its deadline, its size cap, its encoding
+    (see :class:`~pipeline.replay.RecordingTransport`, which reads and writes the answers of
+    ``inner``; the deadline holds while the body arrives, not once it is all in). The build
+    calls :meth:`settle` whenever the
     harvest has taken the answers so far (a step done, records delivered) and
     :meth:`drop_unsettled` when a step failed: the answers since the last settle, the failed
     one among them, are deleted and never served again.

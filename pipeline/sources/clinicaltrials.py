@@ -156,24 +156,22 @@ def _projection(url: str | None) -> str | None:
     return fields[0] if fields else None
 
 
+def _candidate(study: JsonDict, projection: str | None) -> Record | Refusal:
+    """The study's record, or its refusal when its nctId breaks the nct grammar (the record
+    is not built: :func:`study_record` needs a valid id)."""
+    ident = as_dict(as_dict(study.get("protocolSection")).get("identificationModule"))
+    nct = ident.get("nctId")
+    refusal = citable.refusal(f"nct:{nct if isinstance(nct, str) else ''}")
+    return refusal or study_record(study, projection=projection)
+
+
 def parse(body: str | bytes, *, url: str | None = None) -> ParseResult:
     """Records of a v2 study list or single study (pure; raises :class:`ParseError`)."""
     studies, token, total = _studies(_load(body))
     projection = _projection(url)
-    records: list[Record] = []
-    refused: list[Refusal] = []
-    for study in studies:
-        nct = as_dict(as_dict(study.get("protocolSection")).get("identificationModule")).get(
-            "nctId"
-        )
-        refusal = citable.refusal(f"nct:{nct if isinstance(nct, str) else ''}")
-        if refusal is None:
-            record = study_record(study, projection=projection)
-            refusal = citable.refusal(record.record_id, record.version)
-            if refusal is None:
-                records.append(record)
-                continue
-        refused.append(refusal)
+    records, refused = citable.partition(
+        (_candidate(study, projection) for study in studies), citable.of_record
+    )
     return ParseResult(
         source=SOURCE,
         records=records,

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.errors import ParseError
+from pipeline.errors import ParseError, TerminalHarvestError
 from pipeline.http import HttpClient
-from pipeline.records import Flags, ParseResult, Passage, Record, Refusal, Relation
+from pipeline.records import Flags, ParseResult, Passage, Record, Relation
 from pipeline.sources import citable, jats
 from pipeline.sources import jsonshape as shape
 from pipeline.sources.markup import sections, strip_markup
@@ -62,29 +62,20 @@ def parse(body: str | bytes, *, url: str | None = None) -> ParseResult:
     head = (body[:200] if isinstance(body, bytes) else body[:200].encode()).lstrip()
     if head.startswith(b"<"):
         root = parse_xml(body, what="Europe PMC fullTextXML (JATS)")
-        record = jats.parse_article(root, source=SOURCE)
-        refusal = citable.refusal(record.record_id, record.version)
-        if refusal is not None:
-            return ParseResult(source=SOURCE, refused=[refusal])
-        return ParseResult(source=SOURCE, records=[record])
+        article = [jats.parse_article(root, source=SOURCE)]
+        records, refused = citable.partition(article, citable.of_record)
+        return ParseResult(source=SOURCE, records=records, refused=refused)
     data = load_json(body, what="Europe PMC search JSON")
     if not isinstance(data, dict) or not isinstance(data.get("resultList"), dict):
         if isinstance(data, dict) and "errCode" in data:
             message = shape.text(SOURCE, "errMsg", data.get("errMsg"))
             raise ParseError(f"Europe PMC answered with an error: {shape.snippet(message)}")
         raise ParseError("expected Europe PMC search JSON (an object with 'resultList')")
-    records: list[Record] = []
-    refused: list[Refusal] = []
     results = shape.opt_arr(SOURCE, "resultList.result", data["resultList"].get("result"))
-    for where, item in shape.objs(SOURCE, "resultList.result", results):
-        record = _record(where, item)
-        if record is None:
-            continue
-        refusal = citable.refusal(record.record_id, record.version)
-        if refusal is None:
-            records.append(record)
-        else:
-            refused.append(refusal)
+    found = (
+        _record(where, item) for where, item in shape.objs(SOURCE, "resultList.result", results)
+    )
+    records, refused = citable.partition((r for r in found if r is not None), citable.of_record)
     request = shape.opt_obj(SOURCE, "request", data.get("request"))
     cursor = shape.opt_str(SOURCE, "request.cursorMark", request.get("cursorMark"))
     following = shape.opt_str(SOURCE, "nextCursorMark", data.get("nextCursorMark"))
@@ -223,7 +214,7 @@ def _record(where: str, item: dict[str, Any]) -> Record | None:
         title=title,
         doi=shape.opt_str(SOURCE, f"{where}.doi", item.get("doi")),
         pmid=pmid,
-        pmcid=shape.opt_str(SOURCE, f"{where}.pmcid", item.get("pmcid")),
+        pmcid=citable.pmcid(shape.opt_str(SOURCE, f"{where}.pmcid", item.get("pmcid"))),
         year=int(year) if year and year.isascii() and year.isdigit() else None,
         journal=_journal(where, item, source),
         authors=_authors(where, item),
@@ -265,8 +256,15 @@ def search_records(client: HttpClient, query: str, *, limit: int) -> list[Record
 
 
 def fetch_full_text(client: HttpClient, pmcid: str) -> Record | None:
-    """The open-access full text of ``pmcid`` as a ``pmcid:`` record; None when there is none."""
-    ident = pmcid if pmcid.upper().startswith("PMC") else f"PMC{pmcid}"
+    """The open-access full text of ``pmcid`` (``PMC`` and digits, or the digits alone) as a
+    ``pmcid:`` record; None when there is none. Anything else is a TerminalHarvestError
+    before a request is made: the PMCID is part of the URL."""
+    ident = pmcid if pmcid.startswith("PMC") else f"PMC{pmcid}"
+    bad = citable.refusal(f"pmcid:{ident}")
+    if bad is not None:
+        raise TerminalHarvestError(
+            f"no full text asked for {shape.snippet(pmcid, 80)!r}: {bad.reason}"
+        )
     response = client.get(f"{BASE}{ident}/fullTextXML", source=SOURCE, expect=(200, 404))
     if response.status_code == 404 or not response.content.strip():
         return None

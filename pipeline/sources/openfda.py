@@ -144,6 +144,16 @@ def is_no_match(data: Mapping[str, Any]) -> bool:
     return isinstance(error, dict) and error.get("code") == "NOT_FOUND"
 
 
+def _candidate(n: int, label: object) -> Record | Refusal:
+    """The record of ``results[n]``, or its refusal when its set_id breaks the setid grammar
+    (the record is not built: :func:`label_record` needs a valid id)."""
+    if not isinstance(label, dict):
+        raise ParseError(f"openFDA: results[{n}] must be an object, got {kind(label)}")
+    set_id = label.get("set_id")
+    refusal = citable.refusal(f"setid:{set_id.lower() if isinstance(set_id, str) else ''}")
+    return refusal or label_record(label)
+
+
 def parse(body: str | bytes, *, url: str | None = None) -> ParseResult:
     """Records of a ``drug/label.json`` body (pure). The no-match body gives zero records."""
     del url  # the body says everything; kept for the common parser signature
@@ -162,23 +172,9 @@ def parse(body: str | bytes, *, url: str | None = None) -> ParseResult:
         raise ParseError(
             f"expected an openFDA drug label response with 'results', got keys: {keys}"
         )
-    records: list[Record] = []
-    refused: list[Refusal] = []
-    for label in results:
-        if not isinstance(label, dict):
-            raise ParseError(
-                f"openFDA: results[{len(records) + len(refused)}] must be an object, "
-                f"got {kind(label)}"
-            )
-        set_id = label.get("set_id")
-        refusal = citable.refusal(f"setid:{set_id.lower() if isinstance(set_id, str) else ''}")
-        if refusal is None:
-            record = label_record(label)
-            refusal = citable.refusal(record.record_id, record.version)
-            if refusal is None:
-                records.append(record)
-                continue
-        refused.append(refusal)
+    records, refused = citable.partition(
+        (_candidate(n, label) for n, label in enumerate(results)), citable.of_record
+    )
     meta = data.get("meta")
     paging = meta.get("results") if isinstance(meta, dict) else None
     total = paging.get("total") if isinstance(paging, dict) else None

@@ -69,16 +69,11 @@ def parse(body: str | bytes, *, url: str | None = None) -> ParseResult:
     if tag == "eSearchResult":
         return _parse_esearch_xml(root)
     if tag == "PubmedArticleSet":
-        records: list[Record] = []
-        refused: list[Refusal] = []
-        for node in root[:]:
-            if node.tag not in {"PubmedArticle", "PubmedBookArticle"}:
-                continue
-            record = _article(node) if node.tag == "PubmedArticle" else _book(node)
-            if isinstance(record, Refusal):
-                refused.append(record)
-            else:
-                records.append(record)
+        records, refused = citable.partition(  # each PMID checked as its record is built
+            _article(node) if node.tag == "PubmedArticle" else _book(node)
+            for node in root[:]
+            if node.tag in {"PubmedArticle", "PubmedBookArticle"}
+        )
         return ParseResult(source=SOURCE, records=records, refused=refused)
     if tag in {"eFetchResult", "ERROR"}:
         raise ParseError(f"NCBI answered with an error: {text_of(root)[:200]}")
@@ -116,15 +111,7 @@ def _parse_esearch_json(text: str) -> ParseResult:
 
 def _citable_ids(ids: Sequence[str]) -> tuple[list[str], list[Refusal]]:
     """The PMIDs of an esearch answer that are valid pmid ids, and the refused rest."""
-    kept: list[str] = []
-    refused: list[Refusal] = []
-    for pmid in ids:
-        refusal = citable.refusal(f"pmid:{pmid}")
-        if refusal is None:
-            kept.append(pmid)
-        else:
-            refused.append(refusal)
-    return kept, refused
+    return citable.partition(ids, lambda pmid: citable.refusal(f"pmid:{pmid}"))
 
 
 def _parse_esearch_xml(root: Element) -> ParseResult:
@@ -382,7 +369,7 @@ def _article(node: Element) -> Record | Refusal:
                 ids.get("doi") or _doi_from_elocation(fields.get("ELocationID", _NONE)) or None
             ),
             "pmid": pmid,
-            "pmcid": ids.get("pmc") or ids.get("pmcid"),
+            "pmcid": citable.pmcid(ids.get("pmc") or ids.get("pmcid")),
             "year": _year(
                 _first_under(journal_parts.get("JournalIssue", _NONE), "PubDate"),
                 _first(fields, "ArticleDate"),
@@ -440,7 +427,7 @@ def _book(node: Element) -> Record | Refusal:
             "title": title,
             "doi": ids.get("doi"),
             "pmid": pmid,
-            "pmcid": ids.get("pmc") or ids.get("pmcid"),
+            "pmcid": citable.pmcid(ids.get("pmc") or ids.get("pmcid")),
             "year": _year(_first(book_parts, "PubDate") if book is not None else None),
             "journal": book_title or None,
             "authors": authors,

@@ -86,17 +86,12 @@ def _documents(body: str | bytes) -> tuple[list[_Doc], list[Refusal]]:
         raw, path = [data], ""
     else:
         raise ParseError("expected PubTator3 BioC JSON (documents with passages)")
-    documents: list[_Doc] = []
-    refused: list[Refusal] = []
-    for n, item in enumerate(raw):
-        where = shape.index(path, n) if path or len(raw) > 1 else "the document"
-        doc = _document(where, shape.obj(SOURCE, where, item))
-        refusal = citable.refusal(f"pmid:{doc.pmid}")
-        if refusal is None:
-            documents.append(doc)
-        else:
-            refused.append(refusal)
-    return documents, refused
+
+    def at(n: int) -> str:
+        return shape.index(path, n) if path or len(raw) > 1 else "the document"
+
+    found = (_document(at(n), shape.obj(SOURCE, at(n), item)) for n, item in enumerate(raw))
+    return citable.partition(found, lambda doc: citable.refusal(f"pmid:{doc.pmid}"))
 
 
 def _document(where: str, raw: dict[str, Any]) -> _Doc:

@@ -10,9 +10,11 @@ import tracemalloc
 import zlib
 from collections import deque
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
@@ -24,7 +26,6 @@ from pipeline.http import (
     RETRY_AFTER_CAP,
     Exchange,
     HttpClient,
-    RateLimiter,
     is_rate_limit_body,
     retry_after_seconds,
 )
@@ -41,6 +42,7 @@ class Seen:
     path: str
     query: dict[str, list[str]]
     body: str
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -63,8 +65,9 @@ class Loopback:
         self.script.append((status, {k.replace("_", "-"): v for k, v in headers.items()}, body))
 
 
-@pytest.fixture
-def loopback() -> Iterator[Loopback]:
+@contextmanager
+def running() -> Iterator[Loopback]:
+    """A :class:`Loopback` server on a free port of 127.0.0.1."""
     state: dict[str, Loopback] = {}
 
     class Handler(BaseHTTPRequestHandler):
@@ -74,8 +77,10 @@ def loopback() -> Iterator[Loopback]:
             body = self.rfile.read(length).decode("utf-8") if length else ""
             parts = urlsplit(self.path)
             with box.lock:
+                query = parse_qs(parts.query)
+                headers = {k.lower(): v for k, v in self.headers.items()}
                 box.seen.append(
-                    Seen(time.monotonic(), self.command, parts.path, parse_qs(parts.query), body)
+                    Seen(time.monotonic(), self.command, parts.path, query, body, headers)
                 )
                 status, headers, content = box.script.popleft() if box.script else (200, {}, b"ok")
             self.send_response(status)
@@ -102,6 +107,19 @@ def loopback() -> Iterator[Loopback]:
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+@pytest.fixture
+def loopback() -> Iterator[Loopback]:
+    with running() as box:
+        yield box
+
+
+@pytest.fixture
+def elsewhere() -> Iterator[Loopback]:
+    """A second server: the same host on another port, so another origin."""
+    with running() as box:
+        yield box
 
 
 def client(settings: Settings | None = None, **kwargs: object) -> tuple[HttpClient, list[float]]:
@@ -250,16 +268,6 @@ def test_the_rate_limiter_holds_across_threads(loopback: Loopback) -> None:
             thread.join()
     assert len(transport.stamps) == len(loopback.seen) == 12
     assert_paced(transport.stamps, 0.05, tolerance=0.005)
-
-
-def test_rate_limiter_reserves_slots_one_interval_apart() -> None:
-    now = [100.0]
-    slept: list[float] = []
-    limiter = RateLimiter({"a": 4.0}, default=1.0, sleep=slept.append, clock=lambda: now[0])
-    assert [limiter.wait("a") for _ in range(3)] == [0.0, 0.25, 0.5]
-    assert limiter.wait("b") == 0.0  # hosts are paced separately
-    assert slept == [0.25, 0.5]
-    assert limiter.interval("unknown") == 1.0
 
 
 def test_retry_after_parsing() -> None:
@@ -436,38 +444,6 @@ def test_a_bad_gzip_body_fails_that_request_with_a_clear_error(loopback: Loopbac
     )
 
 
-@pytest.fixture
-def dribbling() -> Iterator[str]:
-    """A server that sends its headers at once, then one body byte every 0.1 s for 3 s."""
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            self.send_response(200)
-            self.send_header("Content-Length", "30")
-            self.end_headers()
-            for _ in range(30):
-                try:
-                    self.wfile.write(b"x")
-                    self.wfile.flush()
-                except OSError:
-                    return  # the client gave up
-                time.sleep(0.1)
-
-        def log_message(self, format: str, *args: object) -> None:
-            del format, args
-
-    server = ThreadingHTTPServer((HOST, 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
-    try:
-        yield f"http://{HOST}:{server.server_address[1]}/slow"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
-
-
 def test_a_slow_answer_that_never_trips_the_read_timeout_is_ended_by_the_deadline(
     dribbling: str,
 ) -> None:
@@ -509,3 +485,209 @@ def test_an_echoed_api_key_is_redacted_from_the_stored_body_and_the_error(
         f"GET 127.0.0.1:{loopback.port}/entrez/eutils/efetch.fcgi answered HTTP 400 Bad Request: "
         "bad request for api_key=[REDACTED] from [REDACTED]"
     )
+
+
+# -- requests that cannot be made ---------------------------------------------------------------
+def _send(http: HttpClient, method: str, url: str, tmp_path: Path) -> None:
+    """One request through the public method ``method``."""
+    if method == "get":
+        http.get(url, params={"db": "pubmed"}, source="pubmed")
+    elif method == "post":
+        http.post(url, data={"db": "pubmed"}, source="pubmed")
+    elif method == "call":
+        http.call("GET", url, source="github")
+    elif method == "upload":
+        upload = tmp_path / "asset.bin"
+        upload.write_bytes(b"asset")
+        http.upload(url, upload, source="github")
+    else:
+        http.download(url, tmp_path / "got.bin", source="github", size=5)
+
+
+PUBLIC_METHODS = ["get", "post", "call", "upload", "download"]
+VERB = {"get": "GET", "post": "POST", "call": "GET", "upload": "POST", "download": "GET"}
+EPMC = "https://www.ebi.ac.uk/europepmc/webservices/rest/"
+
+
+@pytest.mark.parametrize("method", PUBLIC_METHODS)
+@pytest.mark.parametrize(
+    ("url", "shown", "reason"),
+    [
+        (  # the issue's reproducer: a pmcid with a line break, from a Europe PMC answer
+            f"{EPMC}PMC99\n000001/fullTextXML",
+            "www.ebi.ac.uk/europepmc/webservices/rest/PMC99\\n000001/fullTextXML",
+            "Invalid non-printable ASCII character in URL, '\\n' at position 54.",
+        ),
+        (
+            f"{EPMC}PMC{'9' * 65536}/fullTextXML?api_key=SECRETKEY123",
+            f"www.ebi.ac.uk/europepmc/webservices/rest/PMC{'9' * 75}…",
+            "URL too long",
+        ),
+        ("http://[::1/x", "[::1/x", "Invalid port: ':1'"),
+    ],
+    ids=["newline", "64k", "port"],
+)
+def test_a_url_httpx_refuses_is_a_one_line_terminal_error_in_every_public_method(
+    method: str, url: str, shown: str, reason: str, tmp_path: Path
+) -> None:
+    asked: list[httpx.Request] = []
+    transport = httpx.MockTransport(lambda request: asked.append(request) or httpx.Response(200))
+    http, _ = client(Settings(ncbi_api_key="SECRETKEY123"), transport=transport)
+    with http, pytest.raises(TerminalHarvestError) as caught:
+        _send(http, method, url, tmp_path)
+    assert caught.value.message == f"{VERB[method]} {shown} cannot be requested: {reason}"
+    assert asked == []
+    assert not (tmp_path / "got.bin").exists()
+
+
+@pytest.mark.parametrize("method", PUBLIC_METHODS)
+def test_a_scheme_other_than_http_is_terminal_at_once_not_retried(
+    method: str, tmp_path: Path
+) -> None:
+    http, waits = client(Settings(max_attempts=4))
+    with http, pytest.raises(TerminalHarvestError) as caught:
+        _send(http, method, "ftp://127.0.0.1/x", tmp_path)
+    assert caught.value.message == (
+        f"{VERB[method]} 127.0.0.1/x cannot be requested: "
+        "Request URL has an unsupported protocol 'ftp://'."
+    )
+    assert waits == []  # not retried
+
+
+def test_a_header_that_cannot_be_sent_is_terminal(loopback: Loopback, tmp_path: Path) -> None:
+    http, waits = client(Settings(max_attempts=4))
+    with http:
+        with pytest.raises(TerminalHarvestError) as built:
+            http.call("GET", loopback.url("/x"), source="github", headers={"X-Token": "é"})
+        with pytest.raises(TerminalHarvestError) as sent:
+            http.call("GET", loopback.url("/x"), source="github", headers={"X-Token": "a\nb"})
+    assert built.value.message == (
+        f"GET 127.0.0.1:{loopback.port}/x cannot be requested: 'ascii' codec can't encode "
+        "character '\\xe9' in position 0: ordinal not in range(128)"
+    )
+    assert sent.value.message == (
+        f"GET 127.0.0.1:{loopback.port}/x cannot be requested: Illegal header value b'a\\nb'"
+    )
+    assert (loopback.seen, waits) == ([], [])
+
+
+@pytest.mark.parametrize("method", PUBLIC_METHODS)
+def test_an_httpx_error_the_policy_does_not_know_is_a_terminal_error(
+    method: str, tmp_path: Path
+) -> None:
+    def refuses(request: httpx.Request) -> httpx.Response:
+        raise httpx.InvalidURL("Invalid URL component 'path' for api_key=SECRETKEY123")
+
+    settings = Settings(ncbi_api_key="SECRETKEY123", max_attempts=3)
+    http, waits = client(settings, transport=httpx.MockTransport(refuses))
+    with http, pytest.raises(TerminalHarvestError) as caught:
+        _send(http, method, "https://api.example/x", tmp_path)
+    assert caught.value.message == (
+        f"{VERB[method]} api.example/x cannot be requested: "
+        "Invalid URL component 'path' for api_key=[REDACTED]"
+    )
+    assert waits == []
+
+
+# -- redirects that would carry credentials elsewhere -------------------------------------------
+def test_a_redirect_to_another_origin_is_refused_for_a_post_with_credentials(
+    loopback: Loopback, elsewhere: Loopback
+) -> None:
+    # the issue's reproducer: an efetch POST answered with a 307 to another host
+    loopback.answer(307, b"", Location=elsewhere.url("/collect"))
+    settings = Settings(email="me@example.org", ncbi_api_key="SECRETKEY123")
+    exchanges: list[Exchange] = []
+    http, _ = client(settings, on_exchange=exchanges.append)
+    with http, pytest.raises(TerminalHarvestError) as caught:
+        http.post(loopback.url(), data={"db": "pubmed", "id": "99000001"}, source="pubmed")
+    assert caught.value.message == (
+        f"POST 127.0.0.1:{loopback.port}/entrez/eutils/efetch.fcgi redirects to another origin "
+        f"(http://127.0.0.1:{loopback.port} -> http://127.0.0.1:{elsewhere.port}), and the "
+        "request carries credentials; not followed"
+    )
+    assert caught.value.advice == (
+        "credentials go only to the host they are meant for, and never over plain http; "
+        "check the base URL of the source"
+    )
+    assert elsewhere.seen == []  # the form with the key and the e-mail never left
+    assert len(loopback.seen) == 1
+    assert [e.status for e in exchanges] == [307]
+
+
+@pytest.mark.parametrize(
+    ("source", "settings"),
+    [
+        ("pubmed", Settings()),  # ``tool`` alone: a polite parameter
+        ("crossref", Settings(email="me@example.org")),  # mailto in the query
+        ("openfda", Settings(openfda_api_key="fda-key-123")),
+    ],
+)
+def test_a_redirect_to_another_origin_is_refused_for_a_get_with_polite_parameters(
+    loopback: Loopback, elsewhere: Loopback, source: str, settings: Settings
+) -> None:
+    loopback.answer(302, b"", Location=elsewhere.url("/collect"))
+    http, _ = client(settings)
+    with http, pytest.raises(TerminalHarvestError, match="and the request carries credentials"):
+        http.get(loopback.url("/works"), source=source)
+    assert elsewhere.seen == []
+
+
+def test_a_redirect_within_the_origin_keeps_its_credentials(loopback: Loopback) -> None:
+    loopback.answer(307, b"", Location="/entrez/eutils/efetch2.fcgi")
+    http, _ = client(Settings(ncbi_api_key="SECRETKEY123"))
+    with http:
+        answer = http.post(loopback.url(), data={"db": "pubmed"}, source="pubmed")
+    assert answer.text == "ok"
+    assert parse_qs(loopback.seen[1].body)["api_key"] == ["SECRETKEY123"]
+
+
+def test_a_redirect_from_https_to_http_is_refused_even_without_credentials() -> None:
+    asked: list[str] = []
+
+    def storage(request: httpx.Request) -> httpx.Response:
+        asked.append(str(request.url))
+        return httpx.Response(302, headers={"location": "http://objects.example/asset"})
+
+    http, _ = client(transport=httpx.MockTransport(storage))
+    with http, pytest.raises(TerminalHarvestError) as caught:
+        http.call("GET", "https://api.example/releases/1", source="github")
+    assert caught.value.message == (
+        "GET api.example/releases/1 redirects from https to http "
+        "(https://api.example -> http://objects.example); not followed"
+    )
+    assert asked == ["https://api.example/releases/1"]
+
+
+@pytest.mark.parametrize("method", ["call", "download"])
+def test_a_request_without_credentials_follows_a_redirect_to_another_origin_without_its_token(
+    loopback: Loopback, elsewhere: Loopback, method: str, tmp_path: Path
+) -> None:
+    # a GitHub release asset: the API redirects to a storage host, which must not get the token
+    loopback.answer(302, b"", Location=elsewhere.url("/storage/asset"))
+    elsewhere.answer(200, b"asset")
+    token = {"Authorization": "Bearer gh-token-0123456789"}
+    http, _ = client()
+    with http:
+        if method == "call":
+            assert http.call("GET", loopback.url("/asset"), source="github", headers=token).text
+        else:
+            dest = tmp_path / "asset.bin"
+            http.download(loopback.url("/asset"), dest, source="github", size=5, headers=token)
+            assert dest.read_bytes() == b"asset"
+    assert loopback.seen[0].headers["authorization"] == "Bearer gh-token-0123456789"
+    assert [s.path for s in elsewhere.seen] == ["/storage/asset"]
+    assert "authorization" not in elsewhere.seen[0].headers
+
+
+def test_refusals_without_a_callback_are_logged_once_per_reason_with_their_count(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from pipeline.records import Refusal
+
+    rule = "pmid must be 1 to 10 digits without a leading zero"
+    refusals = [Refusal(reason=rule, value="x"), Refusal(reason=rule, value="0")]
+    http, _ = client()
+    with http, caplog.at_level(logging.WARNING, logger="citeseal.http"):
+        http.report_refused("pubmed", refusals)
+        http.report_refused("pubmed", [])
+    assert [r.getMessage() for r in caplog.records] == [f"pubmed: refused 2 record(s): {rule}"]

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import json
+import time
+import zlib
 from pathlib import Path
 
 import httpx
 import pytest
 
-from pipeline.errors import ReplayMissError, TerminalHarvestError, TransientHarvestError
+from pipeline.errors import (
+    ParseError,
+    ReplayMissError,
+    TerminalHarvestError,
+    TransientHarvestError,
+)
 from pipeline.http import HttpClient
 from pipeline.replay import (
     RecordingTransport,
@@ -116,22 +123,60 @@ def test_first_folder_wins(tmp_path: Path) -> None:
     assert len(replay) == 2
 
 
-def test_an_unmatched_request_names_method_url_and_folders(tmp_path: Path) -> None:
-    put(tmp_path, "a.json", f"{EFETCH}?id=1", "x")
+def test_an_unmatched_request_names_method_url_and_folders_by_public_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    inside = tmp_path / "work" / "replay"
+    outside = tmp_path / "elsewhere" / "recorded"
+    put(inside, "a.json", f"{EFETCH}?id=1", "x")
+    put(outside, "a.json", f"{EFETCH}?id=1", "x")
+    monkeypatch.chdir(tmp_path / "work")
     settings = Settings(email="me@example.org", ncbi_api_key="secret-key-0123456789")
     with (
-        HttpClient(settings, transport=ReplayTransport([tmp_path])) as http,
+        HttpClient(settings, transport=ReplayTransport([inside, outside])) as http,
         pytest.raises(ReplayMissError) as caught,
     ):
         http.get(EFETCH, params={"id": "2"}, source="pubmed")
-    assert caught.value.message == f"no recorded exchange for GET {EFETCH}?id=2 in {tmp_path}"
+    # the folder inside the working folder relative to it, the other by its last part: the
+    # message reaches the manifest, the harvest log and the site, never a local path
+    assert caught.value.message == f"no recorded exchange for GET {EFETCH}?id=2 in replay, recorded"
+    assert str(tmp_path) not in caught.value.message
     assert caught.value.exit_code == 3
 
 
-def test_a_missing_folder_is_an_error(tmp_path: Path) -> None:
+def test_a_missing_folder_is_an_error_naming_it_by_its_public_name(tmp_path: Path) -> None:
     with pytest.raises(ReplayMissError) as caught:
         ReplayTransport([tmp_path / "nope"])
-    assert caught.value.message == f"replay folder {tmp_path / 'nope'} does not exist"
+    assert caught.value.message == "replay folder nope does not exist"
+
+
+def test_a_wrapper_file_broken_since_indexing_is_a_one_line_error_without_its_local_path(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "replay"
+    put(folder, "pubmed/a.json", f"{EFETCH}?id=1", "x")
+    replay = ReplayTransport([folder])
+    (folder / "pubmed" / "a.json").write_text('{"url": "' + EFETCH + '?id=1", "body": [', "utf-8")
+    with HttpClient(Settings(), transport=replay) as http, pytest.raises(ParseError) as caught:
+        http.get(EFETCH, params={"id": "1"}, source="pubmed")
+    assert caught.value.message == (
+        "expected the wrapper file replay/pubmed/a.json but the JSON is malformed: "
+        "Expecting value: line 1 column 84 (char 83)"
+    )
+    (folder / "pubmed" / "a.json").write_text("[1, 2]", "utf-8")
+    (folder / "pubmed").rename(folder / "gone")
+    with HttpClient(Settings(), transport=replay) as http:
+        with pytest.raises(ReplayMissError) as missing:
+            http.get(EFETCH, params={"id": "1"}, source="pubmed")
+        (folder / "gone").rename(folder / "pubmed")
+        with pytest.raises(ParseError) as odd:
+            http.get(EFETCH, params={"id": "1"}, source="pubmed")
+    assert missing.value.message == (
+        "the wrapper file replay/pubmed/a.json cannot be read: No such file or directory"
+    )
+    assert odd.value.message == (
+        "the wrapper file replay/pubmed/a.json is not a wrapper (an object with an HTTP status)"
+    )
 
 
 def test_non_wrapper_json_files_are_skipped(tmp_path: Path) -> None:
@@ -258,3 +303,72 @@ def test_a_recorded_redirect_chain_replays_hop_by_hop(tmp_path: Path) -> None:
         live.content,
         "https://api.crossref.org/works",
     )
+
+
+def _transport(kind: str, inner: httpx.BaseTransport, folder: Path) -> httpx.BaseTransport:
+    return ResumeTransport(inner, folder) if kind == "resume" else RecordingTransport(inner, folder)
+
+
+@pytest.mark.parametrize("kind", ["record", "resume"])
+def test_the_deadline_holds_while_a_recording_transport_reads_and_the_late_answer_is_not_kept(
+    dribbling: str, tmp_path: Path, kind: str
+) -> None:
+    # the reproducer: the default build reads the network through the resume cache
+    # (and a --record folder), which read the whole body before the client could check it
+    transport = _transport(kind, httpx.HTTPTransport(retries=0), tmp_path)
+    settings = Settings(timeout=5.0, deadline=0.5, max_attempts=1)
+    started = time.monotonic()
+    with (
+        HttpClient(settings, transport=transport) as http,
+        pytest.raises(TransientHarvestError) as caught,
+    ):
+        http.get(dribbling, source="europepmc")
+    port = dribbling.split(":")[2].split("/")[0]
+    assert caught.value.message == (
+        f"GET 127.0.0.1:{port}/slow failed after 1 attempts: no answer within the deadline of 0.5 s"
+    )
+    assert time.monotonic() - started < 2.0  # not the 3 s the body takes, nor the 5 s timeout
+    assert list(tmp_path.rglob("*.json")) == []  # neither recorded nor cached
+
+
+def _gzip_of(data: bytes) -> bytes:
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    return packer.compress(data) + packer.flush()
+
+
+TOO_BIG = (
+    "GET eutils.ncbi.nlm.nih.gov/entrez/eutils/efetch.fcgi answered more than 1,024 bytes "
+    "(decoded); the answer was not read further"
+)
+FAILED_ANSWERS: dict[str, tuple[dict[str, str], bytes, str]] = {  # headers, raw body, error
+    "cap": ({}, b"x" * 2048, TOO_BIG),  # the client's cap: 1,024 < the transport's default
+    "bomb": ({"content-encoding": "gzip"}, _gzip_of(b"0" * 4096), TOO_BIG),
+    "encoding": (
+        {"content-encoding": "gzip"},
+        b"\x1f\x8bnot gzip",
+        "GET eutils.ncbi.nlm.nih.gov/entrez/eutils/efetch.fcgi answered a body that cannot be "
+        "decoded (content-encoding gzip): Error -3 while decompressing data: unknown "
+        "compression method",
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", ["record", "resume"])
+@pytest.mark.parametrize("failure", list(FAILED_ANSWERS))
+def test_an_answer_that_fails_the_clients_bounds_is_never_recorded_or_cached(
+    tmp_path: Path, kind: str, failure: str
+) -> None:
+    headers, raw, message = FAILED_ANSWERS[failure]
+
+    def network(request: httpx.Request) -> httpx.Response:  # streamed, not read yet
+        return httpx.Response(200, headers=headers, stream=httpx.ByteStream(raw))
+
+    transport = _transport(kind, httpx.MockTransport(network), tmp_path)
+    settings = Settings(max_response_bytes=1024)
+    with (
+        HttpClient(settings, transport=transport, rates=FAST) as http,
+        pytest.raises(TerminalHarvestError) as caught,
+    ):
+        http.get(EFETCH, source="pubmed")
+    assert caught.value.message == message
+    assert list(tmp_path.rglob("*.json")) == []

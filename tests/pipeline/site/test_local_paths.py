@@ -44,7 +44,8 @@ def citeseal(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Under one tmp folder: a snapshot whose openfda harvest failed (its error names the
-    replay folder's absolute path), an answer, and its report audited with absolute paths."""
+    replay folder's absolute path, as builds did before replay errors named folders by their
+    public name), an answer, and its report audited with absolute paths."""
     root = tmp_path_factory.mktemp("local-paths")
     shutil.copytree(REPLAY / "clinicaltrials", root / "replay" / "clinicaltrials")
     spec = root / "corpus" / "trials.toml"
@@ -54,14 +55,16 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Path:
         '[openfda]\nset_ids = ["5eed0001-0000-4000-8000-000000000009"]\n',
         encoding="utf-8",
     )
-    built = build_snapshot(  # sealed with the demo key: the CLI below reads it with --demo-key
-        spec,
-        keyring=DEMO,
-        replay=[root / "replay"],
-        settings=Settings(),
-        resume=False,
-        allow_partial=True,
-    )  # the failed label request names the replay folder: a local path
+    with pytest.MonkeyPatch.context() as older_build:  # free text the site must still scrub
+        older_build.setattr("pipeline.replay.public_folder", lambda folder: str(folder))
+        built = build_snapshot(  # sealed with the demo key: the CLI reads it with --demo-key
+            spec,
+            keyring=DEMO,
+            replay=[root / "replay"],
+            settings=Settings(),
+            resume=False,
+            allow_partial=True,
+        )  # the failed label request names the replay folder: a local path
     answers = root / "answers"
     answers.mkdir()
     handle = mint(DEMO, parse_locator(TRIAL))

@@ -11,7 +11,8 @@ from typing import Any
 import httpx
 from hypothesis import strategies as st
 
-from pipeline.http import HOST_RATES, HttpClient
+from pipeline.http import HttpClient
+from pipeline.pacing import HOST_RATES
 from pipeline.records import ParseResult
 from pipeline.settings import Settings
 

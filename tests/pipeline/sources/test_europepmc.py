@@ -10,7 +10,7 @@ import httpx
 import pytest
 from hypothesis import given
 
-from pipeline.errors import ParseError
+from pipeline.errors import ParseError, TerminalHarvestError
 from pipeline.http import HttpClient
 from pipeline.records import Flags, Refusal, Relation
 from pipeline.settings import Settings
@@ -298,3 +298,36 @@ def test_upstream_text_in_a_europepmc_error_is_quoted_on_one_line() -> None:
     with pytest.raises(ParseError) as caught:
         europepmc.parse(b'{"errCode": 400, "errMsg": "bad\\nquery"}')
     assert caught.value.message == "Europe PMC answered with an error: bad query"
+
+
+# the reproducers: a control character (httpx refuses the URL), 64 K characters (URL
+# too long), a path that climbs out of the full-text endpoint; and forms the grammar refuses
+BAD_PMCIDS = ["PMC99\n000001", "PMC" + "9" * 65536, "PMC1/../../x?y=", "pmc99200002", "PMC0123"]
+
+
+@pytest.mark.parametrize("pmcid", BAD_PMCIDS, ids=["newline", "64k", "path", "lower", "zero"])
+def test_a_pmcid_that_breaks_the_grammar_is_dropped_and_the_record_kept(pmcid: str) -> None:
+    [record] = europepmc.parse(_epmc_result(pmcid=pmcid)).records
+    assert (record.record_id, record.pmcid) == ("pmid:99200001", None)
+    [kept] = europepmc.parse(_epmc_result(pmcid="PMC99200002")).records
+    assert kept.pmcid == "PMC99200002"
+
+
+def test_a_search_with_a_bad_pmcid_asks_for_no_full_text_and_a_bad_id_is_never_requested() -> None:
+    asked: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        asked.append(str(request.url))
+        return httpx.Response(200, content=_epmc_result(pmcid="PMC1/../../x?y="))
+
+    with mock_client(handler) as http:
+        [record] = europepmc.search_records(http, "zentravir", limit=1)
+        assert record.pmcid is None  # so the harvest fetches no full text for it
+        for pmcid in BAD_PMCIDS:
+            with pytest.raises(TerminalHarvestError) as caught:
+                europepmc.fetch_full_text(http, pmcid)
+            assert caught.value.message == (
+                f"no full text asked for {' '.join(pmcid.split())[:80]!r}: "
+                "pmcid must be PMC followed by 1 to 10 digits without a leading zero"
+            )
+    assert len(asked) == 1  # the search; no full-text request was made

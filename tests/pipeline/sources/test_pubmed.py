@@ -267,3 +267,19 @@ def test_an_article_with_an_invalid_pmid_is_refused_and_the_others_are_kept() ->
     assert [(r.reason, r.value) for r in result.refused] == [
         ("pmid must be 1 to 10 digits without a leading zero", "x" + kept[0].removeprefix("pmid:"))
     ]
+
+
+@pytest.mark.parametrize(
+    "pmcid",
+    ["PMC99\n100002", "PMC" + "9" * 65536, "PMC1/../../x?y=", "PMC0"],
+    ids=["newline", "64k", "path", "zero"],
+)
+def test_an_article_pmcid_that_breaks_the_grammar_is_dropped_and_the_article_kept(
+    pmcid: str,
+) -> None:
+    good = fixture("pubmed", "erratum.xml").decode()
+    assert pubmed.parse(good).records[0].pmcid == "PMC99100002"
+    bad = good.replace(">PMC99100002<", f">{pmcid}<", 1)
+    assert bad != good
+    [first, *_] = pubmed.parse(bad).records
+    assert (first.record_id, first.pmcid) == ("pmid:99100002", None)
