@@ -285,7 +285,9 @@ class _Run:
         with WriterProcess(temp) as db:
             self._db = db
             # queued, not awaited: the first batch is fetched and parsed meanwhile
-            db.configure(limit_memory, work, threads=WRITER_THREADS)
+            db.configure(
+                limit_memory, work, memory=self.settings.build_memory, threads=WRITER_THREADS
+            )
             db.configure(load_fts)  # its stem() tokenises passages for the search index
             db.submit(apply_migrations, now=self.created_at)
             db.submit(write_meta, self._meta())
