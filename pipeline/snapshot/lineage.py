@@ -8,7 +8,9 @@ Rules (DESIGN.md §6):
 * a changed record gets a new version and the old ones stay: the upstream version label when
   the source has one (trial last-update date, label version, preprint version), else the
   next integer (``1``, ``2``, …). Should an upstream label already name different content, the
-  new version is ``<label>-r2`` (``-r3``, …), so no issued handle ever changes meaning;
+  new version is ``<label>-r2`` (``-r3``, …), so no issued handle ever changes meaning; the
+  label is cut short where need be so that ``<label>-rN`` stays within the handle grammar's
+  :data:`~audit.handles.MAX_VERSION_CHARS` (a version no handle can pin would be uncitable);
 * a record of the lineage that a harvest looked for and upstream no longer returns is marked
   withdrawn (``record_state.withdrawn``, ``withdrawn_since`` = this snapshot); its versions
   remain, so handles minted from them still verify. "No longer returns" needs positive
@@ -29,6 +31,7 @@ from pathlib import Path
 
 import duckdb
 
+from audit.handles import MAX_VERSION_CHARS
 from pipeline.errors import SnapshotError
 from pipeline.snapshot.store import CARRIED_TABLES, SEP, Staged, first_line
 
@@ -68,7 +71,7 @@ def decide(
         version = upstream_version
         revision = 2
         while version in used:
-            version = f"{upstream_version}-r{revision}"
+            version = revised(upstream_version, revision)
             revision += 1
     else:
         number = seq
@@ -76,6 +79,14 @@ def decide(
             number += 1
         version = str(number)
     return Decision(record_id, version, seq, new=True)
+
+
+def revised(label: str, revision: int) -> str:
+    """``<label>-r<revision>``, the label cut short so the whole stays within
+    :data:`~audit.handles.MAX_VERSION_CHARS` (a cut label still starts as it did, with a letter
+    or digit, so the result keeps to the version grammar)."""
+    suffix = f"-r{revision}"
+    return label[: MAX_VERSION_CHARS - len(suffix)] + suffix
 
 
 # -- SQL --------------------------------------------------------------------------------------

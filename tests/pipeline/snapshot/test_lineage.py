@@ -10,15 +10,18 @@ from pathlib import Path
 import duckdb
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from audit.errors import InputError
+from audit.handles import MAX_VERSION_CHARS, parse_locator
 from pipeline import harvest
 from pipeline.errors import PartialHarvestError, SnapshotError, TransientHarvestError
 from pipeline.http import HttpClient
 from pipeline.records import Annotation, Flags, Passage, Record, Relation
 from pipeline.settings import Settings
 from pipeline.snapshot.build import BuildResult, ParentArg, build_snapshot
-from pipeline.snapshot.lineage import Decision, KnownVersion, decide
+from pipeline.snapshot.lineage import Decision, KnownVersion, decide, revised
 from pipeline.snapshot.locate import snapshots_in
 from pipeline.snapshot.manifest import sha256_file
 from pipeline.snapshot.verify import verify_snapshot
@@ -48,6 +51,34 @@ def test_changed_versioned_record_takes_the_upstream_label() -> None:
 def test_an_upstream_label_never_names_two_contents() -> None:
     known = [KnownVersion("3", 1, "aaa"), KnownVersion("3-r2", 2, "bbb")]
     assert decide("setid:x", "3", "ccc", known) == Decision("setid:x", "3-r3", 3, True)
+
+
+def test_a_revision_of_a_40_character_label_is_cut_to_stay_citable() -> None:
+    label = "2025-06-02." + "x" * 29  # 40 characters: citable as it is
+    decision = decide("nct:NCT99000001", label, "bbb", [KnownVersion(label, 1, "aaa")])
+    assert decision.version == label[:37] + "-r2"
+    assert len(decision.version) == MAX_VERSION_CHARS
+
+
+LABEL_START = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+@pytest.mark.parametrize("length", range(1, MAX_VERSION_CHARS + 1))
+@settings(max_examples=25, deadline=None)
+@given(data=st.data(), taken=st.integers(min_value=0, max_value=12))
+def test_a_new_version_is_always_citable_and_never_names_a_held_one(
+    length: int, data: st.DataObject, taken: int
+) -> None:
+    """For a citable label of every length, however many revisions of it the lineage holds."""
+    rest = st.text(alphabet=LABEL_START + ".-", min_size=length - 1, max_size=length - 1)
+    label = data.draw(st.sampled_from(LABEL_START)) + data.draw(rest)
+    known = [KnownVersion(label, 1, "h1")] + [
+        KnownVersion(revised(label, r), r, f"h{r}") for r in range(2, taken + 2)
+    ]
+    decision = decide("nct:NCT99000001", label, "new", known)
+    assert decision.new and decision.version not in {k.version for k in known}
+    locator = parse_locator(f"nct:NCT99000001@{decision.version}/title")  # raises if uncitable
+    assert locator.version == decision.version
 
 
 # -- builds from records made here ---------------------------------------------------------------
