@@ -30,7 +30,10 @@ An outage never rewrites history (the rules the build relies on):
   withdrawn. An empty full text for a PMCID the lineage holds is such a failure too, and so
   is a record that comes back without a single passage where the lineage's version has
   some (it is delivered incomplete). Answers are judged the moment they arrive, before any
-  other step, so the build can drop exactly the failed answer from its resume cache.
+  other step, so the build can drop exactly the failed answer from its resume cache;
+* every failure reported (to the sink, or raised when ``strict``) has its message and
+  advice passed through the client's redactor first: a body that echoes the contact e-mail
+  or an API key never carries it into the manifest, the log or the terminal.
 """
 
 from __future__ import annotations
@@ -163,7 +166,12 @@ class Harvester:
             return None
 
     def _fail(self, source: str, step: str, error: HarvestError | ParseError) -> None:
-        self.sink.failure(source, step, error)
+        """Report a failure, redacted (module docstring), and raise it when strict."""
+        redact = self.client.redact
+        error.message = redact(error.message)
+        error.advice = redact(error.advice) if error.advice is not None else None
+        error.args = (error.message, *error.args[1:])
+        self.sink.failure(source, redact(step), error)
         if self.strict:
             raise error
 

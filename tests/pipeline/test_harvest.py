@@ -120,13 +120,18 @@ class Held(NoLineage):
 
 
 def harvest(
-    spec_text: str, sink: Sink, *, strict: bool = False, lineage: set[str] | None = None
+    spec_text: str,
+    sink: Sink,
+    *,
+    strict: bool = False,
+    lineage: set[str] | None = None,
+    settings: Settings | None = None,
 ) -> Harvester:
     """Run a harvest whose source functions are faked (the transport is never reached);
     ``lineage`` is the record ids the lineage holds."""
     spec = parse_spec(spec_text, Path("h.toml"))
     transport = httpx.MockTransport(lambda r: httpx.Response(500))
-    with HttpClient(Settings(), transport=transport) as client:
+    with HttpClient(settings or Settings(), transport=transport) as client:
         harvester = Harvester(
             spec, client, sink, NullProgress(), strict=strict, lineage=Held(lineage or set())
         )
@@ -237,3 +242,30 @@ def test_an_empty_by_id_answer_is_a_failure_only_for_ids_the_lineage_holds(
             "harvest to check the answer against",
         )
     ]
+
+
+def test_a_failure_is_reported_and_raised_with_the_email_and_api_keys_redacted(
+    calls: dict[str, list[object]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = Settings(email="alice@example.org", ncbi_api_key="k3yS3cr3tValue")
+
+    def echoing(client: HttpClient, doi: str) -> list[Relation]:
+        raise ParseError(
+            "Crossref answered with an error: [{'value': 'alice@example.org', 'message': "
+            "'api_key k3yS3cr3tValue is not valid'}]"
+        )
+
+    monkeypatch.setattr(crossref, "fetch_update_relations", echoing)
+    sink = Sink()
+    harvest(SPEC, sink, settings=secret)
+    said = (
+        "Crossref answered with an error: [{'value': '[REDACTED]', 'message': 'api_key "
+        "[REDACTED] is not valid'}]"
+    )
+    assert sink.failures == [
+        ("crossref", "updates 10.5555/demo.0001", said),
+        ("crossref", "updates 10.5555/demo.0002", said),
+    ]
+    with pytest.raises(ParseError) as caught:
+        harvest(SPEC, Sink(), strict=True, settings=secret)
+    assert (caught.value.message, str(caught.value)) == (said, said)
