@@ -372,7 +372,7 @@ class _Run:
                 self.progress,
                 strict=self.options.strict,
                 lineage=self._ingest,
-                refused=self.log.refused_ids,
+                refused=self.log.refusals,
             )
             outcome = harvester.run()
             if self.options.refresh and self._db is not None:

@@ -48,6 +48,7 @@ class HarvestLog:
     progress: Progress
     failed: list[FailedRequest] = field(default_factory=list)
     refused_ids: set[str] = field(default_factory=set)
+    refusals: list[str] = field(default_factory=list)  # each refused id, in order (harvest.py)
     state: dict[str, SourceState] = field(default_factory=dict)
     _refusals_seen: set[tuple[str, str, str]] = field(default_factory=set)
     _rows: list[LogRow] = field(default_factory=list)
@@ -82,7 +83,9 @@ class HarvestLog:
             self.progress.note(
                 f"{source}: refused {count} record(s) that cannot be cited: {reason}"
             )
-        self.refused_ids.update(r.record_id for r in refusals if r.record_id)
+        ids = [r.record_id for r in refusals if r.record_id]
+        self.refused_ids.update(ids)
+        self.refusals.extend(ids)
 
     def step(self, source: str, step: str, count: int, detail: str | None = None) -> None:
         self._rows.append((now_text(), source, step, None, None, True, count, detail))

@@ -36,6 +36,7 @@ from pipeline.snapshot.lineage import (
     current_passages,
     decide,
     known_versions,
+    lineage_controls,
     live_records,
 )
 from pipeline.snapshot.store import BatchWriter
@@ -167,6 +168,13 @@ class Ingest:
     def live(self, record_ids: Collection[str]) -> set[str]:
         """The ids among ``record_ids`` the lineage holds, not withdrawn (none without one)."""
         return live_records(self.reader, record_ids) if self.reader is not None else set()
+
+    def controls(self, source: str, scheme: str, exclude: Collection[str], limit: int) -> list[str]:
+        """Up to ``limit`` live ids of ``source`` and ``scheme`` the lineage holds, outside
+        ``exclude`` (none without a lineage)."""
+        if self.reader is None:
+            return []
+        return lineage_controls(self.reader, source, scheme, exclude, limit)
 
     def emptied(self, records: Sequence[Record]) -> dict[str, str]:
         """Records that came back without a single passage where the lineage's current version

@@ -217,6 +217,25 @@ def live_records(con: duckdb.DuckDBPyConnection, record_ids: Collection[str]) ->
     return {str(r[0]) for r in rows}
 
 
+def lineage_controls(
+    con: duckdb.DuckDBPyConnection,
+    source: str,
+    scheme: str,
+    exclude: Collection[str],
+    limit: int,
+) -> list[str]:
+    """Up to ``limit`` ids ``scheme:…`` of ``source`` the lineage holds, not withdrawn and not
+    in ``exclude`` (lowest first: the same ones every build)."""
+    rows = con.execute(
+        "SELECT record_id FROM record_state WHERE NOT withdrawn AND source = $1 "
+        "AND starts_with(record_id, $2) "
+        "AND record_id NOT IN (SELECT unnest(string_split($3, $4))) "
+        "ORDER BY record_id LIMIT $5",
+        [source, f"{scheme}:", SEP.join(sorted(set(exclude))), SEP, limit],
+    ).fetchall()
+    return [str(r[0]) for r in rows]
+
+
 def current_passages(
     con: duckdb.DuckDBPyConnection, record_ids: Collection[str]
 ) -> dict[str, tuple[str, int]]:

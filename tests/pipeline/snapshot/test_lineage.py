@@ -18,14 +18,14 @@ from audit.handles import MAX_VERSION_CHARS, parse_locator
 from pipeline import harvest
 from pipeline.errors import PartialHarvestError, SnapshotError, TransientHarvestError
 from pipeline.http import HttpClient
-from pipeline.records import Annotation, Flags, Passage, Record, Relation
+from pipeline.records import Annotation, Flags, Passage, Record, Refusal, Relation
 from pipeline.settings import Settings
 from pipeline.snapshot.build import BuildResult, ParentArg, build_snapshot
 from pipeline.snapshot.lineage import Decision, KnownVersion, decide, revised
 from pipeline.snapshot.locate import snapshots_in
 from pipeline.snapshot.manifest import sha256_file
 from pipeline.snapshot.verify import verify_snapshot
-from pipeline.sources import clinicaltrials, crossref, europepmc, pubmed, pubtator3
+from pipeline.sources import clinicaltrials, crossref, europepmc, openfda, pubmed, pubtator3
 from tests.conftest import TEST_KEYRING, TRUST
 
 # -- decide() ----------------------------------------------------------------------------------
@@ -124,6 +124,10 @@ def full_text(pmcid: str, text: str) -> Record:
 
 
 OUTAGE = "GET clinicaltrials.gov/api/v2/studies failed: HTTP 503"
+VERSION_RULE = (
+    "version must start with a letter or digit and contain only letters, digits, '.' and '-' "
+    "(at most 40 characters)"
+)
 
 
 class Upstream:
@@ -142,6 +146,12 @@ class Upstream:
         self.annotations: dict[str, list[Annotation]] = {}
         self.fail_annotations = False
         self.full_texts: dict[str, Record] = {}
+        self.trial_requests = 0  # by-id trial requests made, failed ones included
+        self.trial_search: list[Record] = []
+        self.refuse_in_search: list[str] = []  # NCT ids the trial search refuses (bad version)
+        self.labels: dict[str, Record] = {}
+        self.label_search: list[Record] = []
+        self.fetched_labels: list[list[str]] = []
 
     def _outage(self) -> None:
         if self.fail_everything:
@@ -161,12 +171,31 @@ class Upstream:
     def fetch_trials(self, client: HttpClient, ids: Sequence[str]) -> list[Record]:
         del client
         self._outage()
+        self.trial_requests += 1
         if self.fail_trials:
             raise TransientHarvestError(OUTAGE)
         self.fetched.append(list(ids))
         if self.empty_trials & set(ids):
             return []  # {"studies": []}
         return [self.trials[i] for i in ids if i in self.trials]
+
+    def search_trials(self, client: HttpClient, **kwargs: object) -> list[Record]:
+        del kwargs
+        refusals = [
+            Refusal(reason=VERSION_RULE, value="4 rev", record_id=f"nct:{n}")
+            for n in self.refuse_in_search
+        ]
+        client.report_refused("clinicaltrials", refusals)  # as the parser's caller does
+        return list(self.trial_search)
+
+    def fetch_labels(self, client: HttpClient, set_ids: Sequence[str]) -> list[Record]:
+        del client
+        self.fetched_labels.append(list(set_ids))
+        return [self.labels[i] for i in set_ids if i in self.labels]
+
+    def search_labels(self, client: HttpClient, search: str, *, limit: int) -> list[Record]:
+        del client, search, limit
+        return list(self.label_search)
 
     def fetch_notices(self, client: HttpClient, doi: str) -> list[Relation]:
         del client
@@ -196,6 +225,9 @@ def upstream(monkeypatch: pytest.MonkeyPatch) -> Upstream:
     monkeypatch.setattr(crossref, "fetch_update_relations", fake.fetch_notices)
     monkeypatch.setattr(pubtator3, "fetch_annotations", fake.fetch_annotations)
     monkeypatch.setattr(europepmc, "fetch_full_text", fake.fetch_full_text)
+    monkeypatch.setattr(clinicaltrials, "search_records", fake.search_trials)
+    monkeypatch.setattr(openfda, "fetch_records", fake.fetch_labels)
+    monkeypatch.setattr(openfda, "search_records", fake.search_labels)
     return fake
 
 
@@ -381,15 +413,15 @@ def test_a_failed_source_is_recorded_and_withdraws_nothing(
     assert m.partial is True
     assert m.carried == 1  # the trial: its parent state is what the child holds
     assert m.sources["clinicaltrials"].status == "failed"
-    assert m.sources["clinicaltrials"].failed_requests == 2  # the fetch and the re-check
+    assert m.sources["clinicaltrials"].failed_requests == 1  # the refresh does not ask again
     assert m.sources["pubmed"].status == "ok"
-    assert [f.step for f in m.failed_requests] == ["fetch", "fetch"]
+    assert [f.step for f in m.failed_requests] == ["fetch"]
     assert m.failed_requests[0].error == "GET clinicaltrials.gov/api/v2/studies failed: HTTP 503"
     assert m.withdrawn == 0
     assert rows(
         second.path,
         "SELECT status, failed_requests FROM sources WHERE source = 'clinicaltrials'",
-    ) == [("failed", 2)]
+    ) == [("failed", 1)]
     assert rows(
         second.path,
         "SELECT withdrawn, current_version FROM record_state WHERE record_id = 'nct:NCT99000011'",
@@ -552,9 +584,9 @@ def test_an_empty_answer_for_trials_the_lineage_holds_is_a_failure_not_a_withdra
             "fetch",
             "answered none of the 1 records asked for by id, 1 of which the lineage holds "
             "(nct:NCT99000011); not taken as withdrawal: no other nct record answered in this "
-            "harvest to check the answer against",
+            "harvest or is held by the lineage to check the answer against",
         )
-    ] * 2  # the fetch and the re-check
+    ]  # once: the refresh does not ask again for what just failed
     a = first.manifest.snapshot_id
     assert state_of(second.path, "nct:NCT99000011") == [("2025-01-15", False, None, None)]
     assert versions_of(second.path, "nct:NCT99000011") == [
@@ -596,7 +628,7 @@ def test_an_empty_answer_is_a_failure_when_the_control_id_does_not_come_back_eit
         "answered none of the 1 records asked for by id, 1 of which the lineage holds "
         "(nct:NCT99000012), nor nct:NCT99000011, which it returned earlier in this harvest; "
         "not taken as withdrawal"
-    ] * 2  # the fetch and the re-check
+    ]  # once: the refresh does not ask again for what just failed
     assert second.manifest.withdrawn == 0
     assert state_of(second.path, "nct:NCT99000012") == [("2025-01-15", False, None, None)]
 
@@ -651,7 +683,7 @@ def test_a_build_with_failed_requests_seals_nothing_without_allow_partial(
     corpus = tmp_path / "lin"
     assert caught.value.exit_code == 3
     assert caught.value.message == (
-        f"2 requests failed (clinicaltrials 2): no snapshot of {corpus} was sealed"
+        f"1 request failed (clinicaltrials 1): no snapshot of {corpus} was sealed"
     )
     assert caught.value.advice == (
         "build again to retry them, or pass --allow-partial to seal a snapshot marked partial "
@@ -705,3 +737,107 @@ def test_a_new_lineage_is_asked_for_explicitly_and_cannot_name_a_parent(
     assert caught.value.message == (
         "--parent and --new-lineage cannot be combined: a new lineage has no parent"
     )
+
+
+# -- evidence for withdrawal: refusals, controls, failed fetches -------------------------------
+
+TRIALS = ("NCT99000001", "NCT99000002", "NCT99000003")
+TRIAL_SPEC = SPEC.replace(
+    'ids = ["NCT99000011"]',
+    'queries = [{ term = "zentravir", limit = 10 }]\nids = ["NCT99000001", "NCT99000002", '
+    '"NCT99000003"]',
+)
+
+
+def test_a_refusal_in_a_search_turns_no_later_empty_by_id_answer_into_withdrawals(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    upstream.trials = {n: trial(n, "2025-01-15", f"Trial {n}.") for n in TRIALS}
+    build(tmp_path, spec_text=TRIAL_SPEC)
+    upstream.refuse_in_search = ["NCT99000001"]  # the search answers it with a bad version
+    upstream.empty_trials = set(TRIALS)  # the by-id fetch of all three answers []
+    second = build(tmp_path, allow_partial=True)
+    m = second.manifest
+    assert m.withdrawn == 0
+    assert [(f.source, f.step, f.error) for f in m.failed_requests] == [
+        (
+            "clinicaltrials",
+            "fetch",
+            "answered none of the 3 records asked for by id, 3 of which the lineage holds "
+            "(nct:NCT99000001, nct:NCT99000002, nct:NCT99000003); not taken as withdrawal: no "
+            "other nct record answered in this harvest or is held by the lineage to check the "
+            "answer against",
+        )
+    ]
+    assert m.sources["clinicaltrials"].refused == {VERSION_RULE: 1}
+    for n in TRIALS:
+        assert state_of(second.path, f"nct:{n}") == [("2025-01-15", False, None, None)]
+
+
+def test_one_outage_of_a_by_id_fetch_is_one_request_and_one_failure(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    upstream.trials = {"NCT99000011": trial("NCT99000011", "2025-01-15", "S.")}
+    build(tmp_path)
+    upstream.fail_trials = True
+    upstream.trial_requests = 0
+    second = build(tmp_path, allow_partial=True)
+    assert upstream.trial_requests == 1  # the refresh does not ask again for the trial
+    assert [(f.step, f.error) for f in second.manifest.failed_requests] == [("fetch", OUTAGE)]
+    assert state_of(second.path, "nct:NCT99000011") == [("2025-01-15", False, None, None)]
+
+
+LABEL_A = "5eed0001-0000-4000-8000-000000000011"
+LABEL_B = "5eed0001-0000-4000-8000-000000000012"
+LABEL_SPEC = f"""\
+name = "lin"
+[openfda]
+queries = [{{ search = "openfda.generic_name:zentravir", limit = 5 }}]
+set_ids = ["{LABEL_A}"]
+"""
+
+
+def label(set_id: str, version: str) -> Record:
+    return Record(
+        record_id=f"setid:{set_id}",
+        source="openfda",
+        version=version,
+        title=f"Label {set_id}",
+        content_type="label",
+        passages=[Passage(path="label.indications_and_usage.1", section="Indications", text="Z.")],
+    )
+
+
+def test_a_label_gone_upstream_is_withdrawn_with_a_control_the_lineage_holds(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    upstream.labels = {LABEL_A: label(LABEL_A, "3"), LABEL_B: label(LABEL_B, "1")}
+    upstream.label_search = [upstream.labels[LABEL_B]]
+    build(tmp_path, spec_text=LABEL_SPEC)
+    upstream.label_search = []  # B fell out of the query's results
+    del upstream.labels[LABEL_A]  # A is gone: the only by-id chunk of the harvest answers []
+    upstream.fetched_labels.clear()
+    second = build(tmp_path)  # no exit 3: a lineage id checks the empty answer
+    assert upstream.fetched_labels == [[LABEL_A], [LABEL_B, LABEL_A], [LABEL_B]]
+    assert (second.manifest.partial, second.manifest.withdrawn) == (False, 1)
+    assert state_of(second.path, f"setid:{LABEL_A}") == [("3", True, None, None)]
+    assert state_of(second.path, f"setid:{LABEL_B}") == [("1", False, None, None)]
+
+
+def test_an_empty_answer_is_a_failure_when_the_lineage_control_does_not_come_back_either(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    upstream.labels = {LABEL_A: label(LABEL_A, "3"), LABEL_B: label(LABEL_B, "1")}
+    upstream.label_search = [upstream.labels[LABEL_B]]
+    build(tmp_path, spec_text=LABEL_SPEC)
+    upstream.labels, upstream.label_search = {}, []  # openFDA answers nothing at all
+    second = build(tmp_path, allow_partial=True)
+    assert [f.error for f in second.manifest.failed_requests] == [
+        f"answered none of the 1 records asked for by id, 1 of which the lineage holds "
+        f"(setid:{LABEL_A}), nor setid:{LABEL_B}, which the lineage holds; not taken as "
+        "withdrawal",
+        f"answered none of the 1 records asked for by id, 1 of which the lineage holds "
+        f"(setid:{LABEL_B}); not taken as withdrawal: no other setid record answered in this "
+        "harvest or is held by the lineage to check the answer against",
+    ]
+    assert second.manifest.withdrawn == 0
