@@ -187,6 +187,28 @@ def touch_versions(con: duckdb.DuckDBPyConnection, staged: Staged, snapshot_id: 
     staged.done()
 
 
+def discard_versions(con: duckdb.DuckDBPyConnection, staged: Staged) -> None:
+    """Delete what this build wrote of the staged ``(record_id, version)`` keys: versions of
+    records new to the lineage, written from an incomplete delivery that a complete one now
+    replaces (:mod:`pipeline.snapshot.ingest`). Everything of such a record in the file is
+    this build's (the parent never held it): its version, passages and their search
+    documents, annotations, relations and its row of the records seen."""
+    con.execute(f"CREATE OR REPLACE TEMP TABLE discarded AS SELECT * FROM {staged.source}")  # noqa: S608
+    con.execute(
+        "DELETE FROM search_terms WHERE docid IN (SELECT d.docid FROM search_docs d "
+        "JOIN discarded k ON d.record_id = k.record_id AND d.version = k.version)"
+    )
+    for table in ("search_docs", "passages", "annotations", "records", "record_versions"):
+        con.execute(
+            f"DELETE FROM {table} USING discarded k WHERE {table}.record_id = k.record_id "  # noqa: S608
+            f"AND {table}.version = k.version"
+        )
+    for table in ("relations", "seen"):
+        con.execute(f"DELETE FROM {table} USING discarded k WHERE {table}.record_id = k.record_id")  # noqa: S608
+    con.execute("DROP TABLE discarded")
+    staged.done()
+
+
 def unseen_records(
     con: duckdb.DuckDBPyConnection, sources: Collection[str]
 ) -> dict[str, list[str]]:

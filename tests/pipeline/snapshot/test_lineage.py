@@ -152,6 +152,8 @@ class Upstream:
         self.labels: dict[str, Record] = {}
         self.label_search: list[Record] = []
         self.fetched_labels: list[list[str]] = []
+        self.epmc: dict[str, list[Record]] = {}  # Europe PMC query → results
+        self.fail_notices_once: set[str] = set()  # DOIs whose first notices request fails
 
     def _outage(self) -> None:
         if self.fail_everything:
@@ -197,8 +199,15 @@ class Upstream:
         del client, search, limit
         return list(self.label_search)
 
+    def search_epmc(self, client: HttpClient, query: str, *, limit: int) -> list[Record]:
+        del client, limit
+        return list(self.epmc.get(query, []))
+
     def fetch_notices(self, client: HttpClient, doi: str) -> list[Relation]:
         del client
+        if doi in self.fail_notices_once:
+            self.fail_notices_once.discard(doi)
+            raise TransientHarvestError(f"GET api.crossref.org/works failed: HTTP 503 ({doi})")
         if doi in self.fail_notices:
             raise TransientHarvestError(f"GET api.crossref.org/works failed: HTTP 503 ({doi})")
         return list(self.notices.get(doi, []))
@@ -225,6 +234,7 @@ def upstream(monkeypatch: pytest.MonkeyPatch) -> Upstream:
     monkeypatch.setattr(crossref, "fetch_update_relations", fake.fetch_notices)
     monkeypatch.setattr(pubtator3, "fetch_annotations", fake.fetch_annotations)
     monkeypatch.setattr(europepmc, "fetch_full_text", fake.fetch_full_text)
+    monkeypatch.setattr(europepmc, "search_records", fake.search_epmc)
     monkeypatch.setattr(clinicaltrials, "search_records", fake.search_trials)
     monkeypatch.setattr(openfda, "fetch_records", fake.fetch_labels)
     monkeypatch.setattr(openfda, "search_records", fake.search_labels)
@@ -841,3 +851,79 @@ def test_an_empty_answer_is_a_failure_when_the_lineage_control_does_not_come_bac
         "harvest or is held by the lineage to check the answer against",
     ]
     assert second.manifest.withdrawn == 0
+
+
+# -- one record delivered twice in one build --------------------------------------------------
+
+PREPRINT_DOI = "10.5555/demo.0101"
+
+
+def preprint(ppr: str) -> Record:
+    return Record(
+        record_id=f"ppr:{ppr}",
+        source="europepmc",
+        version="1",
+        doi=PREPRINT_DOI,
+        title=f"Preprint {ppr}",
+        content_type="preprint",
+        flags=Flags(retracted=False, expression_of_concern=False, preprint=True),
+        passages=[Passage(path="title", section="Title", text=f"Preprint {ppr} on zentravir")],
+    )
+
+
+def test_a_complete_delivery_replaces_an_incomplete_new_one_of_the_same_source(
+    tmp_path: Path, upstream: Upstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(harvest, "DOI_CACHE", 0)  # each batch asks Crossref again
+    spec = (
+        'name = "lin"\n[europepmc]\nqueries = [{ query = "q1", limit = 5 }, '
+        '{ query = "q2", limit = 5 }]\n[crossref]\nupdates = true\n'
+    )
+    upstream.epmc = {"q1": [preprint("PPR99000001")], "q2": [preprint("PPR99000001")]}
+    upstream.fail_notices_once = {PREPRINT_DOI}  # q1's copy is incomplete, q2's complete
+    first = build(tmp_path, spec_text=spec, allow_partial=True)
+    assert state_of(first.path, "ppr:PPR99000001") == [("1", False, False, False)]  # known
+    assert [v[:3] for v in versions_of(first.path, "ppr:PPR99000001")] == [
+        ("ppr:PPR99000001", "1", 1)
+    ]
+    counts = first.manifest.sources["europepmc"]
+    assert (counts.records, counts.new_versions, counts.passages) == (1, 1, 1)
+    assert rows(
+        first.path,
+        "SELECT (SELECT count(*) FROM passages), (SELECT count(*) FROM search_docs), "
+        "(SELECT count(*) FROM search_terms WHERE docid NOT IN (SELECT docid FROM search_docs))",
+    ) == [(1, 1, 0)]
+    assert verify_snapshot(first.path, TRUST).ok
+
+
+def _pubmed_and_epmc_copies(upstream: Upstream) -> None:
+    upstream.articles = {"99000011": article("99000011", "Zentravir was given once daily.")}
+    epmc_copy = article("99000011", "Zentravir was given once daily (Europe PMC).")
+    upstream.epmc = {"zentravir": [epmc_copy.model_copy(update={"source": "europepmc"})]}
+
+
+EPMC_SPEC = ENRICHED.replace(
+    "[europepmc]\nfull_text = true\n",
+    '[europepmc]\nqueries = [{ query = "zentravir", limit = 5 }]\n',
+)
+
+
+def test_another_sources_copy_never_replaces_a_record_whose_enrichment_failed(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    _pubmed_and_epmc_copies(upstream)
+    upstream.fail_annotations = True
+    first = build(tmp_path, spec_text=EPMC_SPEC, allow_partial=True)  # a new record
+    assert rows(first.path, "SELECT source FROM records WHERE record_id = 'pmid:99000011'") == [
+        ("pubmed",)
+    ]
+    upstream.fail_annotations = False
+    second = build(tmp_path, spec_text=EPMC_SPEC)
+    upstream.fail_annotations = True
+    third = build(tmp_path, spec_text=EPMC_SPEC, allow_partial=True)  # held: the parent's state
+    upstream.fail_annotations = False
+    fourth = build(tmp_path, spec_text=EPMC_SPEC)
+    for snapshot in (second, third, fourth):  # one version throughout: no flap with the outage
+        assert [v[1] for v in versions_of(snapshot.path, "pmid:99000011")] == ["1"]
+        assert state_of(snapshot.path, "pmid:99000011") == [("1", False, False, False)]
+    assert [v[5] for v in versions_of(third.path, "pmid:99000011")] == ["carried"]
