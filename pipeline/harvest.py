@@ -10,6 +10,10 @@ with the corpus. Every chunk is enriched before it is handed to the :class:`Sink
 * every PMCID met gets its Europe PMC open-access full text as a ``pmcid:`` record
   (``[europepmc] full_text = true``).
 
+What a harvest talks to — the :class:`Sink` it delivers to, the :class:`Progress` display,
+the :class:`LineageView` it asks, the :class:`HarvestOutcome` it returns — is in
+:mod:`pipeline.harvest_protocols` (imported here, so ``pipeline.harvest.Sink`` is the same).
+
 A failed request (a :class:`~pipeline.errors.HarvestError` once the retry policy gives up,
 or a body its parser rejects) is reported to the sink and the harvest goes on, unless
 ``strict``. :func:`refresh` re-fetches records of the lineage that this harvest did not meet,
@@ -44,10 +48,10 @@ An outage never rewrites history (the rules the build relies on):
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 from pipeline.errors import HarvestError, ParseError, SuspiciousAnswerError
+from pipeline.harvest_protocols import HarvestOutcome, LineageView, NoLineage, Progress, Sink
 from pipeline.http import HttpClient
 from pipeline.records import Annotation, Flags, Record, Relation
 from pipeline.snapshot.spec import CorpusSpec
@@ -58,78 +62,6 @@ EPMC_ID_CHUNK = 25  # preprint ids OR-ed into one Europe PMC query
 DOI_CACHE = 4096  # DOIs whose Crossref notices are remembered (a pmid and its pmcid share one)
 LINEAGE_CONTROLS = 3  # lineage ids asked beside an empty answer when this harvest has no control
 T = TypeVar("T")
-
-
-class Sink(Protocol):
-    """Where a harvest delivers what it found.
-
-    ``incomplete`` names the delivered records whose enrichment failed (see the module
-    docstring): the build must not let them replace what the lineage holds.
-    """
-
-    def records(
-        self, source: str, records: Sequence[Record], *, incomplete: Collection[str] = ()
-    ) -> None: ...
-
-    def failure(self, source: str, step: str, error: HarvestError | ParseError) -> None: ...
-
-    def step(self, source: str, step: str, count: int, detail: str | None = None) -> None: ...
-
-
-class Progress(Protocol):
-    """Progress display: one bar (or log line series) per source."""
-
-    def start(self, source: str, total: int | None) -> None: ...
-
-    def advance(self, source: str, count: int) -> None: ...
-
-    def finish(self, source: str, status: str) -> None: ...
-
-    def note(self, message: str) -> None: ...
-
-
-@dataclass
-class HarvestOutcome:
-    """Record ids asked for by id that upstream positively did not return (``missing``; see
-    the module docstring: an empty answer alone is never such evidence), and those whose
-    by-id answer failed (``unanswered``: listed failures, not asked again by the refresh)."""
-
-    missing: set[str] = field(default_factory=set)
-    unanswered: set[str] = field(default_factory=set)
-
-
-class LineageView(Protocol):
-    """What the harvest may ask about the lineage it refreshes (the build's parent)."""
-
-    def live(self, record_ids: Collection[str]) -> set[str]:
-        """The ids among ``record_ids`` the lineage holds and has not marked withdrawn."""
-        ...
-
-    def emptied(self, records: Sequence[Record]) -> dict[str, str]:
-        """Records that came back without a passage where the lineage's current version has
-        some: record id → what the lineage holds, in words."""
-        ...
-
-    def controls(self, source: str, scheme: str, exclude: Collection[str], limit: int) -> list[str]:
-        """Up to ``limit`` ids of ``source`` and ``scheme`` (``scheme:id``) the lineage holds,
-        not withdrawn, none of them in ``exclude``: candidates to check an empty answer."""
-        ...
-
-
-class NoLineage:
-    """The lineage of a first build: it holds nothing."""
-
-    def live(self, record_ids: Collection[str]) -> set[str]:
-        del record_ids
-        return set()
-
-    def emptied(self, records: Sequence[Record]) -> dict[str, str]:
-        del records
-        return {}
-
-    def controls(self, source: str, scheme: str, exclude: Collection[str], limit: int) -> list[str]:
-        del source, scheme, exclude, limit
-        return []
 
 
 FetchByIds = Callable[[list[str]], list[Record]]
