@@ -10,6 +10,10 @@ with the corpus. Every chunk is enriched before it is handed to the :class:`Sink
 * every PMCID met gets its Europe PMC open-access full text as a ``pmcid:`` record
   (``[europepmc] full_text = true``).
 
+What a harvest talks to — the :class:`Sink` it delivers to, the :class:`Progress` display,
+the :class:`LineageView` it asks, the :class:`HarvestOutcome` it returns — is in
+:mod:`pipeline.harvest_protocols` (imported here, so ``pipeline.harvest.Sink`` is the same).
+
 A failed request (a :class:`~pipeline.errors.HarvestError` once the retry policy gives up,
 or a body its parser rejects) is reported to the sink and the harvest goes on, unless
 ``strict``. :func:`refresh` re-fetches records of the lineage that this harvest did not meet,
@@ -21,25 +25,33 @@ An outage never rewrites history (the rules the build relies on):
   build carries the lineage's state of it unchanged, and a record new to the lineage is
   written with the flags the failed step decides unknown (Crossref's notices: ``retracted``
   and ``expression_of_concern`` become None unless already True), never False;
-* a record is *missing* (withdrawn by the build) only on positive evidence: a by-id fetch
-  that answered with other records of the same request but not this one. An answer with
-  none of the records asked for, where the lineage holds some of them, is asked again with
-  a *control* id of the same kind that this harvest already received; only when the
+* a record is *missing* (withdrawn by the build) only on positive evidence: a by-id request
+  that answered with other records of the same request but not this one (a record the
+  parser refused *in that answer* came back too). Each request is judged on its own: a
+  source's by-id fetch is asked for fewer ids than it sends in one request. An answer
+  with none of the records asked for, where the lineage holds some of them, is asked again
+  beside a *control* id of the same source and kind: one this harvest already received,
+  else up to :data:`LINEAGE_CONTROLS` the lineage holds (live, not asked now); only when a
   control comes back are the others missing, otherwise the answer is a
   :class:`~pipeline.errors.SuspiciousAnswerError` (a listed failure) and nothing is
   withdrawn. An empty full text for a PMCID the lineage holds is such a failure too, and so
   is a record that comes back without a single passage where the lineage's version has
   some (it is delivered incomplete). Answers are judged the moment they arrive, before any
-  other step, so the build can drop exactly the failed answer from its resume cache.
+  other step, so the build can drop exactly the failed answer from its resume cache;
+* ids whose by-id answer failed (a failed request, a suspicious answer) are *unanswered*:
+  the refresh does not ask for them again (they are carried, as their failure says);
+* every failure reported (to the sink, or raised when ``strict``) has its message and
+  advice passed through the client's redactor first: a body that echoes the contact e-mail
+  or an API key never carries it into the manifest, the log or the terminal.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 from pipeline.errors import HarvestError, ParseError, SuspiciousAnswerError
+from pipeline.harvest_protocols import HarvestOutcome, LineageView, NoLineage, Progress, Sink
 from pipeline.http import HttpClient
 from pipeline.records import Annotation, Flags, Record, Relation
 from pipeline.snapshot.spec import CorpusSpec
@@ -48,71 +60,12 @@ from pipeline.sources import clinicaltrials, crossref, europepmc, openfda, pubme
 CHUNK = 1000  # records fetched, enriched and written together
 EPMC_ID_CHUNK = 25  # preprint ids OR-ed into one Europe PMC query
 DOI_CACHE = 4096  # DOIs whose Crossref notices are remembered (a pmid and its pmcid share one)
+LINEAGE_CONTROLS = 3  # lineage ids asked beside an empty answer when this harvest has no control
 T = TypeVar("T")
 
 
-class Sink(Protocol):
-    """Where a harvest delivers what it found.
-
-    ``incomplete`` names the delivered records whose enrichment failed (see the module
-    docstring): the build must not let them replace what the lineage holds.
-    """
-
-    def records(
-        self, source: str, records: Sequence[Record], *, incomplete: Collection[str] = ()
-    ) -> None: ...
-
-    def failure(self, source: str, step: str, error: HarvestError | ParseError) -> None: ...
-
-    def step(self, source: str, step: str, count: int, detail: str | None = None) -> None: ...
-
-
-class Progress(Protocol):
-    """Progress display: one bar (or log line series) per source."""
-
-    def start(self, source: str, total: int | None) -> None: ...
-
-    def advance(self, source: str, count: int) -> None: ...
-
-    def finish(self, source: str, status: str) -> None: ...
-
-    def note(self, message: str) -> None: ...
-
-
-@dataclass
-class HarvestOutcome:
-    """Record ids asked for by id that upstream positively did not return (see the module
-    docstring: an empty answer alone is never such evidence)."""
-
-    missing: set[str] = field(default_factory=set)
-
-
-class LineageView(Protocol):
-    """What the harvest may ask about the lineage it refreshes (the build's parent)."""
-
-    def live(self, record_ids: Collection[str]) -> set[str]:
-        """The ids among ``record_ids`` the lineage holds and has not marked withdrawn."""
-        ...
-
-    def emptied(self, records: Sequence[Record]) -> dict[str, str]:
-        """Records that came back without a passage where the lineage's current version has
-        some: record id → what the lineage holds, in words."""
-        ...
-
-
-class NoLineage:
-    """The lineage of a first build: it holds nothing."""
-
-    def live(self, record_ids: Collection[str]) -> set[str]:
-        del record_ids
-        return set()
-
-    def emptied(self, records: Sequence[Record]) -> dict[str, str]:
-        del records
-        return {}
-
-
 FetchByIds = Callable[[list[str]], list[Record]]
+Answer = tuple[list[Record], set[str]]  # the records of one answer, the ids refused in it
 
 
 def chunks(items: Sequence[T], size: int) -> Iterator[list[T]]:
@@ -137,10 +90,12 @@ class Harvester:
         *,
         strict: bool = False,
         lineage: LineageView | None = None,
-        refused: Collection[str] = (),
+        refused: Sequence[str] = (),
     ) -> None:
-        """``refused``: the ids of records the parsers refused (kept up to date by the
-        caller): upstream answered with them, so they are neither missing nor suspicious."""
+        """``refused``: the ids of the records the parsers refused, one entry per refusal in
+        the order they happened (a list the caller appends to as the client reports them).
+        Only those refused during an answer count for that answer: upstream answered with
+        them, so they are neither missing nor suspicious there."""
         self.spec = spec
         self.client = client
         self.sink = sink
@@ -150,7 +105,7 @@ class Harvester:
         self.outcome = HarvestOutcome()
         self._full_text_done: set[str] = set()
         self._doi_cache: dict[str, list[Relation] | None] = {}  # recent DOIs' notices
-        self._controls: dict[str, str] = {}  # scheme → an id a by-id fetch returned
+        self._controls: dict[tuple[str, str], str] = {}  # (source, scheme) → an id it returned
         self._refused = refused
 
     # -- plumbing -----------------------------------------------------------------------------
@@ -162,8 +117,22 @@ class Harvester:
             self._fail(source, step, error)
             return None
 
+    def _answer(self, source: str, step: str, fetch: FetchByIds, ids: list[str]) -> Answer | None:
+        """One by-id request: its records and the ids the parsers refused during it (None: it
+        failed, reported)."""
+        mark = len(self._refused)
+        records = self._call(source, step, lambda: fetch(ids))
+        if records is None:
+            return None
+        return records, set(self._refused[mark:])
+
     def _fail(self, source: str, step: str, error: HarvestError | ParseError) -> None:
-        self.sink.failure(source, step, error)
+        """Report a failure, redacted (module docstring), and raise it when strict."""
+        redact = self.client.redact
+        error.message = redact(error.message)
+        error.advice = redact(error.advice) if error.advice is not None else None
+        error.args = (error.message, *error.args[1:])
+        self.sink.failure(source, redact(step), error)
         if self.strict:
             raise error
 
@@ -205,6 +174,9 @@ class Harvester:
         """Deliver the records a query found, in chunks (None: the search failed, logged)."""
         if records is None:
             return
+        for record in records:  # upstream returned them: controls for its empty answers
+            scheme, _, ident = record.record_id.partition(":")
+            self._controls.setdefault((source, scheme), ident)
         hollow = self._hollow(source, records)
         self.sink.step(source, "search", len(records), query)
         for chunk in chunks(records, CHUNK):
@@ -219,29 +191,42 @@ class Harvester:
         asked: Sequence[str],
         fetch: FetchByIds,
         *,
+        per_request: int,
         count_asked: bool = False,
     ) -> None:
         """Fetch records by id and deliver them; note the ids positively gone as missing.
 
-        Progress advances by the records delivered, or by the ids asked (``count_asked``:
-        a source whose total was announced in ids)."""
-        records = self._call(source, step, lambda: fetch(list(asked)))
-        if records is None:
-            return
-        wanted = {f"{scheme}:{i}": i for i in asked}
-        got = [r for r in records if r.record_id in wanted]
-        returned = {r.record_id for r in got}
-        answered = returned | {rid for rid in wanted if rid in self._refused}  # refused: came back
-        absent = [rid for rid in wanted if rid not in answered]
-        if got:
-            self._controls[scheme] = wanted[got[0].record_id]
-            self.outcome.missing.update(absent)  # the same answer held the others
-        elif absent and answered:
-            self.outcome.missing.update(absent)  # the same answer held the refused ones
-        elif absent:
-            records = self._confirm_absent(source, scheme, step, wanted, fetch)
+        ``per_request`` is the number of ids the source puts in one HTTP request; ``fetch`` is
+        asked for fewer at a time (room for the controls of a second asking), so each answer
+        judged is one request's: an empty request beside answered ones is no evidence about
+        its own ids. Progress advances by the records delivered, or by the ids asked
+        (``count_asked``: a source whose total was announced in ids)."""
+        records: list[Record] = []
+        for ids in chunks(asked, per_request - LINEAGE_CONTROLS):
+            records.extend(self._judged(source, scheme, step, ids, fetch))
         self._deliver(source, records, self._hollow(source, records))
         self.progress.advance(source, len(asked) if count_asked else len(records))
+
+    def _judged(
+        self, source: str, scheme: str, step: str, asked: list[str], fetch: FetchByIds
+    ) -> list[Record]:
+        """The records of one by-id answer, its evidence noted (module docstring)."""
+        wanted = {f"{scheme}:{i}": i for i in asked}
+        answer = self._answer(source, step, fetch, asked)
+        if answer is None:
+            self.outcome.unanswered.update(wanted)
+            return []
+        records, refused = answer
+        got = [r for r in records if r.record_id in wanted]
+        answered = {r.record_id for r in got} | (refused & wanted.keys())  # refused: came back
+        absent = [rid for rid in wanted if rid not in answered]
+        if got:
+            self._controls[(source, scheme)] = wanted[got[0].record_id]
+        if answered:
+            self.outcome.missing.update(absent)  # the same answer held the others
+        elif absent:
+            return self._confirm_absent(source, scheme, step, wanted, fetch)
+        return records
 
     def _confirm_absent(
         self, source: str, scheme: str, step: str, wanted: dict[str, str], fetch: FetchByIds
@@ -249,7 +234,8 @@ class Harvester:
         """An answer with none of ``wanted``: evidence only if a control id comes back with them.
 
         Returns what the second asking found of ``wanted`` (an answer that came back empty
-        once and whole the second time is delivered).
+        once and whole the second time is delivered). When nothing is proven, every id of
+        ``wanted`` is unanswered.
         """
         held = self.lineage.live(list(wanted))
         if not held:
@@ -259,37 +245,55 @@ class Harvester:
             f"answered none of the {len(wanted)} records asked for by id, {len(held)} of which "
             f"the lineage holds ({shown})"
         )
-        control = self._controls.get(scheme)
-        if control is None:
+        controls, whose = self._control_ids(source, scheme, wanted)
+        if not controls:
+            self.outcome.unanswered.update(wanted)
             self._fail(
                 source,
                 step,
                 SuspiciousAnswerError(
                     f"{said}; not taken as withdrawal: no other {scheme} record answered in "
-                    "this harvest to check the answer against"
+                    "this harvest or is held by the lineage to check the answer against"
                 ),
             )
             return []
-        again = self._call(
-            source,
-            f"{step} (asked again with {scheme}:{control})",
-            lambda: fetch([control, *wanted.values()]),
+        named = ", ".join(f"{scheme}:{c}" for c in controls)
+        answer = self._answer(
+            source, f"{step} (asked again with {named})", fetch, [*controls, *wanted.values()]
         )
-        if again is None:
+        if answer is None:
+            self.outcome.unanswered.update(wanted)
             return []
-        returned = {r.record_id for r in again}
-        if f"{scheme}:{control}" not in returned:
+        again, refused = answer
+        returned = {r.record_id for r in again} | refused
+        back = [c for c in controls if f"{scheme}:{c}" in returned]
+        if back:
+            self._controls.setdefault((source, scheme), back[0])
+        else:
+            self.outcome.unanswered.update(wanted)
             self._fail(
                 source,
                 step,
                 SuspiciousAnswerError(
-                    f"{said}, nor {scheme}:{control}, which it returned earlier in this "
-                    "harvest; not taken as withdrawal"
+                    f"{said}, nor {'any of ' if len(controls) > 1 else ''}{named}, {whose}; "
+                    "not taken as withdrawal"
                 ),
             )
             return []
         self.outcome.missing.update(rid for rid in wanted if rid not in returned)
         return [r for r in again if r.record_id in wanted]
+
+    def _control_ids(
+        self, source: str, scheme: str, wanted: dict[str, str]
+    ) -> tuple[list[str], str]:
+        """Ids (without the scheme) to ask beside ``wanted``, and where they come from: one
+        this harvest received from ``source``, else some the lineage holds (module doc)."""
+        control = self._controls.get((source, scheme))
+        if control is not None:
+            return [control], "which it returned earlier in this harvest"
+        exclude = wanted.keys() | self.outcome.missing | self.outcome.unanswered
+        held = self.lineage.controls(source, scheme, exclude, LINEAGE_CONTROLS)
+        return [rid.partition(":")[2] for rid in held], "which the lineage holds"
 
     def _pubmed(self) -> None:
         assert self.spec.pubmed is not None
@@ -322,6 +326,7 @@ class Harvester:
                 "efetch",
                 chunk,
                 lambda ids: pubmed.fetch_records(self.client, ids),
+                per_request=pubmed.EFETCH_BATCH,
                 count_asked=True,
             )
 
@@ -347,7 +352,9 @@ class Harvester:
             return europepmc.search_records(self.client, query, limit=len(ids))
 
         for chunk in chunks(list(ppr_ids), EPMC_ID_CHUNK):
-            self._fetch_by_id("europepmc", "ppr", "preprints", chunk, fetch)
+            self._fetch_by_id(
+                "europepmc", "ppr", "preprints", chunk, fetch, per_request=EPMC_ID_CHUNK
+            )
 
     def fetch_full_texts(self, pmcids: Iterable[str]) -> None:
         """Europe PMC full text of PMCIDs (``pmcid:`` records). No text is never a withdrawal:
@@ -409,6 +416,7 @@ class Harvester:
                 "fetch",
                 chunk,
                 lambda ids: clinicaltrials.fetch_records(self.client, ids),
+                per_request=clinicaltrials.ID_BATCH,
             )
 
     def _openfda(self) -> None:
@@ -432,6 +440,7 @@ class Harvester:
                 "fetch",
                 chunk,
                 lambda ids: openfda.fetch_records(self.client, ids),
+                per_request=openfda.ID_BATCH,
             )
 
     # -- enrichment ----------------------------------------------------------------------------
@@ -510,9 +519,14 @@ class Harvester:
 
         Records found again are delivered like any other; those upstream no longer returns
         end up in ``outcome.missing``. Records of a scheme with no by-id look-up are left as
-        they are.
+        they are, and so are those whose by-id answer failed in this harvest
+        (``outcome.unanswered``: their failure is listed already, asking again would only
+        fail twice).
         """
-        for source, record_ids in unseen.items():
+        for source, ids in unseen.items():
+            record_ids = [rid for rid in ids if rid not in self.outcome.unanswered]
+            if not record_ids:
+                continue
             by_scheme: dict[str, list[str]] = {}
             for rid in record_ids:
                 scheme, _, ident = rid.partition(":")

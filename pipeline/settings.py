@@ -145,7 +145,7 @@ class Settings:
     history_backfill: bool = False  # CITESEAL_HISTORY_BACKFILL: use unofficial history services
     timeout: float = 30.0  # seconds per read (and to connect)
     max_attempts: int = 6  # per request, under the retry policy
-    build_memory: str = BUILD_MEMORY  # CITESEAL_BUILD_MEMORY (read again by the writer process)
+    build_memory: str = BUILD_MEMORY  # CITESEAL_BUILD_MEMORY: DuckDB limit of a build's writer
     deadline: float = 120.0  # CITESEAL_DEADLINE: seconds per attempt, redirects and reads included
     max_response_bytes: int = MAX_RESPONSE_BYTES  # CITESEAL_MAX_RESPONSE_BYTES (decoded body)
     digest_cache: bool = True  # CITESEAL_DIGEST_CACHE: remember verified snapshot digests

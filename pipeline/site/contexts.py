@@ -127,6 +127,7 @@ class SnapshotPage:
     integrity: str  # one sentence: what was checked (file ↔ manifest ↔ seal) and the key
     integrity_ok: bool
     partial: str | None  # why the snapshot is partial (failed requests), None when complete
+    first_of_lineage: bool  # built without a parent (whether or not its parent is published)
     counts: tuple[Count, ...]
     sources: tuple[SourceLine, ...]
     lists: tuple[RecordList, ...]

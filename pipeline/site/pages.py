@@ -345,6 +345,7 @@ def snapshot_page(data: SiteData, snapshot: LoadedSnapshot) -> SnapshotPage:
         integrity=integrity,
         integrity_ok=ok,
         partial=snapshot.partial,
+        first_of_lineage=snapshot.parent_sha256 is None,
         counts=(
             Count("records", f"{snapshot.records:,}"),
             Count("record versions", f"{snapshot.record_versions:,}"),

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import duckdb
 
 from pipeline.snapshot.index import index_batch
-from pipeline.snapshot.lineage import touch_versions
+from pipeline.snapshot.lineage import discard_versions, touch_versions
 from pipeline.snapshot.store import Staged
 
 
@@ -20,6 +20,7 @@ from pipeline.snapshot.store import Staged
 class StagedBatch:
     """The staged files of one batch, in the order :func:`apply_batch` applies them."""
 
+    discarded: Staged | None = None  # keys of provisional versions replaced (ingest.py)
     records: Staged | None = None
     versions: Staged | None = None
     passages: Staged | None = None
@@ -30,8 +31,11 @@ class StagedBatch:
 
 
 def apply_batch(con: duckdb.DuckDBPyConnection, batch: StagedBatch, snapshot_id: str) -> None:
-    """Write one staged batch: versions, passages and their search index, touches, annotations,
-    relations, and the records seen (module-level: a writer process receives it by name)."""
+    """Write one staged batch: the provisional versions it replaces out, then versions,
+    passages and their search index, touches, annotations, relations, and the records seen
+    (module-level: a writer process receives it by name)."""
+    if batch.discarded is not None:
+        discard_versions(con, batch.discarded)
     if batch.records is not None:
         batch.records.insert(con, "records")
     if batch.versions is not None:

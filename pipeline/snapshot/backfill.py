@@ -170,7 +170,9 @@ def backfill_snapshot(
         if not wanted:
             return BackfillResult(items)
         records = [fetched[k] for k in sorted(wanted)]
-        build = _write_child(parent, corpus_dir, records, run.exchanges, keyring)
+        build = _write_child(
+            parent, corpus_dir, records, run.exchanges, keyring, settings.build_memory
+        )
     return BackfillResult(items, build)
 
 
@@ -300,8 +302,10 @@ def _write_child(
     records: Sequence[Record],
     exchanges: Sequence[Exchange],
     keyring: Keyring,
+    memory: str,
 ) -> BuildResult:
-    """Carry ``parent``, add ``records`` as backfilled versions, seal (build.py's rules)."""
+    """Carry ``parent``, add ``records`` as backfilled versions, seal (build.py's rules);
+    ``memory`` bounds DuckDB (``Settings.build_memory``)."""
     parent_manifest = read_manifest(parent)
     clean_leftovers(corpus_dir)
     stamp = free_stamp(corpus_dir, parent_manifest.name)
@@ -314,7 +318,7 @@ def _write_child(
         con = connect(temp)
         try:
             meta, sources = _parent_meta(parent)
-            limit_memory(con, work)
+            limit_memory(con, work, memory=memory)
             apply_migrations(con, now=created_at)
             write_meta(
                 con,

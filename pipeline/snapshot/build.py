@@ -46,11 +46,12 @@ from pipeline.errors import (
 )
 from pipeline.harvest import Harvester, HarvestOutcome, Progress
 from pipeline.http import Exchange, HttpClient
-from pipeline.records import SOURCES, Record, Refusal, refusal_counts
+from pipeline.records import Record, Refusal
 from pipeline.replay import RecordingTransport, ReplayTransport
 from pipeline.settings import Settings
 from pipeline.snapshot.apply import apply_batch
 from pipeline.snapshot.folder import clean_leftovers, corpus_lock, free_stamp
+from pipeline.snapshot.harvestlog import HarvestLog
 from pipeline.snapshot.index import INDEX_VERSION, index_unindexed, next_docid
 from pipeline.snapshot.ingest import Ingest
 from pipeline.snapshot.lineage import (
@@ -63,10 +64,8 @@ from pipeline.snapshot.lineage import (
 )
 from pipeline.snapshot.locate import latest_snapshot
 from pipeline.snapshot.manifest import (
-    FailedRequest,
     Manifest,
     ParentRef,
-    SourceSummary,
     manifest_path,
     read_manifest,
     relative_to,
@@ -84,7 +83,6 @@ from pipeline.snapshot.seal import seal
 from pipeline.snapshot.spec import CorpusSpec, load_spec
 from pipeline.snapshot.store import (
     BatchWriter,
-    ResponseRow,
     apply_migrations,
     checkpoint,
     first_line,
@@ -101,12 +99,9 @@ from pipeline.snapshot.trust import SealPolicy, trust_snapshot
 from pipeline.snapshot.writer import WriterProcess
 
 ParentArg = Path | Literal["latest"] | None
-RESPONSE_FLUSH_BYTES = 16 << 20
-RESPONSE_FLUSH_COUNT = 64
 WRITER_THREADS = 1  # DuckDB threads in the writer process; the harvest process has the other core
 GC_THRESHOLD = 10_000  # allocations between young collections while building (default 700)
 REOPEN_EVERY = 10  # record batches (of up to harvest.CHUNK records) between database reopens
-ENRICHMENT_SOURCES = frozenset({"pubtator3", "crossref"})
 
 
 @dataclass(frozen=True)
@@ -255,16 +250,9 @@ def resolve_parent(parent: ParentArg, corpus_dir: Path, keyring: Keyring) -> Pat
 
 
 @dataclass
-class _SourceState:
-    failures: int = 0
-    answered: int = 0  # requests that got a final answer below 500
-    enriched: int = 0  # records annotated (PubTator3) or DOIs checked (Crossref)
-    refused: dict[str, int] = field(default_factory=dict)  # records refused, by reason
-
-
-@dataclass
 class _Run:
-    """State of one build between opening the temp file and sealing it."""
+    """State of one build between opening the temp file and sealing it; the harvest's
+    :class:`~pipeline.harvest.Sink` (records to the ingest, the rest to ``log``)."""
 
     spec: CorpusSpec
     snapshot_id: str
@@ -275,10 +263,7 @@ class _Run:
     created_at: str = field(default_factory=now_text)
     resumed: int = 0
     warnings: list[str] = field(default_factory=list)
-    failed: list[FailedRequest] = field(default_factory=list)
-    refused_ids: set[str] = field(default_factory=set)
-    _refusals_seen: set[tuple[str, str, str]] = field(default_factory=set)
-    state: dict[str, _SourceState] = field(default_factory=dict)
+    log: HarvestLog = field(init=False)
     withdrawn: int = 0
     carried: int = 0
     totals: tuple[int, int, int] = (0, 0, 0)
@@ -287,11 +272,10 @@ class _Run:
     _db: WriterProcess | None = None
     _batches: int = 0
     _writer: BatchWriter | None = None
-    _responses: list[ResponseRow] = field(default_factory=list)
-    _response_bytes: int = 0
-    _response_id: int = 0
-    _log: list[tuple[object, ...]] = field(default_factory=list)
     _resume: ResumeTransport | None = None
+
+    def __post_init__(self) -> None:
+        self.log = HarvestLog(self.spec.sources(), self.progress)
 
     # -- writing ------------------------------------------------------------------------------
     def write(self, temp: Path, work: Path, cache: Path | None) -> None:
@@ -301,7 +285,9 @@ class _Run:
         with WriterProcess(temp) as db:
             self._db = db
             # queued, not awaited: the first batch is fetched and parsed meanwhile
-            db.configure(limit_memory, work, threads=WRITER_THREADS)
+            db.configure(
+                limit_memory, work, memory=self.settings.build_memory, threads=WRITER_THREADS
+            )
             db.configure(load_fts)  # its stem() tokenises passages for the search index
             db.submit(apply_migrations, now=self.created_at)
             db.submit(write_meta, self._meta())
@@ -326,7 +312,7 @@ class _Run:
             self.withdrawn = db.call(finalize_state, gone, self.snapshot_id)
             self.carried = db.call(unrefreshed_count)
             db.call(drop_staging)
-            db.call(insert_sources, self._source_rows())
+            db.call(insert_sources, self.log.source_rows(self._ingest.stats.by_source))
             self.totals = db.call(snapshot_totals)
             db.call(require_unique_keys)
             db.call(checkpoint)
@@ -386,7 +372,7 @@ class _Run:
                 self.progress,
                 strict=self.options.strict,
                 lineage=self._ingest,
-                refused=self.refused_ids,
+                refused=self.log.refusals,
             )
             outcome = harvester.run()
             if self.options.refresh and self._db is not None:
@@ -397,18 +383,18 @@ class _Run:
                 for source in list(unseen):
                     unseen[source] = [r for r in unseen[source] if r not in skip]
                 outcome = harvester.refresh({s: ids for s, ids in unseen.items() if ids})
-        outcome.missing -= self.refused_ids  # upstream answered with them: not gone
+        outcome.missing -= self.log.refused_ids  # upstream answered with them: not gone
         if isinstance(transport, ResumeTransport):
             self.resumed = transport.served
         for source in self.spec.sources():
-            self.progress.finish(source, self._status(source))
+            self.progress.finish(source, self.log.status(source))
         return outcome
 
     def _require_complete(self) -> None:
         """Raise when the failed requests forbid sealing (:mod:`pipeline.snapshot.partial`)."""
         assert self._ingest is not None
         require_complete(
-            self.failed,
+            self.log.failed,
             where=str(self.corpus_dir or self.spec.name),
             has_parent=self.options.parent is not None,
             harvested=sum(c.records for c in self._ingest.stats.by_source.values()),
@@ -431,125 +417,35 @@ class _Run:
             self._resume.settle()
 
     def failure(self, source: str, step: str, error: HarvestError | ParseError) -> None:
-        self.state.setdefault(source, _SourceState()).failures += 1
-        self.failed.append(FailedRequest(source=source, step=step, error=error.message))
-        self._log.append((now_text(), source, step, None, None, False, None, error.message))
-        self.progress.note(f"{source}: {step} failed: {error.message}")
+        self.log.failure(source, step, error)
         if self._resume is not None:
             self._resume.drop_unsettled()  # the failed answer is never replayed
 
     def refused(self, source: str, refusals: Sequence[Refusal]) -> None:
-        """Records a parser refused (see :mod:`pipeline.sources.citable`): counted per
-        source and reason for the manifest; a refused record that upstream still has (a bad
-        version label) is not withdrawn."""
-        counts = self.state.setdefault(source, _SourceState()).refused
-        fresh = []  # a record refused again (the refresh asks for it once more) counts once
-        for refusal in refusals:
-            key = (source, refusal.reason, refusal.record_id or refusal.value)
-            if key not in self._refusals_seen:
-                self._refusals_seen.add(key)
-                fresh.append(refusal)
-        for reason, count in refusal_counts(fresh).items():
-            counts[reason] = counts.get(reason, 0) + count
-            self._log.append((now_text(), source, "refused", None, None, False, count, reason))
-            self.progress.note(
-                f"{source}: refused {count} record(s) that cannot be cited: {reason}"
-            )
-        self.refused_ids.update(r.record_id for r in refusals if r.record_id)
+        self.log.refused(source, refusals)
 
     def step(self, source: str, step: str, count: int, detail: str | None = None) -> None:
-        self._log.append((now_text(), source, step, None, None, True, count, detail))
-        if source in ENRICHMENT_SOURCES:
-            self.state.setdefault(source, _SourceState()).enriched += count
+        self.log.step(source, step, count, detail)
         if self._resume is not None:
             self._resume.settle()
 
     def _exchange(self, exchange: Exchange) -> None:
-        source = exchange.source or "unknown"
-        if exchange.status < 500:
-            self.state.setdefault(source, _SourceState()).answered += 1
-        self._response_id += 1
-        row = ResponseRow(
-            source=exchange.source,
-            method=exchange.method,
-            url=exchange.url,
-            status=exchange.status,
-            content_type=exchange.content_type,
-            body=exchange.body,
-            fetched_at=now_text(),
-            request_body=exchange.request_body,
-        )
-        self._responses.append(row)
-        self._response_bytes += len(exchange.body)
-        ok = exchange.status < 400
-        self._log.append(
-            (row.fetched_at, source, "request", exchange.url, exchange.status, ok, None, None)
-        )
-        if (
-            len(self._responses) >= RESPONSE_FLUSH_COUNT
-            or self._response_bytes >= RESPONSE_FLUSH_BYTES
-        ):
+        if self.log.exchange(exchange):
             self._flush()
 
     def _flush(self) -> None:
         writer = self._writer
         if writer is None:
             return
-        first = self._response_id - len(self._responses) + 1
+        responses, rows = self.log.take()
         staged = [
-            (
-                "responses",
-                writer.stage(
-                    "responses", (r.row(first + i) for i, r in enumerate(self._responses))
-                ),
-            ),
-            ("harvest_log", writer.stage("harvest_log", self._log)),
+            ("responses", writer.stage("responses", responses)),
+            ("harvest_log", writer.stage("harvest_log", rows)),
         ]
-        self._responses, self._log, self._response_bytes = [], [], 0
         if self._db is not None:
             self._db.submit(insert_staged, staged)
 
     # -- summary ------------------------------------------------------------------------------
-    def _status(self, source: str) -> str:
-        if source not in self.spec.sources():
-            return "not_harvested"
-        state = self.state.get(source, _SourceState())
-        if not state.failures:
-            return "ok"
-        return "partial" if state.answered else "failed"
-
-    def _summaries(self) -> dict[str, SourceSummary]:
-        counts = self._ingest.stats.by_source if self._ingest else {}
-        out: dict[str, SourceSummary] = {}
-        for source in SOURCES:
-            c = counts.get(source)
-            state = self.state.get(source, _SourceState())
-            out[source] = SourceSummary(
-                status=self._status(source),
-                records=state.enriched if source in ENRICHMENT_SOURCES else c.records if c else 0,
-                passages=c.passages if c else 0,
-                new_versions=c.new_versions if c else 0,
-                failed_requests=state.failures,
-                refused=dict(state.refused),
-            )
-        return out
-
-    def _source_rows(self) -> list[tuple[object, ...]]:
-        rows: list[tuple[object, ...]] = []
-        for source, summary in self._summaries().items():
-            detail = "; ".join(f.step + ": " + f.error for f in self.failed if f.source == source)
-            rows.append(
-                (
-                    source,
-                    summary.status,
-                    summary.records,
-                    summary.passages,
-                    summary.failed_requests,
-                    detail[:2000] or None,
-                )
-            )
-        return rows
-
     def manifest(self, corpus_dir: Path) -> Manifest:
         records, versions, passages = self.totals
         parent = self.parent_ref
@@ -574,9 +470,9 @@ class _Run:
             passages=passages,
             withdrawn=self.withdrawn,
             carried=self.carried,
-            partial=bool(self.failed),
-            sources=self._summaries(),
-            failed_requests=self.failed,
+            partial=bool(self.log.failed),
+            sources=self.log.summaries(self._ingest.stats.by_source if self._ingest else {}),
+            failed_requests=self.log.failed,
         )
 
 

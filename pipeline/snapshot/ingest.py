@@ -13,9 +13,14 @@ from the parent file itself, while the writer process fills the new one).
 
 A record delivered *incomplete* (its enrichment failed, or its answer was suspicious) that
 the lineage already holds is *held*: nothing of it is staged, so the snapshot keeps the
-parent's state of it (version, flags, relations, withdrawn or not); a later complete
-delivery of it in the same build still counts. An incomplete record new to the lineage is
-written as it is (the harvest has made the flags it could not check unknown).
+parent's state of it (version, flags, relations, withdrawn or not). An incomplete record new
+to the lineage is written as it is (the harvest has made the flags it could not check
+unknown), *provisionally*. A later complete delivery in the same build counts after all —
+for a provisional record it replaces what was written
+(:func:`~pipeline.snapshot.lineage.discard_versions`) — but only from the source that
+delivered it first: another source's copy (the Europe PMC copy of a PubMed record) is another
+rendering of the record, and taking it would make a version now and another one when the
+first source's enrichment recovers.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from pipeline.snapshot.lineage import (
     current_passages,
     decide,
     known_versions,
+    lineage_controls,
     live_records,
 )
 from pipeline.snapshot.store import BatchWriter
@@ -54,7 +60,7 @@ class SourceCounts:
     records: int = 0  # records seen in this harvest
     passages: int = 0  # passages of the versions seen
     new_versions: int = 0  # versions written for the first time
-    duplicates: int = 0  # records that arrived twice (the first one wins)
+    duplicates: int = 0  # records that arrived twice (one delivery is kept, module docstring)
 
 
 @dataclass
@@ -64,6 +70,17 @@ class IngestStats:
 
     def of(self, source: str) -> SourceCounts:
         return self.by_source.setdefault(source, SourceCounts())
+
+
+@dataclass(frozen=True)
+class Provisional:
+    """A record new to the lineage, written from an incomplete delivery (module docstring)."""
+
+    record_id: str
+    origin: str  # the record's own source (its rendering)
+    counted: str  # the source whose counts it is in
+    version: str
+    passages: int
 
 
 def _json(value: Any) -> str:
@@ -142,7 +159,8 @@ class Ingest:
         self.con: duckdb.DuckDBPyConnection | None = None  # set by into(), used by add()
         self._seen: set[str] = set()
         self._docid = first_docid
-        self.held: dict[str, str] = {}  # record id → source, delivered incomplete (module doc)
+        self.held: dict[str, str] = {}  # record id → its source, delivered incomplete (module doc)
+        self._provisional: dict[str, Provisional] = {}
 
     @classmethod
     def into(
@@ -167,6 +185,13 @@ class Ingest:
     def live(self, record_ids: Collection[str]) -> set[str]:
         """The ids among ``record_ids`` the lineage holds, not withdrawn (none without one)."""
         return live_records(self.reader, record_ids) if self.reader is not None else set()
+
+    def controls(self, source: str, scheme: str, exclude: Collection[str], limit: int) -> list[str]:
+        """Up to ``limit`` live ids of ``source`` and ``scheme`` the lineage holds, outside
+        ``exclude`` (none without a lineage)."""
+        if self.reader is None:
+            return []
+        return lineage_controls(self.reader, source, scheme, exclude, limit)
 
     def emptied(self, records: Sequence[Record]) -> dict[str, str]:
         """Records that came back without a single passage where the lineage's current version
@@ -194,17 +219,17 @@ class Ingest:
         counts = self.stats.of(source)
         unique: dict[str, tuple[Record, str]] = {}
         for record in records:
-            if record.record_id in unique or record.record_id in self._seen:
+            rid = record.record_id
+            if rid in unique or not self._takes(record, complete=rid not in incomplete):
                 counts.duplicates += 1
                 continue
-            unique[record.record_id] = (record, record.content_hash())
+            unique[rid] = (record, record.content_hash())
         if not unique:
             return []
         known = known_versions(self.reader, unique) if self.reader is not None else {}
         if incomplete:
             for rid in [r for r in unique if r in known and r in incomplete]:
-                del unique[rid]
-                self.held.setdefault(rid, source)
+                self.held.setdefault(rid, unique.pop(rid)[0].source)
             if not unique:
                 return []
         self._seen.update(unique)
@@ -215,11 +240,55 @@ class Ingest:
             (record, content_hash, decide(rid, record.version, content_hash, known.get(rid, ())))
             for rid, (record, content_hash) in unique.items()
         ]
+        replaced = self._provisionals(source, decisions, incomplete)
         new = [(r, h, d) for r, h, d in decisions if d.new]
         counts.records += len(decisions)
         counts.new_versions += len(new)
         counts.passages += sum(len({p.path for p in r.passages}) for r, _, _ in decisions)
-        return [self._stage(part, [d for d in part if d[2].new]) for part in _parts(decisions)]
+        batches = [self._stage(part, [d for d in part if d[2].new]) for part in _parts(decisions)]
+        if replaced:
+            batches[0].discarded = self.stager.stage(
+                "keys", ((p.record_id, p.version) for p in replaced)
+            )
+        return batches
+
+    def _takes(self, record: Record, *, complete: bool) -> bool:
+        """Whether a delivery of ``record`` counts (module docstring): its first one, or a
+        complete one from the source whose earlier delivery was held or provisional."""
+        rid = record.record_id
+        if rid in self._seen:
+            first = self._provisional.get(rid)
+            return complete and first is not None and first.origin == record.source
+        held = self.held.get(rid)
+        return held is None or held == record.source
+
+    def _provisionals(
+        self,
+        source: str,
+        decisions: list[tuple[Record, str, Decision]],
+        incomplete: Collection[str],
+    ) -> list[Provisional]:
+        """Note the new records written from an incomplete delivery; return the provisional
+        ones these decisions replace, taken out of their source's counts."""
+        replaced: list[Provisional] = []
+        for record, _, decision in decisions:
+            rid = decision.record_id
+            earlier = self._provisional.pop(rid, None)
+            if earlier is not None:
+                replaced.append(earlier)
+                counts = self.stats.of(earlier.counted)
+                counts.records -= 1
+                counts.new_versions -= 1
+                counts.passages -= earlier.passages
+            if rid in incomplete and decision.new:
+                self._provisional[rid] = Provisional(
+                    rid,
+                    record.source,
+                    source,
+                    decision.version,
+                    len({p.path for p in record.passages}),
+                )
+        return replaced
 
     def _stage(
         self,

@@ -8,7 +8,9 @@ Rules (DESIGN.md §6):
 * a changed record gets a new version and the old ones stay: the upstream version label when
   the source has one (trial last-update date, label version, preprint version), else the
   next integer (``1``, ``2``, …). Should an upstream label already name different content, the
-  new version is ``<label>-r2`` (``-r3``, …), so no issued handle ever changes meaning;
+  new version is ``<label>-r2`` (``-r3``, …), so no issued handle ever changes meaning; the
+  label is cut short where need be so that ``<label>-rN`` stays within the handle grammar's
+  :data:`~audit.handles.MAX_VERSION_CHARS` (a version no handle can pin would be uncitable);
 * a record of the lineage that a harvest looked for and upstream no longer returns is marked
   withdrawn (``record_state.withdrawn``, ``withdrawn_since`` = this snapshot); its versions
   remain, so handles minted from them still verify. "No longer returns" needs positive
@@ -29,6 +31,7 @@ from pathlib import Path
 
 import duckdb
 
+from audit.handles import MAX_VERSION_CHARS
 from pipeline.errors import SnapshotError
 from pipeline.snapshot.store import CARRIED_TABLES, SEP, Staged, first_line
 
@@ -68,7 +71,7 @@ def decide(
         version = upstream_version
         revision = 2
         while version in used:
-            version = f"{upstream_version}-r{revision}"
+            version = revised(upstream_version, revision)
             revision += 1
     else:
         number = seq
@@ -76,6 +79,14 @@ def decide(
             number += 1
         version = str(number)
     return Decision(record_id, version, seq, new=True)
+
+
+def revised(label: str, revision: int) -> str:
+    """``<label>-r<revision>``, the label cut short so the whole stays within
+    :data:`~audit.handles.MAX_VERSION_CHARS` (a cut label still starts as it did, with a letter
+    or digit, so the result keeps to the version grammar)."""
+    suffix = f"-r{revision}"
+    return label[: MAX_VERSION_CHARS - len(suffix)] + suffix
 
 
 # -- SQL --------------------------------------------------------------------------------------
@@ -176,6 +187,28 @@ def touch_versions(con: duckdb.DuckDBPyConnection, staged: Staged, snapshot_id: 
     staged.done()
 
 
+def discard_versions(con: duckdb.DuckDBPyConnection, staged: Staged) -> None:
+    """Delete what this build wrote of the staged ``(record_id, version)`` keys: versions of
+    records new to the lineage, written from an incomplete delivery that a complete one now
+    replaces (:mod:`pipeline.snapshot.ingest`). Everything of such a record in the file is
+    this build's (the parent never held it): its version, passages and their search
+    documents, annotations, relations and its row of the records seen."""
+    con.execute(f"CREATE OR REPLACE TEMP TABLE discarded AS SELECT * FROM {staged.source}")  # noqa: S608
+    con.execute(
+        "DELETE FROM search_terms WHERE docid IN (SELECT d.docid FROM search_docs d "
+        "JOIN discarded k ON d.record_id = k.record_id AND d.version = k.version)"
+    )
+    for table in ("search_docs", "passages", "annotations", "records", "record_versions"):
+        con.execute(
+            f"DELETE FROM {table} USING discarded k WHERE {table}.record_id = k.record_id "  # noqa: S608
+            f"AND {table}.version = k.version"
+        )
+    for table in ("relations", "seen"):
+        con.execute(f"DELETE FROM {table} USING discarded k WHERE {table}.record_id = k.record_id")  # noqa: S608
+    con.execute("DROP TABLE discarded")
+    staged.done()
+
+
 def unseen_records(
     con: duckdb.DuckDBPyConnection, sources: Collection[str]
 ) -> dict[str, list[str]]:
@@ -204,6 +237,25 @@ def live_records(con: duckdb.DuckDBPyConnection, record_ids: Collection[str]) ->
         [SEP.join(ids), SEP],
     ).fetchall()
     return {str(r[0]) for r in rows}
+
+
+def lineage_controls(
+    con: duckdb.DuckDBPyConnection,
+    source: str,
+    scheme: str,
+    exclude: Collection[str],
+    limit: int,
+) -> list[str]:
+    """Up to ``limit`` ids ``scheme:…`` of ``source`` the lineage holds, not withdrawn and not
+    in ``exclude`` (lowest first: the same ones every build)."""
+    rows = con.execute(
+        "SELECT record_id FROM record_state WHERE NOT withdrawn AND source = $1 "
+        "AND starts_with(record_id, $2) "
+        "AND record_id NOT IN (SELECT unnest(string_split($3, $4))) "
+        "ORDER BY record_id LIMIT $5",
+        [source, f"{scheme}:", SEP.join(sorted(set(exclude))), SEP, limit],
+    ).fetchall()
+    return [str(r[0]) for r in rows]
 
 
 def current_passages(

@@ -18,7 +18,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import itertools
-import os
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -30,7 +29,6 @@ import duckdb
 import duckdb_ext
 
 from pipeline.errors import SnapshotError
-from pipeline.settings import env_memory
 from pipeline.snapshot.schema import MIGRATIONS, SCHEMA_VERSION
 
 SEP = "\x1f"  # joins id lists passed as one string (no id contains it)
@@ -205,14 +203,15 @@ def now_text() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def limit_memory(con: duckdb.DuckDBPyConnection, work: Path, *, threads: int | None = None) -> None:
-    """Bound DuckDB's memory (it spills to ``work``), so a build's RSS does not grow with the
-    corpus; ``CITESEAL_BUILD_MEMORY`` (e.g. ``2GB``) overrides the default
-    (:data:`pipeline.settings.BUILD_MEMORY`).
+def limit_memory(
+    con: duckdb.DuckDBPyConnection, work: Path, *, memory: str, threads: int | None = None
+) -> None:
+    """Bound DuckDB's memory to ``memory`` (it spills to ``work``), so a build's RSS does not
+    grow with the corpus: the caller passes ``Settings.build_memory``, which
+    ``CITESEAL_BUILD_MEMORY`` (e.g. ``2GB``) sets (default :data:`pipeline.settings.BUILD_MEMORY`).
     ``threads`` caps DuckDB's worker threads (None: one per core)."""
-    limit = env_memory(os.environ)  # the one reader of the variable (pipeline.settings)
     work.mkdir(parents=True, exist_ok=True)
-    con.execute(f"SET memory_limit = '{limit.strip()}'")
+    con.execute(f"SET memory_limit = '{_sql_text(memory.strip())}'")
     con.execute(f"SET temp_directory = '{_sql_text(str(work / 'spill'))}'")
     con.execute("SET preserve_insertion_order = false")
     # DuckDB checkpoints whenever its write-ahead log passes this size. A build checkpoints

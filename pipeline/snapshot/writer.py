@@ -24,7 +24,8 @@ holds about the same memory whatever the size of the corpus.
 
 The child is ``python -P -m pipeline.snapshot.writer`` started with :mod:`subprocess` (not
 :mod:`multiprocessing`, whose ``spawn`` re-runs the caller's main script): it inherits the
-environment (``CITESEAL_BUILD_MEMORY``…) and nothing else but its two pipe ends. ``-P`` and
+environment and nothing else but its two pipe ends (settings such as the memory limit come
+as arguments of the configure calls). ``-P`` and
 ``PYTHONPATH`` make it import the very ``pipeline`` package the parent runs: plain ``-m``
 puts the current directory first on the path, so a build started in a folder holding
 another ``pipeline`` package (a common name) ran that package's code in the writer.

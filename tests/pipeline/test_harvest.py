@@ -15,7 +15,7 @@ from pipeline.records import Annotation, Flags, Passage, Record, Relation
 from pipeline.settings import Settings
 from pipeline.snapshot.progress import NullProgress
 from pipeline.snapshot.spec import parse_spec
-from pipeline.sources import crossref, europepmc, pubmed, pubtator3
+from pipeline.sources import clinicaltrials, crossref, europepmc, pubmed, pubtator3
 
 
 class Sink:
@@ -120,15 +120,28 @@ class Held(NoLineage):
 
 
 def harvest(
-    spec_text: str, sink: Sink, *, strict: bool = False, lineage: set[str] | None = None
+    spec_text: str,
+    sink: Sink,
+    *,
+    strict: bool = False,
+    lineage: set[str] | None = None,
+    refused: list[str] | None = None,
+    settings: Settings | None = None,
 ) -> Harvester:
     """Run a harvest whose source functions are faked (the transport is never reached);
-    ``lineage`` is the record ids the lineage holds."""
+    ``lineage`` is the record ids the lineage holds, ``refused`` the refusal log (the ids the
+    parsers refused, in order; a fake appends to it as a parser would)."""
     spec = parse_spec(spec_text, Path("h.toml"))
     transport = httpx.MockTransport(lambda r: httpx.Response(500))
-    with HttpClient(Settings(), transport=transport) as client:
+    with HttpClient(settings or Settings(), transport=transport) as client:
         harvester = Harvester(
-            spec, client, sink, NullProgress(), strict=strict, lineage=Held(lineage or set())
+            spec,
+            client,
+            sink,
+            NullProgress(),
+            strict=strict,
+            lineage=Held(lineage or set()),
+            refused=refused if refused is not None else [],
         )
         harvester.run()
     return harvester
@@ -234,6 +247,139 @@ def test_an_empty_by_id_answer_is_a_failure_only_for_ids_the_lineage_holds(
             "efetch",
             "answered none of the 2 records asked for by id, 1 of which the lineage holds "
             "(pmid:99000001); not taken as withdrawal: no other pmid record answered in this "
-            "harvest to check the answer against",
+            "harvest or is held by the lineage to check the answer against",
         )
     ]
+
+
+IDS_SPEC = 'name = "h"\n[pubmed]\nids = ["99000001", "99000002", "99000003"]\n'
+LINEAGE = {"pmid:99000001", "pmid:99000002", "pmid:99000003"}
+
+
+def test_a_refusal_from_an_earlier_answer_is_no_evidence_for_a_later_empty_one(
+    calls: dict[str, list[object]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pubmed, "fetch_records", lambda client, pmids: [])
+    refused = ["pmid:99000001"]  # refused by an earlier answer (a search) of this build
+    sink = Sink()
+    harvester = harvest(IDS_SPEC, sink, lineage=LINEAGE, refused=refused)
+    assert harvester.outcome.missing == set()  # nothing withdrawn on an empty answer
+    assert sink.failures == [
+        (
+            "pubmed",
+            "efetch",
+            "answered none of the 3 records asked for by id, 3 of which the lineage holds "
+            "(pmid:99000001, pmid:99000002, pmid:99000003); not taken as withdrawal: no other "
+            "pmid record answered in this harvest or is held by the lineage to check the answer "
+            "against",
+        )
+    ]
+    assert harvester.outcome.unanswered == LINEAGE
+
+
+def test_a_record_refused_in_the_same_answer_came_back_so_the_others_are_missing(
+    calls: dict[str, list[object]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    refused: list[str] = []
+
+    def refusing(client: HttpClient, pmids: Sequence[str]) -> list[Record]:
+        refused.append("pmid:99000001")  # as the client reports a parser's refusal
+        return []
+
+    monkeypatch.setattr(pubmed, "fetch_records", refusing)
+    sink = Sink()
+    harvester = harvest(IDS_SPEC, sink, lineage=LINEAGE, refused=refused)
+    assert harvester.outcome.missing == {"pmid:99000002", "pmid:99000003"}
+    assert sink.failures == []
+
+
+def test_the_refresh_does_not_ask_again_for_ids_whose_fetch_just_failed(
+    calls: dict[str, list[object]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked: list[list[str]] = []
+
+    def outage(client: HttpClient, pmids: Sequence[str]) -> list[Record]:
+        asked.append(list(pmids))
+        raise TerminalHarvestError(
+            "GET eutils.ncbi.nlm.nih.gov/entrez/eutils/efetch.fcgi answered 400"
+        )
+
+    monkeypatch.setattr(pubmed, "fetch_records", outage)
+    sink = Sink()
+    harvester = harvest(IDS_SPEC, sink, lineage=LINEAGE)
+    harvester.refresh({"pubmed": sorted(LINEAGE | {"pmid:99000004"})})
+    assert asked == [["99000001", "99000002", "99000003"], ["99000004"]]  # each id once
+    assert [f[1] for f in sink.failures] == ["efetch", "efetch"]
+
+
+def test_a_failure_is_reported_and_raised_with_the_email_and_api_keys_redacted(
+    calls: dict[str, list[object]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = Settings(email="alice@example.org", ncbi_api_key="k3yS3cr3tValue")
+
+    def echoing(client: HttpClient, doi: str) -> list[Relation]:
+        raise ParseError(
+            "Crossref answered with an error: [{'value': 'alice@example.org', 'message': "
+            "'api_key k3yS3cr3tValue is not valid'}]"
+        )
+
+    monkeypatch.setattr(crossref, "fetch_update_relations", echoing)
+    sink = Sink()
+    harvest(SPEC, sink, settings=secret)
+    said = (
+        "Crossref answered with an error: [{'value': '[REDACTED]', 'message': 'api_key "
+        "[REDACTED] is not valid'}]"
+    )
+    assert sink.failures == [
+        ("crossref", "updates 10.5555/demo.0001", said),
+        ("crossref", "updates 10.5555/demo.0002", said),
+    ]
+    with pytest.raises(ParseError) as caught:
+        harvest(SPEC, Sink(), strict=True, settings=secret)
+    assert (caught.value.message, str(caught.value)) == (said, said)
+
+
+def _study(nct: str) -> dict[str, object]:
+    return {
+        "protocolSection": {
+            "identificationModule": {"nctId": nct, "briefTitle": f"Trial {nct}"},
+            "statusModule": {"lastUpdatePostDateStruct": {"date": "2025-01-15"}},
+            "descriptionModule": {"briefSummary": "Zentravir against placebo."},
+        }
+    }
+
+
+def test_an_empty_request_beside_answered_ones_withdraws_none_of_its_ids() -> None:
+    """A chunk of 200 trials takes several filter.ids requests; one answering [] is judged on
+    its own (asked again with a control), not by the records the other requests returned."""
+    trials = [f"NCT99{n:06d}" for n in range(1, 201)]
+    asked: list[list[str]] = []
+
+    def studies(request: httpx.Request) -> httpx.Response:
+        ids = request.url.params["filter.ids"].split(",")
+        asked.append(ids)
+        if "NCT99000150" in ids:
+            return httpx.Response(200, json={"studies": []})
+        return httpx.Response(200, json={"studies": [_study(n) for n in ids]})
+
+    spec = parse_spec(f'name = "h"\n[clinicaltrials]\nids = {trials!r}\n', Path("h.toml"))
+    sink = Sink()
+    transport = httpx.MockTransport(studies)
+    transport.offline = True  # type: ignore[attr-defined]  # answers at once: no pacing
+    with HttpClient(Settings(), transport=transport) as client:
+        lineage = Held({f"nct:{n}" for n in trials})
+        harvester = Harvester(spec, client, sink, NullProgress(), lineage=lineage)
+        outcome = harvester.run()
+    assert outcome.missing == set()
+    assert all(len(ids) <= clinicaltrials.ID_BATCH for ids in asked)
+    assert [len(ids) for ids in asked] == [97, 97, 98, 6]  # the third: asked again, a control
+    assert sink.failures == [
+        (
+            "clinicaltrials",
+            "fetch",
+            "answered none of the 97 records asked for by id, 97 of which the lineage holds "
+            "(nct:NCT99000098, nct:NCT99000099, nct:NCT99000100, …), nor nct:NCT99000001, "
+            "which it returned earlier in this harvest; not taken as withdrawal",
+        )
+    ]
+    assert len({r.record_id for _, r in sink.delivered}) == 200 - 97

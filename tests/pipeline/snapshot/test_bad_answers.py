@@ -4,6 +4,7 @@ refusal, and the build goes on (harvest.py's failure path, build.py's manifest).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -128,3 +129,74 @@ def test_snapshot_build_prints_each_bad_answer_as_one_warning_line_and_no_traceb
         f"warning: openfda: refused 1 record(s) that cannot be cited: {VERSION_RULE}",
     ]
     assert "built " in done.stdout  # the build went on and sealed a partial snapshot
+
+
+EMAIL = "alice@example.org"
+API_KEY = "k3yS3cr3tValue0123"
+ECHOED = (
+    "Crossref answered with an error: [{'value': '[REDACTED]', 'message': 'mailto [REDACTED] is "
+    "not allowed'}]",
+    "openFDA answered with an error: API_KEY_INVALID: api_key [REDACTED] is not valid",
+)
+
+
+def _echoing_replay(folder: Path) -> Path:
+    """The demo's recorded answers where Crossref (one DOI) echoes the contact e-mail and
+    openFDA the API key, each inside an error answered with 200."""
+    replay = Path(shutil.copytree(DEMO_REPLAY, folder))
+    crossref = replay / "crossref" / "works-096898f1ae85.json"  # updates of 10.5555/demo.0004
+    echo = [{"value": EMAIL, "message": f"mailto {EMAIL} is not allowed"}]
+    _rewrite(crossref, json.dumps({"status": "failed", "message": echo}))
+    [label] = (replay / "openfda").glob("*.json")
+    error = {"code": "API_KEY_INVALID", "message": f"api_key {API_KEY} is not valid"}
+    _rewrite(label, json.dumps({"error": error}))
+    return replay
+
+
+def test_an_error_that_echoes_the_email_or_an_api_key_is_recorded_redacted(
+    tmp_path: Path,
+) -> None:
+    spec = copy_demo_spec(tmp_path / "corpus")
+    replay = _echoing_replay(tmp_path / "echo-replay")
+    built = build_snapshot(
+        spec,
+        keyring=TEST_KEYRING,
+        replay=[replay],
+        settings=Settings(email=EMAIL, openfda_api_key=API_KEY),
+        resume=False,
+        allow_partial=True,
+    )
+    failed = [(f.source, f.step, f.error) for f in built.manifest.failed_requests]
+    assert failed == [
+        ("crossref", "updates 10.5555/demo.0004", ECHOED[0]),
+        ("openfda", "fetch", ECHOED[1]),
+    ]
+    manifest = built.manifest_path.read_text(encoding="utf-8")
+    con = duckdb.connect(str(built.path), read_only=True)
+    try:
+        logged = con.execute(
+            "SELECT detail FROM harvest_log WHERE NOT ok AND step <> 'refused' ORDER BY source"
+        ).fetchall()
+        details = con.execute("SELECT coalesce(detail, '') FROM sources").fetchall()
+    finally:
+        con.close()
+    assert logged == [(ECHOED[0],), (ECHOED[1],)]
+    for text in [manifest, *(d for (d,) in details)]:
+        assert EMAIL not in text and API_KEY not in text
+
+
+def test_snapshot_build_prints_an_echoed_secret_redacted(tmp_path: Path) -> None:
+    spec = copy_demo_spec(tmp_path / "corpus")
+    replay = _echoing_replay(tmp_path / "echo-replay")
+    env = {**os.environ, "CITESEAL_EMAIL": EMAIL, "OPENFDA_API_KEY": API_KEY}
+    build = [*CLI, "snapshot", "build", str(spec), "--replay", str(replay), "--no-resume"]
+    done = subprocess.run(
+        [*build, "--allow-partial"], capture_output=True, text=True, check=False, env=env
+    )
+    assert "built " in done.stdout and "Traceback" not in done.stderr
+    assert EMAIL not in done.stderr + done.stdout and API_KEY not in done.stderr + done.stdout
+    warnings = [line for line in done.stderr.splitlines() if line.startswith("warning: ")]
+    assert warnings == [
+        f"warning: crossref: updates 10.5555/demo.0004: {ECHOED[0]}",
+        f"warning: openfda: fetch: {ECHOED[1]}",
+    ]

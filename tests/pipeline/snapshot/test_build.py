@@ -452,3 +452,20 @@ def test_parent_and_new_lineage_together_are_a_one_line_error(tmp_path: Path) ->
         "hint: drop --new-lineage to continue a lineage, or --parent to start one",
     ]
     assert not (tmp_path / "demo").exists()
+
+
+def test_the_writer_takes_its_memory_limit_from_the_settings_not_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Settings.build_memory is the one source: the writer process no longer re-reads the
+    # variable (this value would have stopped it), the value the build was given is used
+    monkeypatch.setenv("CITESEAL_BUILD_MEMORY", "lots")
+    spec = copy_demo_spec(tmp_path)
+    built = build_snapshot(
+        spec,
+        keyring=TEST_KEYRING,
+        replay=[DEMO_REPLAY],
+        settings=Settings(build_memory="96MB"),
+        resume=False,
+    )
+    assert built.manifest.partial is False

@@ -10,19 +10,22 @@ from pathlib import Path
 import duckdb
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from audit.errors import InputError
+from audit.handles import MAX_VERSION_CHARS, parse_locator
 from pipeline import harvest
 from pipeline.errors import PartialHarvestError, SnapshotError, TransientHarvestError
 from pipeline.http import HttpClient
-from pipeline.records import Annotation, Flags, Passage, Record, Relation
+from pipeline.records import Annotation, Flags, Passage, Record, Refusal, Relation
 from pipeline.settings import Settings
 from pipeline.snapshot.build import BuildResult, ParentArg, build_snapshot
-from pipeline.snapshot.lineage import Decision, KnownVersion, decide
+from pipeline.snapshot.lineage import Decision, KnownVersion, decide, revised
 from pipeline.snapshot.locate import snapshots_in
 from pipeline.snapshot.manifest import sha256_file
 from pipeline.snapshot.verify import verify_snapshot
-from pipeline.sources import clinicaltrials, crossref, europepmc, pubmed, pubtator3
+from pipeline.sources import clinicaltrials, crossref, europepmc, openfda, pubmed, pubtator3
 from tests.conftest import TEST_KEYRING, TRUST
 
 # -- decide() ----------------------------------------------------------------------------------
@@ -48,6 +51,34 @@ def test_changed_versioned_record_takes_the_upstream_label() -> None:
 def test_an_upstream_label_never_names_two_contents() -> None:
     known = [KnownVersion("3", 1, "aaa"), KnownVersion("3-r2", 2, "bbb")]
     assert decide("setid:x", "3", "ccc", known) == Decision("setid:x", "3-r3", 3, True)
+
+
+def test_a_revision_of_a_40_character_label_is_cut_to_stay_citable() -> None:
+    label = "2025-06-02." + "x" * 29  # 40 characters: citable as it is
+    decision = decide("nct:NCT99000001", label, "bbb", [KnownVersion(label, 1, "aaa")])
+    assert decision.version == label[:37] + "-r2"
+    assert len(decision.version) == MAX_VERSION_CHARS
+
+
+LABEL_START = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+@pytest.mark.parametrize("length", range(1, MAX_VERSION_CHARS + 1))
+@settings(max_examples=25, deadline=None)
+@given(data=st.data(), taken=st.integers(min_value=0, max_value=12))
+def test_a_new_version_is_always_citable_and_never_names_a_held_one(
+    length: int, data: st.DataObject, taken: int
+) -> None:
+    """For a citable label of every length, however many revisions of it the lineage holds."""
+    rest = st.text(alphabet=LABEL_START + ".-", min_size=length - 1, max_size=length - 1)
+    label = data.draw(st.sampled_from(LABEL_START)) + data.draw(rest)
+    known = [KnownVersion(label, 1, "h1")] + [
+        KnownVersion(revised(label, r), r, f"h{r}") for r in range(2, taken + 2)
+    ]
+    decision = decide("nct:NCT99000001", label, "new", known)
+    assert decision.new and decision.version not in {k.version for k in known}
+    locator = parse_locator(f"nct:NCT99000001@{decision.version}/title")  # raises if uncitable
+    assert locator.version == decision.version
 
 
 # -- builds from records made here ---------------------------------------------------------------
@@ -93,6 +124,10 @@ def full_text(pmcid: str, text: str) -> Record:
 
 
 OUTAGE = "GET clinicaltrials.gov/api/v2/studies failed: HTTP 503"
+VERSION_RULE = (
+    "version must start with a letter or digit and contain only letters, digits, '.' and '-' "
+    "(at most 40 characters)"
+)
 
 
 class Upstream:
@@ -111,6 +146,14 @@ class Upstream:
         self.annotations: dict[str, list[Annotation]] = {}
         self.fail_annotations = False
         self.full_texts: dict[str, Record] = {}
+        self.trial_requests = 0  # by-id trial requests made, failed ones included
+        self.trial_search: list[Record] = []
+        self.refuse_in_search: list[str] = []  # NCT ids the trial search refuses (bad version)
+        self.labels: dict[str, Record] = {}
+        self.label_search: list[Record] = []
+        self.fetched_labels: list[list[str]] = []
+        self.epmc: dict[str, list[Record]] = {}  # Europe PMC query → results
+        self.fail_notices_once: set[str] = set()  # DOIs whose first notices request fails
 
     def _outage(self) -> None:
         if self.fail_everything:
@@ -130,6 +173,7 @@ class Upstream:
     def fetch_trials(self, client: HttpClient, ids: Sequence[str]) -> list[Record]:
         del client
         self._outage()
+        self.trial_requests += 1
         if self.fail_trials:
             raise TransientHarvestError(OUTAGE)
         self.fetched.append(list(ids))
@@ -137,8 +181,33 @@ class Upstream:
             return []  # {"studies": []}
         return [self.trials[i] for i in ids if i in self.trials]
 
+    def search_trials(self, client: HttpClient, **kwargs: object) -> list[Record]:
+        del kwargs
+        refusals = [
+            Refusal(reason=VERSION_RULE, value="4 rev", record_id=f"nct:{n}")
+            for n in self.refuse_in_search
+        ]
+        client.report_refused("clinicaltrials", refusals)  # as the parser's caller does
+        return list(self.trial_search)
+
+    def fetch_labels(self, client: HttpClient, set_ids: Sequence[str]) -> list[Record]:
+        del client
+        self.fetched_labels.append(list(set_ids))
+        return [self.labels[i] for i in set_ids if i in self.labels]
+
+    def search_labels(self, client: HttpClient, search: str, *, limit: int) -> list[Record]:
+        del client, search, limit
+        return list(self.label_search)
+
+    def search_epmc(self, client: HttpClient, query: str, *, limit: int) -> list[Record]:
+        del client, limit
+        return list(self.epmc.get(query, []))
+
     def fetch_notices(self, client: HttpClient, doi: str) -> list[Relation]:
         del client
+        if doi in self.fail_notices_once:
+            self.fail_notices_once.discard(doi)
+            raise TransientHarvestError(f"GET api.crossref.org/works failed: HTTP 503 ({doi})")
         if doi in self.fail_notices:
             raise TransientHarvestError(f"GET api.crossref.org/works failed: HTTP 503 ({doi})")
         return list(self.notices.get(doi, []))
@@ -165,6 +234,10 @@ def upstream(monkeypatch: pytest.MonkeyPatch) -> Upstream:
     monkeypatch.setattr(crossref, "fetch_update_relations", fake.fetch_notices)
     monkeypatch.setattr(pubtator3, "fetch_annotations", fake.fetch_annotations)
     monkeypatch.setattr(europepmc, "fetch_full_text", fake.fetch_full_text)
+    monkeypatch.setattr(europepmc, "search_records", fake.search_epmc)
+    monkeypatch.setattr(clinicaltrials, "search_records", fake.search_trials)
+    monkeypatch.setattr(openfda, "fetch_records", fake.fetch_labels)
+    monkeypatch.setattr(openfda, "search_records", fake.search_labels)
     return fake
 
 
@@ -350,15 +423,15 @@ def test_a_failed_source_is_recorded_and_withdraws_nothing(
     assert m.partial is True
     assert m.carried == 1  # the trial: its parent state is what the child holds
     assert m.sources["clinicaltrials"].status == "failed"
-    assert m.sources["clinicaltrials"].failed_requests == 2  # the fetch and the re-check
+    assert m.sources["clinicaltrials"].failed_requests == 1  # the refresh does not ask again
     assert m.sources["pubmed"].status == "ok"
-    assert [f.step for f in m.failed_requests] == ["fetch", "fetch"]
+    assert [f.step for f in m.failed_requests] == ["fetch"]
     assert m.failed_requests[0].error == "GET clinicaltrials.gov/api/v2/studies failed: HTTP 503"
     assert m.withdrawn == 0
     assert rows(
         second.path,
         "SELECT status, failed_requests FROM sources WHERE source = 'clinicaltrials'",
-    ) == [("failed", 2)]
+    ) == [("failed", 1)]
     assert rows(
         second.path,
         "SELECT withdrawn, current_version FROM record_state WHERE record_id = 'nct:NCT99000011'",
@@ -521,9 +594,9 @@ def test_an_empty_answer_for_trials_the_lineage_holds_is_a_failure_not_a_withdra
             "fetch",
             "answered none of the 1 records asked for by id, 1 of which the lineage holds "
             "(nct:NCT99000011); not taken as withdrawal: no other nct record answered in this "
-            "harvest to check the answer against",
+            "harvest or is held by the lineage to check the answer against",
         )
-    ] * 2  # the fetch and the re-check
+    ]  # once: the refresh does not ask again for what just failed
     a = first.manifest.snapshot_id
     assert state_of(second.path, "nct:NCT99000011") == [("2025-01-15", False, None, None)]
     assert versions_of(second.path, "nct:NCT99000011") == [
@@ -565,7 +638,7 @@ def test_an_empty_answer_is_a_failure_when_the_control_id_does_not_come_back_eit
         "answered none of the 1 records asked for by id, 1 of which the lineage holds "
         "(nct:NCT99000012), nor nct:NCT99000011, which it returned earlier in this harvest; "
         "not taken as withdrawal"
-    ] * 2  # the fetch and the re-check
+    ]  # once: the refresh does not ask again for what just failed
     assert second.manifest.withdrawn == 0
     assert state_of(second.path, "nct:NCT99000012") == [("2025-01-15", False, None, None)]
 
@@ -620,7 +693,7 @@ def test_a_build_with_failed_requests_seals_nothing_without_allow_partial(
     corpus = tmp_path / "lin"
     assert caught.value.exit_code == 3
     assert caught.value.message == (
-        f"2 requests failed (clinicaltrials 2): no snapshot of {corpus} was sealed"
+        f"1 request failed (clinicaltrials 1): no snapshot of {corpus} was sealed"
     )
     assert caught.value.advice == (
         "build again to retry them, or pass --allow-partial to seal a snapshot marked partial "
@@ -674,3 +747,183 @@ def test_a_new_lineage_is_asked_for_explicitly_and_cannot_name_a_parent(
     assert caught.value.message == (
         "--parent and --new-lineage cannot be combined: a new lineage has no parent"
     )
+
+
+# -- evidence for withdrawal: refusals, controls, failed fetches -------------------------------
+
+TRIALS = ("NCT99000001", "NCT99000002", "NCT99000003")
+TRIAL_SPEC = SPEC.replace(
+    'ids = ["NCT99000011"]',
+    'queries = [{ term = "zentravir", limit = 10 }]\nids = ["NCT99000001", "NCT99000002", '
+    '"NCT99000003"]',
+)
+
+
+def test_a_refusal_in_a_search_turns_no_later_empty_by_id_answer_into_withdrawals(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    upstream.trials = {n: trial(n, "2025-01-15", f"Trial {n}.") for n in TRIALS}
+    build(tmp_path, spec_text=TRIAL_SPEC)
+    upstream.refuse_in_search = ["NCT99000001"]  # the search answers it with a bad version
+    upstream.empty_trials = set(TRIALS)  # the by-id fetch of all three answers []
+    second = build(tmp_path, allow_partial=True)
+    m = second.manifest
+    assert m.withdrawn == 0
+    assert [(f.source, f.step, f.error) for f in m.failed_requests] == [
+        (
+            "clinicaltrials",
+            "fetch",
+            "answered none of the 3 records asked for by id, 3 of which the lineage holds "
+            "(nct:NCT99000001, nct:NCT99000002, nct:NCT99000003); not taken as withdrawal: no "
+            "other nct record answered in this harvest or is held by the lineage to check the "
+            "answer against",
+        )
+    ]
+    assert m.sources["clinicaltrials"].refused == {VERSION_RULE: 1}
+    for n in TRIALS:
+        assert state_of(second.path, f"nct:{n}") == [("2025-01-15", False, None, None)]
+
+
+def test_one_outage_of_a_by_id_fetch_is_one_request_and_one_failure(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    upstream.trials = {"NCT99000011": trial("NCT99000011", "2025-01-15", "S.")}
+    build(tmp_path)
+    upstream.fail_trials = True
+    upstream.trial_requests = 0
+    second = build(tmp_path, allow_partial=True)
+    assert upstream.trial_requests == 1  # the refresh does not ask again for the trial
+    assert [(f.step, f.error) for f in second.manifest.failed_requests] == [("fetch", OUTAGE)]
+    assert state_of(second.path, "nct:NCT99000011") == [("2025-01-15", False, None, None)]
+
+
+LABEL_A = "5eed0001-0000-4000-8000-000000000011"
+LABEL_B = "5eed0001-0000-4000-8000-000000000012"
+LABEL_SPEC = f"""\
+name = "lin"
+[openfda]
+queries = [{{ search = "openfda.generic_name:zentravir", limit = 5 }}]
+set_ids = ["{LABEL_A}"]
+"""
+
+
+def label(set_id: str, version: str) -> Record:
+    return Record(
+        record_id=f"setid:{set_id}",
+        source="openfda",
+        version=version,
+        title=f"Label {set_id}",
+        content_type="label",
+        passages=[Passage(path="label.indications_and_usage.1", section="Indications", text="Z.")],
+    )
+
+
+def test_a_label_gone_upstream_is_withdrawn_with_a_control_the_lineage_holds(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    upstream.labels = {LABEL_A: label(LABEL_A, "3"), LABEL_B: label(LABEL_B, "1")}
+    upstream.label_search = [upstream.labels[LABEL_B]]
+    build(tmp_path, spec_text=LABEL_SPEC)
+    upstream.label_search = []  # B fell out of the query's results
+    del upstream.labels[LABEL_A]  # A is gone: the only by-id chunk of the harvest answers []
+    upstream.fetched_labels.clear()
+    second = build(tmp_path)  # no exit 3: a lineage id checks the empty answer
+    assert upstream.fetched_labels == [[LABEL_A], [LABEL_B, LABEL_A], [LABEL_B]]
+    assert (second.manifest.partial, second.manifest.withdrawn) == (False, 1)
+    assert state_of(second.path, f"setid:{LABEL_A}") == [("3", True, None, None)]
+    assert state_of(second.path, f"setid:{LABEL_B}") == [("1", False, None, None)]
+
+
+def test_an_empty_answer_is_a_failure_when_the_lineage_control_does_not_come_back_either(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    upstream.labels = {LABEL_A: label(LABEL_A, "3"), LABEL_B: label(LABEL_B, "1")}
+    upstream.label_search = [upstream.labels[LABEL_B]]
+    build(tmp_path, spec_text=LABEL_SPEC)
+    upstream.labels, upstream.label_search = {}, []  # openFDA answers nothing at all
+    second = build(tmp_path, allow_partial=True)
+    assert [f.error for f in second.manifest.failed_requests] == [
+        f"answered none of the 1 records asked for by id, 1 of which the lineage holds "
+        f"(setid:{LABEL_A}), nor setid:{LABEL_B}, which the lineage holds; not taken as "
+        "withdrawal",
+        f"answered none of the 1 records asked for by id, 1 of which the lineage holds "
+        f"(setid:{LABEL_B}); not taken as withdrawal: no other setid record answered in this "
+        "harvest or is held by the lineage to check the answer against",
+    ]
+    assert second.manifest.withdrawn == 0
+
+
+# -- one record delivered twice in one build --------------------------------------------------
+
+PREPRINT_DOI = "10.5555/demo.0101"
+
+
+def preprint(ppr: str) -> Record:
+    return Record(
+        record_id=f"ppr:{ppr}",
+        source="europepmc",
+        version="1",
+        doi=PREPRINT_DOI,
+        title=f"Preprint {ppr}",
+        content_type="preprint",
+        flags=Flags(retracted=False, expression_of_concern=False, preprint=True),
+        passages=[Passage(path="title", section="Title", text=f"Preprint {ppr} on zentravir")],
+    )
+
+
+def test_a_complete_delivery_replaces_an_incomplete_new_one_of_the_same_source(
+    tmp_path: Path, upstream: Upstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(harvest, "DOI_CACHE", 0)  # each batch asks Crossref again
+    spec = (
+        'name = "lin"\n[europepmc]\nqueries = [{ query = "q1", limit = 5 }, '
+        '{ query = "q2", limit = 5 }]\n[crossref]\nupdates = true\n'
+    )
+    upstream.epmc = {"q1": [preprint("PPR99000001")], "q2": [preprint("PPR99000001")]}
+    upstream.fail_notices_once = {PREPRINT_DOI}  # q1's copy is incomplete, q2's complete
+    first = build(tmp_path, spec_text=spec, allow_partial=True)
+    assert state_of(first.path, "ppr:PPR99000001") == [("1", False, False, False)]  # known
+    assert [v[:3] for v in versions_of(first.path, "ppr:PPR99000001")] == [
+        ("ppr:PPR99000001", "1", 1)
+    ]
+    counts = first.manifest.sources["europepmc"]
+    assert (counts.records, counts.new_versions, counts.passages) == (1, 1, 1)
+    assert rows(
+        first.path,
+        "SELECT (SELECT count(*) FROM passages), (SELECT count(*) FROM search_docs), "
+        "(SELECT count(*) FROM search_terms WHERE docid NOT IN (SELECT docid FROM search_docs))",
+    ) == [(1, 1, 0)]
+    assert verify_snapshot(first.path, TRUST).ok
+
+
+def _pubmed_and_epmc_copies(upstream: Upstream) -> None:
+    upstream.articles = {"99000011": article("99000011", "Zentravir was given once daily.")}
+    epmc_copy = article("99000011", "Zentravir was given once daily (Europe PMC).")
+    upstream.epmc = {"zentravir": [epmc_copy.model_copy(update={"source": "europepmc"})]}
+
+
+EPMC_SPEC = ENRICHED.replace(
+    "[europepmc]\nfull_text = true\n",
+    '[europepmc]\nqueries = [{ query = "zentravir", limit = 5 }]\n',
+)
+
+
+def test_another_sources_copy_never_replaces_a_record_whose_enrichment_failed(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    _pubmed_and_epmc_copies(upstream)
+    upstream.fail_annotations = True
+    first = build(tmp_path, spec_text=EPMC_SPEC, allow_partial=True)  # a new record
+    assert rows(first.path, "SELECT source FROM records WHERE record_id = 'pmid:99000011'") == [
+        ("pubmed",)
+    ]
+    upstream.fail_annotations = False
+    second = build(tmp_path, spec_text=EPMC_SPEC)
+    upstream.fail_annotations = True
+    third = build(tmp_path, spec_text=EPMC_SPEC, allow_partial=True)  # held: the parent's state
+    upstream.fail_annotations = False
+    fourth = build(tmp_path, spec_text=EPMC_SPEC)
+    for snapshot in (second, third, fourth):  # one version throughout: no flap with the outage
+        assert [v[1] for v in versions_of(snapshot.path, "pmid:99000011")] == ["1"]
+        assert state_of(snapshot.path, "pmid:99000011") == [("1", False, False, False)]
+    assert [v[5] for v in versions_of(third.path, "pmid:99000011")] == ["carried"]

@@ -87,15 +87,22 @@ def test_a_failed_message_raises_at_the_next_call_and_the_rest_is_skipped(
     assert gone(db.pid)
 
 
-def test_a_project_error_comes_back_as_itself(
+def test_a_project_error_comes_back_as_itself(tmp_path: Path) -> None:
+    with pytest.raises(InputError) as caught, WriterProcess(tmp_path / "db.duckdb") as db:
+        db.call(writer_ops.refuse, "lots")
+    assert (caught.value.message, caught.value.advice) == (
+        "cannot use 'lots'",
+        "pass another value",
+    )
+
+
+def test_the_memory_limit_is_the_one_the_caller_passes_not_the_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("CITESEAL_BUILD_MEMORY", "lots")
-    with pytest.raises(InputError) as caught, WriterProcess(tmp_path / "db.duckdb") as db:
-        db.call(limit_memory, tmp_path / "work")
-    assert caught.value.message == (
-        "CITESEAL_BUILD_MEMORY must be a size such as 512MB or 2GB, got 'lots'"
-    )
+    monkeypatch.setenv("CITESEAL_BUILD_MEMORY", "lots")  # read by Settings, not the writer
+    with WriterProcess(tmp_path / "db.duckdb") as db:
+        db.configure(limit_memory, tmp_path / "work", memory="96MB")
+        assert db.call(writer_ops.setting, "memory_limit") == "91.5 MiB"
 
 
 def test_a_database_error_is_one_line(tmp_path: Path) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import duckdb
 
+from audit.errors import InputError
+
 
 def create_numbers(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("CREATE TABLE numbers (n INTEGER)")
@@ -32,3 +34,14 @@ def set_threads(con: duckdb.DuckDBPyConnection, n: int) -> None:
 def threads(con: duckdb.DuckDBPyConnection) -> int:
     row = con.execute("SELECT current_setting('threads')").fetchone()
     return int(row[0]) if row else 0
+
+
+def refuse(con: duckdb.DuckDBPyConnection, value: str) -> None:
+    """Raise a project error (with advice) the way a writer function refuses its input."""
+    del con
+    raise InputError(f"cannot use {value!r}", advice="pass another value")
+
+
+def setting(con: duckdb.DuckDBPyConnection, name: str) -> str:
+    row = con.execute("SELECT current_setting(?)", [name]).fetchone()
+    return str(row[0]) if row else ""
