@@ -233,7 +233,12 @@ class StampedTransport(httpx.HTTPTransport):
 
 
 def assert_paced(times: list[float], interval: float, tolerance: float) -> None:
-    """No k+1 consecutive request starts within less than k intervals."""
+    """No k+1 consecutive request starts within less than k intervals.
+
+    The stamps are taken after the limiter releases a request, so a stamp delayed by a busy
+    machine shortens the gap to the next one by that delay: the tolerance absorbs 20 ms of
+    scheduling jitter, far below what an unpaced client shows (k intervals, not 20 ms).
+    """
     times = sorted(times)
     for i in range(len(times)):
         for k in range(1, len(times) - i):
@@ -247,7 +252,7 @@ def test_the_rate_limiter_never_exceeds_the_configured_rate(loopback: Loopback) 
         for _ in range(10):
             http.get(loopback.url(), source="europepmc")
     assert len(transport.stamps) == len(loopback.seen) == 10
-    assert_paced(transport.stamps, 0.05, tolerance=0.005)  # measured at the client
+    assert_paced(transport.stamps, 0.05, tolerance=0.02)  # measured at the client
     arrivals = [s.at for s in loopback.seen]  # and, looser (scheduling jitter), at the server
     assert arrivals[-1] - arrivals[0] >= 9 * 0.05 - 0.03
 
@@ -267,7 +272,7 @@ def test_the_rate_limiter_holds_across_threads(loopback: Loopback) -> None:
         for thread in threads:
             thread.join()
     assert len(transport.stamps) == len(loopback.seen) == 12
-    assert_paced(transport.stamps, 0.05, tolerance=0.005)
+    assert_paced(transport.stamps, 0.05, tolerance=0.02)
 
 
 def test_retry_after_parsing() -> None:
@@ -356,7 +361,7 @@ def test_every_redirect_hop_goes_through_the_rate_limiter(loopback: Loopback) ->
     assert response.content == b"<done/>"
     assert [s.path for s in loopback.seen[:5]] == ["/start", "/hop/1", "/hop/2", "/hop/3", "/hop/4"]
     assert len(transport.stamps) == len(loopback.seen) == 7
-    assert_paced(transport.stamps, 0.05, tolerance=0.005)  # 20/s holds across the hops
+    assert_paced(transport.stamps, 0.05, tolerance=0.02)  # 20/s holds across the hops
     assert [e.status for e in exchanges] == [302, 302, 302, 302, 200, 302, 200]
     assert exchanges[4].url == loopback.url("/hop/4")  # each hop recorded under its own URL
 

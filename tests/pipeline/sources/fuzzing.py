@@ -152,6 +152,12 @@ def _delete(root: Any, path: tuple[Any, ...]) -> Any:
     return root
 
 
+def _nest(match: re.Match[str]) -> str:
+    """Nested arrays for a DEEP placeholder: opened to its depth, closed as far as it says
+    (an unbalanced body must be measured and refused like a balanced one)."""
+    return "[" * int(match[1]) + "]" * int(match[2])
+
+
 @st.composite
 def _json_mutation(draw: st.DrawFn, body: bytes) -> bytes:
     data = json.loads(body)
@@ -169,9 +175,11 @@ def _json_mutation(draw: st.DrawFn, body: bytes) -> bytes:
         elif how == "wrap":
             data = _replace(data, path, {"value": copy.deepcopy(_at(data, path))})
         else:
-            data = _replace(data, path, DEEP.format(draw(st.sampled_from([65, 100, 100_000]))))
+            depth = draw(st.sampled_from([65, 100, 100_000]))
+            closed = draw(st.sampled_from([depth, depth, 0, depth // 2]))  # unbalanced too
+            data = _replace(data, path, DEEP.format(f"{depth}:{closed}"))
     text = json.dumps(data, ensure_ascii=False)
-    text = re.sub(r'"\\u0000DEEP(\d+)\\u0000"', lambda m: "[" * int(m[1]) + "]" * int(m[1]), text)
+    text = re.sub(r'"\\u0000DEEP(\d+):(\d+)\\u0000"', _nest, text)
     return text.encode("utf-8", "surrogatepass")
 
 
@@ -204,7 +212,7 @@ def _xml_mutation(draw: st.DrawFn, body: bytes) -> bytes:
 
 @st.composite
 def _byte_mutation(draw: st.DrawFn, body: bytes) -> bytes:
-    how = draw(st.sampled_from(["cut", "flip", "bom", "utf8", "gzip", "surrogate"]))
+    how = draw(st.sampled_from(["cut", "flip", "bom", "utf8", "gzip", "surrogate", "open"]))
     if how == "cut":
         return body[: draw(st.integers(0, max(0, len(body) - 1)))]
     if how == "flip":
@@ -220,6 +228,10 @@ def _byte_mutation(draw: st.DrawFn, body: bytes) -> bytes:
         return body[:where] + b"\xc3\x28\xff" + body[where:]
     if how == "gzip":
         return gzip.compress(body)[: draw(st.integers(1, 40))]
+    if how == "open":  # nesting opened and never closed, anywhere in the body
+        where = draw(st.integers(0, len(body)))
+        opener = draw(st.sampled_from([b"[", b'{"a":', b"<d>"]))
+        return body[:where] + opener * draw(st.sampled_from([65, 300, 100_000])) + body[where:]
     return body.replace(b'"', b'"\\ud800', 1)
 
 
