@@ -67,6 +67,16 @@ class DemoResult:
         return self.site.out / "index.html"
 
 
+def shown(path: Path) -> str:
+    """``path`` as the demo prints it: relative to the working folder when inside it (what a
+    user types next), else absolute."""
+    absolute = path.absolute()
+    try:
+        return absolute.relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return str(absolute)
+
+
 def _prepare(out: Path) -> None:
     """Make ``out`` an empty folder the demo owns (refuse a folder it did not create)."""
     if out.exists():
@@ -167,7 +177,7 @@ def run_demo(
     for built in (first, second):
         m = built.manifest
         echo(
-            f"   {built.path.relative_to(out)}: {m.records} records, {m.versions} versions, "
+            f"   {shown(built.path)}: {m.records} records, {m.versions} versions, "
             f"{m.passages} passages"
         )
 
@@ -184,7 +194,7 @@ def run_demo(
     echo("3. an answer citing passages by handle (demo key: public, NOT a seal)")
     answer = out / "answer.md"
     answer.write_text(planted_answer(second.path), encoding="utf-8")
-    echo(f"   {answer.relative_to(out)}: six planted cases and a handle from an old trial version")
+    echo(f"   {shown(answer)}: six planted cases and a handle from an old trial version")
 
     echo("4. audit against the newest snapshot")
     report = _audit(answer.read_text(encoding="utf-8"), second.path, "answer.md")
@@ -203,7 +213,7 @@ def run_demo(
         f"   re-audit: {site.changed_citations} citations of the published reports changed "
         "status since publication"
     )
-    echo(f"   {site.pages} pages: {site.out / 'index.html'}")
+    echo(f"   {site.pages} pages: {shown(site.out / 'index.html')}")
     return DemoResult(
         out=out,
         snapshots=(first.path, second.path),

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from audit.errors import InputError
 from pipeline.archive import Archive, ArchivedSnapshot, SnapshotFiles, newest
 from pipeline.errors import ArchiveError, TamperedSnapshotError
 from pipeline.snapshot.manifest import fsync_path, read_manifest
@@ -190,10 +191,32 @@ def plan_prune(items: Iterable[ArchivedSnapshot], keep: int, cited: dict[str, st
 
 
 def cited_snapshots(reports_dir: Path | None) -> dict[str, str]:
-    """Snapshot id → the first report (by file name) that names it, from report JSON files."""
+    """Snapshot id → the first report (by file name) that names it, from report JSON files.
+
+    Fails closed: pruning deletes what no report protects, so a ``reports_dir`` that is not a
+    folder (a typo), or a JSON file in it that names no snapshot (broken, or not a report),
+    is an error rather than a report skipped and its snapshot deleted.
+    """
     cited: dict[str, str] = {}
     if reports_dir is None:
         return cited
+    if not reports_dir.is_dir():
+        raise InputError(f"--reports {reports_dir}: no such folder")
+    for path in sorted(reports_dir.rglob("*.json")):
+        name = path.relative_to(reports_dir).as_posix()
+        try:
+            document = json.loads(path.read_bytes())
+        except (OSError, ValueError, RecursionError):
+            document = None
+        snapshot = document.get("snapshot") if isinstance(document, dict) else None
+        snapshot_id = snapshot.get("snapshot_id") if isinstance(snapshot, dict) else None
+        if not isinstance(snapshot_id, str):
+            raise InputError(
+                f"{name} in --reports names no snapshot, so what it protects is unknown",
+                advice="fix the report or move it out of the folder, then prune again",
+            )
+        cited.setdefault(snapshot_id, name)
+    return cited
     for path in sorted(reports_dir.rglob("*.json")):
         try:
             document = json.loads(path.read_bytes())

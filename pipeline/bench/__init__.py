@@ -23,6 +23,7 @@ class Figure:
         text = f"{self.name:<48} {self.value:>14,.1f} {self.unit}"
         if self.goal is not None:
             met = self.value >= self.goal if self.higher_is_better else self.value <= self.goal
-            text += f"   (goal {'≥' if self.higher_is_better else '≤'} {self.goal:,.0f}: "
+            goal = f"{self.goal:,.0f}" if self.goal >= 100 else f"{self.goal:g}"
+            text += f"   (goal {'≥' if self.higher_is_better else '≤'} {goal}: "
             text += f"{'met' if met else 'NOT met'})"
         return text

@@ -92,7 +92,8 @@ def main() -> None:
 
 def _run() -> None:
     try:
-        code = app(standalone_mode=False)  # returns the code of `raise typer.Exit(code)`
+        # returns the code of `raise typer.Exit(code)`
+        code = app(standalone_mode=False, prog_name="citeseal")
         if isinstance(code, int) and code:
             sys.exit(code)
     except CiteSealError as error:
@@ -109,10 +110,10 @@ def _run() -> None:
         sys.exit(1)
     except typer.Exit as done:
         sys.exit(done.exit_code)
-    except typer.TyperException as usage_error:
-        show = getattr(usage_error, "show", None)
-        if callable(show):
-            show()
-        else:
-            typer.echo(f"error: {usage_error.format_message()}", err=True)
+    except typer.TyperException as usage_error:  # a bad option, value or command: one line
+        message = usage_error.format_message().replace("Value error, ", "")  # pydantic's prefix
+        typer.echo(f"error: {one_line(message)}", err=True)
+        ctx = getattr(usage_error, "ctx", None)
+        if ctx is not None:
+            typer.echo(f"hint: see {ctx.command_path} --help", err=True)
         sys.exit(usage_error.exit_code)

@@ -58,7 +58,7 @@ class LogProgress:
         self._total[source] = total if total is not None else self._total.get(source)
         self._done.setdefault(source, 0)
         self._last[source] = self._clock()
-        of = f" of {total}" if total is not None else ""
+        of = f" {total} records" if total is not None else ""
         self._write(f"{source}: harvesting{of}")
 
     def advance(self, source: str, count: int) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 import duckdb
 
 from audit.errors import CitationSyntaxError, InputError
-from audit.handles import PINNED_SCHEMES, SCHEMES, Locator, mint
+from audit.handles import PINNED_SCHEMES, SCHEMES, Locator, mint, parse_locator
 from audit.keys import Keyring
 from pipeline.errors import SnapshotError
 from pipeline.records import SOURCES
@@ -141,6 +141,17 @@ def search_passages(
     ]
 
 
+def _check_record_id(record_id: str) -> None:
+    """Raise when ``record_id`` is no ``scheme:id`` a handle can carry (so a typo is called
+    what it is, not a record missing from the snapshot)."""
+    scheme = record_id.partition(":")[0]
+    pin = "@1" if scheme in PINNED_SCHEMES else ""  # the id alone, whatever its scheme
+    try:
+        parse_locator(f"{record_id}{pin}/title")
+    except CitationSyntaxError as error:
+        raise InputError(f"{record_id} is not a record id: {error.message}") from None
+
+
 def record_passages(
     con: duckdb.DuckDBPyConnection, record_id: str, keyring: Keyring, *, version: str | None = None
 ) -> RecordView:
@@ -151,6 +162,7 @@ def record_passages(
         [record_id],
     ).fetchone()
     if state is None:
+        _check_record_id(record_id)
         raise InputError(f"{record_id} is not in this snapshot")
     source, current, withdrawn, since = state
     versions = [

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from audit.errors import InputError
 from pipeline.archive import ArchivedSnapshot, SnapshotFiles
 from pipeline.archive.folder import FolderArchive
 from pipeline.archive.transfer import choose, cited_snapshots, plan_prune, pull, push
@@ -220,13 +221,44 @@ def test_pruning_keeps_the_newest_and_every_snapshot_a_report_cites() -> None:
     )
 
 
-def test_cited_snapshots_come_from_the_reports_and_ignore_other_json(tmp_path: Path) -> None:
+def test_cited_snapshots_come_from_the_reports_in_every_subfolder(tmp_path: Path) -> None:
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "r.json").write_text(
         json.dumps({"snapshot": {"snapshot_id": "demo-20250102T000000Z"}}), "utf-8"
     )
-    (tmp_path / "junk.json").write_text("[" * 50_000, "utf-8")  # not a report: skipped
+    (tmp_path / "README.md").write_text("not JSON, not read", "utf-8")
     assert cited_snapshots(tmp_path) == {"demo-20250102T000000Z": "a/r.json"}
+
+
+@pytest.mark.parametrize("body", ["[" * 50_000, "{not json", '{"snapshot": {}}', "[]"])
+def test_a_json_file_that_names_no_snapshot_stops_the_prune(tmp_path: Path, body: str) -> None:
+    (tmp_path / "junk.json").write_text(body, "utf-8")
+    with pytest.raises(InputError) as caught:
+        cited_snapshots(tmp_path)
+    assert caught.value.message == (
+        "junk.json in --reports names no snapshot, so what it protects is unknown"
+    )
+
+
+def test_a_reports_folder_that_does_not_exist_stops_the_prune(
+    archive: FolderArchive, demo_pair: tuple[Path, Path], tmp_path: Path
+) -> None:
+    typo = tmp_path / "reprots"
+    done = cli(
+        "snapshot",
+        "prune",
+        "demo",
+        "--from",
+        str(archive.root),
+        "--keep",
+        "1",
+        "--reports",
+        str(typo),
+        "--dry-run",
+    )
+    assert done.returncode == 2
+    assert done.stderr == f"error: --reports {typo}: no such folder\n"
+    assert len(archive.list("demo")) == 2
 
 
 def test_the_cli_prunes_all_but_the_newest_unless_a_report_cites_it(

@@ -19,7 +19,7 @@ def test_log_progress_writes_a_few_plain_lines() -> None:
     progress.finish("crossref", "partial")
     progress.note("pubmed: re-checking 3 earlier record(s)")
     assert lines == [
-        "pubmed: harvesting of 1000",
+        "pubmed: harvesting 1000 records",
         "pubmed: 750/1000 records",
         "pubmed: ok, 1000 records",
         "crossref: partial",

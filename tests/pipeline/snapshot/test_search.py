@@ -132,6 +132,19 @@ def test_cite_leaves_pubmed_handles_unpinned_and_shows_relations(
     ("record_id", "version", "message"),
     [
         ("pmid:1", None, "pmid:1 is not in this snapshot"),
+        ("nct:NCT99999999", None, "nct:NCT99999999 is not in this snapshot"),
+        (
+            "garbage",
+            None,
+            "garbage is not a record id: unknown scheme 'garbage' "
+            "(expected one of pmid, pmcid, ppr, nct, setid)",
+        ),
+        (
+            "pmid:abc",
+            None,
+            "pmid:abc is not a record id: pmid must be 1 to 10 digits without a leading zero, "
+            "got 'abc'",
+        ),
         (
             TRIAL,
             "2024-01-01",
