@@ -25,7 +25,7 @@ import re
 
 from audit.report import CitationResult, Report, SentenceResult, partial_note
 from audit.terminal import one_line
-from audit.verdicts import is_claim
+from audit.verdicts import describe, is_claim
 
 VERDICT_WIDTH = 15  # "quote_mismatch" and one space
 _INDENT = "    "
@@ -46,7 +46,20 @@ def counts_line(report: Report) -> str:
 
 
 def verdict_line(report: Report) -> str:
-    return f"verdict: {report.verdict.upper()}  ({counts_line(report)})"
+    """``verdict: FAIL  (counts)``, naming what failed it when that is a ``--fail-on`` item
+    beyond malformed and forged (which the counts already show)."""
+    line = f"verdict: {report.verdict.upper()}  ({counts_line(report)})"
+    by_verdict = report.metrics.by_verdict
+    shown = {
+        f"fail: {describe('malformed', by_verdict.malformed)}",
+        f"fail: {describe('forged', by_verdict.forged)}",
+    }
+    policy = [
+        reason.removeprefix("fail: ")
+        for reason in report.verdict_reasons
+        if reason.startswith("fail: ") and reason not in shown
+    ]
+    return line + (f"  --fail-on: {'; '.join(policy)}" if policy else "")
 
 
 def metrics_line(report: Report) -> str:

@@ -480,7 +480,7 @@ _WORDING: Mapping[str, tuple[str, str]] = {
 }
 
 
-def _describe(item: str, n: int) -> str:
+def describe(item: str, n: int) -> str:
     """``n`` occurrences of a fail-on item in words: "2 forged citations"."""
     one, many = _WORDING.get(item, (f"{item} citation", f"{item} citations"))
     return f"{n} {one if n == 1 else many}"
@@ -508,8 +508,8 @@ def overall(
     """
     seen = _occurrences(sentences)
     policy = fail_on_policy(fail_on)
-    fails = [f"fail: {_describe(i, seen[i])}" for i in policy if seen[i]]
-    warns = [f"warn: {_describe(i, seen[i])}" for i in WARN_ITEMS if seen[i] and i not in policy]
+    fails = [f"fail: {describe(i, seen[i])}" for i in policy if seen[i]]
+    warns = [f"warn: {describe(i, seen[i])}" for i in WARN_ITEMS if seen[i] and i not in policy]
     if fails:
         return "fail", fails + warns
     if warns:

@@ -167,3 +167,22 @@ def test_markdown_and_json_show_a_record_the_snapshot_did_not_refresh() -> None:
     (citation,) = audited.model_dump(mode="json")["sentences"][0]["citations"]
     assert citation["flags"] == [{"name": "not_refreshed", "detail": detail}]
     assert audited.verdict_reasons == ["warn: 1 citation of a record this snapshot did not refresh"]
+
+
+FORGED = GOOD[:-1] + ("1" if GOOD[-1] != "1" else "2")  # one character of the check changed
+
+
+def test_the_verdict_line_names_a_fail_on_item_that_failed_the_answer() -> None:
+    answer = AnswerInput(
+        (
+            SentenceInput(1, "Cited.", "sentence", (CitationInput.from_text(GOOD, None),)),
+            SentenceInput(2, "Uncited.", "sentence", ()),
+            SentenceInput(3, "Forged.", "sentence", (CitationInput.from_text(FORGED, None),)),
+        )
+    )
+    failed = audit_answer(answer, CORPUS, KEYRING, fail_on=["uncited"])
+    assert render_text(failed).splitlines()[0] == (
+        "verdict: FAIL  (2 citations: 1 forged, 1 ok)  --fail-on: 1 uncited sentence"
+    )
+    default = audit_answer(answer, CORPUS, KEYRING)  # forged: the counts say why
+    assert render_text(default).splitlines()[0] == "verdict: FAIL  (2 citations: 1 forged, 1 ok)"
