@@ -78,8 +78,7 @@ demo: $(STAMP) ## Run the whole system offline on the bundled demo corpus
 	$(RUN)/citeseal demo
 
 snapshot: $(STAMP) ## Build the next snapshot of CORPUS, continuing its lineage (NEW_LINEAGE=1: a new one)
-	$(RUN)/citeseal snapshot build $(SNAPSHOTS)/$(CORPUS).toml \
-		$(if $(NEW_LINEAGE),--new-lineage) $(SNAPSHOT_ARGS)
+	$(RUN)/citeseal snapshot build $(SNAPSHOTS)/$(CORPUS).toml$(if $(NEW_LINEAGE), --new-lineage)$(if $(SNAPSHOT_ARGS), $(SNAPSHOT_ARGS))
 
 need-archive:
 	@test -n "$(ARCHIVE)" || { echo "error: set ARCHIVE=github:OWNER/REPO or ARCHIVE=/a/folder"; exit 2; }
