@@ -389,4 +389,3 @@ def test_a_ca_file_without_a_certificate_is_a_one_line_error_naming_the_variable
     assert caught.value.advice == (
         "point it at a PEM file (or an OpenSSL certificate folder), or unset it"
     )
-
