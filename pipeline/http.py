@@ -75,13 +75,12 @@ from pipeline.network import (
     Endpoints,
     key_url,
     network_transport,
-    origin,
     same_origin,
+    unsafe_hop,
 )
 from pipeline.pacing import DEFAULT_RATE, RateLimiter, host_rates
 from pipeline.redact import (
     Redactor,
-    carries_credentials,
     strip_credentials,
     strip_form_credentials,
 )
@@ -472,7 +471,7 @@ class HttpClient:
     ) -> httpx.Response:
         """Send ``request`` and follow its redirects: each hop is paced, sent within what is
         left of the deadline and handed to ``on_exchange``; a loop, more than
-        :data:`MAX_REDIRECTS` hops or a hop :func:`_unsafe_hop` names is a
+        :data:`MAX_REDIRECTS` hops or a hop :func:`unsafe_hop` names is a
         TerminalHarvestError."""
         visited = [str(request.url)]
         current = request
@@ -493,7 +492,7 @@ class HttpClient:
                 raise TerminalHarvestError(
                     self.redact(f"{what} redirects more than {MAX_REDIRECTS} times: {chain}")
                 )
-            unsafe = _unsafe_hop(current, following)
+            unsafe = unsafe_hop(current, following)
             if unsafe is not None:
                 raise TerminalHarvestError(
                     self.redact(f"{what} redirects {unsafe}; not followed"),
@@ -575,23 +574,6 @@ def _where_text(url: str) -> str:
     rest = url.split("://", 1)[-1].split("?", 1)[0].split("#", 1)[0]
     shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in rest[:121])
     return shown if len(shown) <= 120 else shown[:119] + "…"
-
-
-def _unsafe_hop(request: httpx.Request, following: httpx.Request) -> str | None:
-    """Why following ``request``'s redirect to ``following`` is refused, or None: a
-    downgrade from https to http (always), or another origin (scheme, host or port) for a
-    request that carries credential or polite parameters in its query or its form."""
-    old, new = origin(request.url), origin(following.url)
-    if request.url.scheme == "https" and following.url.scheme == "http":
-        return f"from https to http ({old} -> {new})"
-    if old == new:
-        return None
-    form = None
-    if request.headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
-        form = request.read().decode("utf-8", "replace")
-    if carries_credentials(str(request.url), form):
-        return f"to another origin ({old} -> {new}), and the request carries credentials"
-    return None
 
 
 def exchange_from(

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import httpx
 
 from audit.errors import InputError
+from pipeline.redact import carries_credentials
 from pipeline.settings import BASE_URLS, Proxies, Settings, redact_userinfo
 
 log = logging.getLogger("citeseal.http")
@@ -96,6 +97,23 @@ class Endpoints:
             if rest is not None:
                 return BASE_URLS[source] + rest
         return None
+
+
+def unsafe_hop(request: httpx.Request, following: httpx.Request) -> str | None:
+    """Why following ``request``'s redirect to ``following`` is refused, or None: a
+    downgrade from https to http (always), or another origin (scheme, host or port) for a
+    request that carries credential or polite parameters in its query or its form."""
+    old, new = origin(request.url), origin(following.url)
+    if request.url.scheme == "https" and following.url.scheme == "http":
+        return f"from https to http ({old} -> {new})"
+    if old == new:
+        return None
+    form = None
+    if request.headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
+        form = request.read().decode("utf-8", "replace")
+    if carries_credentials(str(request.url), form):
+        return f"to another origin ({old} -> {new}), and the request carries credentials"
+    return None
 
 
 # -- the live transport ----------------------------------------------------------------------

@@ -529,7 +529,7 @@ def europepmc_search(request: httpx.Request, results: list[dict[str, object]]) -
     return httpx.Response(200, json=body)
 
 
-def test_spec_pmcids_are_answered_by_the_records_carrying_them_and_a_vanished_one_withdraws_its() -> (
+def test_spec_pmcids_are_answered_by_the_records_carrying_them_and_a_vanished_one_withdraws() -> (
     None
 ):
     spec = f'name = "h"\n[europepmc]\npmcids = {PMCIDS!r}\n'

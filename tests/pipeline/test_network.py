@@ -76,7 +76,7 @@ def serving(tls: ssl.SSLContext | None = None) -> Iterator[Server]:
     box: list[Server] = []
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (the http.server API)
+        def do_GET(self) -> None:
             box[0].seen.append(Seen(self.path, {k.lower(): v for k, v in self.headers.items()}))
             body = box[0].body
             self.send_response(200)
@@ -85,7 +85,7 @@ def serving(tls: ssl.SSLContext | None = None) -> Iterator[Server]:
             self.end_headers()
             self.wfile.write(body)
 
-        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        def log_message(self, format: str, *args: object) -> None:
             del format, args
 
     server = ThreadingHTTPServer((HOST, 0), Handler)
@@ -202,10 +202,10 @@ def test_the_resume_cache_serves_an_answer_fetched_through_a_mirror_to_the_publi
 def test_a_request_moved_to_a_mirror_carries_its_public_url_and_a_plain_one_does_not() -> None:
     settings = Settings(base_urls={"europepmc": "https://epmc.example.org/rest"})
     with client(settings, transport=httpx.MockTransport(lambda r: httpx.Response(200))) as http:
-        moved = http._build(  # noqa: SLF001 (the request as the transports see it)
+        moved = http._build(
             "GET", "https://www.ebi.ac.uk/europepmc/webservices/rest/search", "europepmc"
         )
-        plain = http._build("GET", "https://api.crossref.org/works", "crossref")  # noqa: SLF001
+        plain = http._build("GET", "https://api.crossref.org/works", "crossref")
     assert str(moved.url) == "https://epmc.example.org/rest/search"
     assert moved.extensions[KEY_URL_EXTENSION] == (
         "https://www.ebi.ac.uk/europepmc/webservices/rest/search"
@@ -317,13 +317,18 @@ def certificates(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, 
     ca, ca_key, cert, key = (folder / n for n in ("ca.pem", "ca.key", "server.pem", "server.key"))
     (folder / "ext").write_text("subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n")
     ec = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes")
+    csr = folder / "server.csr"
     commands = [
-        ["req", "-x509", *ec, "-keyout", ca_key, "-out", ca, "-days", "2"]
-        + ["-subj", "/CN=citeseal test CA", "-addext", "basicConstraints=critical,CA:TRUE"]
-        + ["-addext", "keyUsage=critical,keyCertSign,cRLSign"],
-        ["req", *ec, "-keyout", key, "-out", folder / "server.csr", "-subj", "/CN=127.0.0.1"],
-        ["x509", "-req", "-in", folder / "server.csr", "-CA", ca, "-CAkey", ca_key]
-        + ["-CAcreateserial", "-out", cert, "-days", "2", "-extfile", folder / "ext"],
+        [
+            *("req", "-x509", *ec, "-keyout", ca_key, "-out", ca, "-days", "2"),
+            *("-subj", "/CN=citeseal test CA", "-addext", "basicConstraints=critical,CA:TRUE"),
+            *("-addext", "keyUsage=critical,keyCertSign,cRLSign"),
+        ],
+        ["req", *ec, "-keyout", key, "-out", csr, "-subj", "/CN=127.0.0.1"],
+        [
+            *("x509", "-req", "-in", csr, "-CA", ca, "-CAkey", ca_key, "-CAcreateserial"),
+            *("-out", cert, "-days", "2", "-extfile", folder / "ext"),
+        ],
     ]
     for command in commands:
         subprocess.run(["openssl", *map(str, command)], check=True, capture_output=True)
