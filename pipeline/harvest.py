@@ -1,8 +1,9 @@
 """Harvest a corpus spec: call each source's harvest functions, enrich, hand batches on.
 
-For each source of the spec (in the order PubMed, Europe PMC, ClinicalTrials.gov, openFDA):
-queries first, then explicit ids, fetched in chunks of :data:`CHUNK` so memory does not grow
-with the corpus. Every chunk is enriched before it is handed to the :class:`Sink`:
+For each source of the spec (in the order PubMed, Europe PMC, ClinicalTrials.gov, openFDA,
+Crossref): queries first, then explicit ids (PMIDs; preprint ids and PMCIDs; NCT ids; set ids;
+DOIs), fetched in chunks of :data:`CHUNK` so memory does not grow with the corpus. Every
+chunk is enriched before it is handed to the :class:`Sink`:
 
 * PubMed records get their PubTator3 annotations (``[pubmed] annotations = true``);
 * every record with a DOI gets Crossref's update notices as relations and flags
@@ -38,6 +39,10 @@ An outage never rewrites history (the rules the build relies on):
   is a record that comes back without a single passage where the lineage's version has
   some (it is delivered incomplete). Answers are judged the moment they arrive, before any
   other step, so the build can drop exactly the failed answer from its resume cache;
+* a PMCID is answered by the Europe PMC record that carries it (a ``pmid:`` record for an
+  article PubMed holds too, else ``pmcid:``): one that went missing withdraws the records of
+  the lineage carrying that PMCID (:meth:`~pipeline.harvest_protocols.LineageView.
+  carrying_pmcids`), a DOI by its ``doi:`` record, like any other id;
 * ids whose by-id answer failed (a failed request, a suspicious answer) are *unanswered*:
   the refresh does not ask for them again (they are carried, as their failure says);
 * every failure reported (to the sink, or raised when ``strict``) has its message and
@@ -58,7 +63,7 @@ from pipeline.snapshot.spec import CorpusSpec
 from pipeline.sources import clinicaltrials, crossref, europepmc, openfda, pubmed, pubtator3
 
 CHUNK = 1000  # records fetched, enriched and written together
-EPMC_ID_CHUNK = 25  # preprint ids OR-ed into one Europe PMC query
+EPMC_ID_CHUNK = 25  # preprint ids or PMCIDs OR-ed into one Europe PMC query
 DOI_CACHE = 4096  # DOIs whose Crossref notices are remembered (a pmid and its pmcid share one)
 LINEAGE_CONTROLS = 3  # lineage ids asked beside an empty answer when this harvest has no control
 T = TypeVar("T")
@@ -168,6 +173,8 @@ class Harvester:
             self._clinicaltrials()
         if spec.openfda is not None:
             self._openfda()
+        if spec.crossref is not None and spec.crossref.dois:
+            self.fetch_works(spec.crossref.dois)
         return self.outcome
 
     def _deliver_search(self, source: str, query: str, records: Sequence[Record] | None) -> None:
@@ -214,16 +221,17 @@ class Harvester:
         wanted = {f"{scheme}:{i}": i for i in asked}
         answer = self._answer(source, step, fetch, asked)
         if answer is None:
-            self.outcome.unanswered.update(wanted)
+            self.outcome.unanswered.update(self._held_as(source, scheme, wanted))
             return []
         records, refused = answer
-        got = [r for r in records if r.record_id in wanted]
-        answered = {r.record_id for r in got} | (refused & wanted.keys())  # refused: came back
+        answers = _ANSWERS.get((source, scheme), _record_id)
+        got = [r for r in records if answers(r) in wanted]
+        answered = {answers(r) for r in got} | (refused & wanted.keys())  # refused: came back
         absent = [rid for rid in wanted if rid not in answered]
         if got:
-            self._controls[(source, scheme)] = wanted[got[0].record_id]
-        if answered:
-            self.outcome.missing.update(absent)  # the same answer held the others
+            self._controls[(source, scheme)] = wanted[answers(got[0])]
+        if answered:  # the same answer held the others
+            self.outcome.missing.update(self._held_as(source, scheme, absent))
         elif absent:
             return self._confirm_absent(source, scheme, step, wanted, fetch)
         return records
@@ -237,7 +245,8 @@ class Harvester:
         once and whole the second time is delivered). When nothing is proven, every id of
         ``wanted`` is unanswered.
         """
-        held = self.lineage.live(list(wanted))
+        standing = self._held_as(source, scheme, wanted)  # the ids the asked ones stand for
+        held = self.lineage.live(standing)
         if not held:
             return []  # the lineage holds none of them: there is nothing to withdraw
         shown = ", ".join(sorted(held)[:3]) + (", …" if len(held) > 3 else "")
@@ -247,7 +256,7 @@ class Harvester:
         )
         controls, whose = self._control_ids(source, scheme, wanted)
         if not controls:
-            self.outcome.unanswered.update(wanted)
+            self.outcome.unanswered.update(standing)
             self._fail(
                 source,
                 step,
@@ -262,15 +271,16 @@ class Harvester:
             source, f"{step} (asked again with {named})", fetch, [*controls, *wanted.values()]
         )
         if answer is None:
-            self.outcome.unanswered.update(wanted)
+            self.outcome.unanswered.update(standing)
             return []
         again, refused = answer
-        returned = {r.record_id for r in again} | refused
+        answers = _ANSWERS.get((source, scheme), _record_id)
+        returned = {answers(r) for r in again} | refused
         back = [c for c in controls if f"{scheme}:{c}" in returned]
         if back:
             self._controls.setdefault((source, scheme), back[0])
         else:
-            self.outcome.unanswered.update(wanted)
+            self.outcome.unanswered.update(standing)
             self._fail(
                 source,
                 step,
@@ -280,8 +290,17 @@ class Harvester:
                 ),
             )
             return []
-        self.outcome.missing.update(rid for rid in wanted if rid not in returned)
-        return [r for r in again if r.record_id in wanted]
+        gone = [rid for rid in wanted if rid not in returned]
+        self.outcome.missing.update(self._held_as(source, scheme, gone))
+        return [r for r in again if answers(r) in wanted]
+
+    def _held_as(self, source: str, scheme: str, keys: Collection[str]) -> set[str]:
+        """The record ids that stand for asked ``keys`` (``scheme:id``): the keys themselves,
+        and for PMCIDs also the lineage's records carrying them (module docstring)."""
+        ids = set(keys)
+        if (source, scheme) == ("europepmc", "pmcid") and ids:
+            ids |= self.lineage.carrying_pmcids(source, [k.partition(":")[2] for k in ids])
+        return ids
 
     def _control_ids(
         self, source: str, scheme: str, wanted: dict[str, str]
@@ -343,6 +362,7 @@ class Harvester:
             )
             self._deliver_search("europepmc", q.query, records)
         self.fetch_preprints(self.spec.europepmc.ids)
+        self.fetch_pmcids(self.spec.europepmc.pmcids)
 
     def fetch_preprints(self, ppr_ids: Sequence[str]) -> None:
         """Europe PMC preprints by id (``EXT_ID:… AND SRC:PPR``)."""
@@ -354,6 +374,32 @@ class Harvester:
         for chunk in chunks(list(ppr_ids), EPMC_ID_CHUNK):
             self._fetch_by_id(
                 "europepmc", "ppr", "preprints", chunk, fetch, per_request=EPMC_ID_CHUNK
+            )
+
+    def fetch_pmcids(self, pmcids: Sequence[str]) -> None:
+        """Europe PMC works by PMCID (``PMCID:… OR …``): the record carrying each PMCID."""
+
+        def fetch(ids: list[str]) -> list[Record]:
+            query = " OR ".join(f"PMCID:{i}" for i in ids)
+            return europepmc.search_records(self.client, query, limit=len(ids))
+
+        for chunk in chunks(list(pmcids), EPMC_ID_CHUNK):
+            self._fetch_by_id(
+                "europepmc", "pmcid", "pmcids", chunk, fetch, per_request=EPMC_ID_CHUNK
+            )
+
+    def fetch_works(self, dois: Sequence[str]) -> None:
+        """Crossref works by DOI (``filter=doi:…,doi:…``, ORed) as ``doi:`` records."""
+        self.progress.start("crossref", len(dois))
+        for chunk in chunks(list(dois), CHUNK):
+            self._fetch_by_id(
+                "crossref",
+                "doi",
+                "works",
+                chunk,
+                lambda ids: crossref.fetch_works(self.client, ids),
+                per_request=crossref.DOI_BATCH,
+                count_asked=True,
             )
 
     def fetch_full_texts(self, pmcids: Iterable[str]) -> None:
@@ -547,6 +593,20 @@ class Harvester:
             self.fetch_trials(idents)
         elif source == "openfda" and scheme == "setid":
             self.fetch_labels(idents)
+        elif source == "crossref" and scheme == "doi":
+            self.fetch_works(idents)
+
+
+def _record_id(record: Record) -> str:
+    return record.record_id
+
+
+def _pmcid_of(record: Record) -> str:
+    return f"pmcid:{record.pmcid}" if record.pmcid else record.record_id
+
+
+# what a record answers, where it is not its own id: (source, scheme asked) → the asked key
+_ANSWERS: dict[tuple[str, str], Callable[[Record], str]] = {("europepmc", "pmcid"): _pmcid_of}
 
 
 def _is_full_text_of(records: Sequence[Record], pmcid: str) -> bool:

@@ -70,6 +70,11 @@ class LineageView(Protocol):
         not withdrawn, none of them in ``exclude``: candidates to check an empty answer."""
         ...
 
+    def carrying_pmcids(self, source: str, pmcids: Collection[str]) -> set[str]:
+        """The live record ids of ``source`` whose current version carries one of ``pmcids``
+        (the records a PMCID asked for by id stands for)."""
+        ...
+
 
 class NoLineage:
     """The lineage of a first build: it holds nothing."""
@@ -85,3 +90,7 @@ class NoLineage:
     def controls(self, source: str, scheme: str, exclude: Collection[str], limit: int) -> list[str]:
         del source, scheme, exclude, limit
         return []
+
+    def carrying_pmcids(self, source: str, pmcids: Collection[str]) -> set[str]:
+        del source, pmcids
+        return set()

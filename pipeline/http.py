@@ -27,8 +27,15 @@
   read timeout. The cap and the deadline travel with each request
   (:class:`~pipeline.bodies.ReadLimit`), so a transport that reads the body before the client
   does (recording, the resume cache) is held to them too.
+* **configured endpoints** (:mod:`pipeline.network`): a request built for a source's public
+  API goes to the base URL configured for that source, keyed by its public URL (the resume
+  cache, ``--record`` and replay match on it); without a transport of its own the client
+  sends live requests through :func:`~pipeline.network.network_transport` (the proxy and CA
+  settings), never through what httpx would read from the environment itself.
 * **polite parameters** from :class:`~pipeline.settings.Settings` (NCBI ``tool``/``email``/
-  ``api_key``, Crossref ``mailto``, openFDA ``api_key``), and **redaction**: recorded URLs and
+  ``api_key``, Crossref ``mailto``, openFDA ``api_key``), added only to a request for the
+  configured origin of its source (scheme, host and port of its base URL: a request of that
+  source to any other host gets none), and **redaction**: recorded URLs and
   request bodies lose those parameters, every log line and error message is passed through
   a :class:`~pipeline.redact.Redactor` that knows the secret values, and so is every response
   body handed on (an API may echo the key back: NCBI's rate-limit reply carries ``api-key``).
@@ -63,14 +70,21 @@ from pipeline.bodies import (
     where_of,
 )
 from pipeline.errors import TerminalHarvestError, TransientHarvestError
+from pipeline.network import (
+    KEY_URL_EXTENSION,
+    Endpoints,
+    key_url,
+    network_transport,
+    same_origin,
+    unsafe_hop,
+)
 from pipeline.pacing import DEFAULT_RATE, RateLimiter, host_rates
 from pipeline.redact import (
     Redactor,
-    carries_credentials,
     strip_credentials,
     strip_form_credentials,
 )
-from pipeline.settings import Settings
+from pipeline.settings import BASE_URLS, Settings
 
 if TYPE_CHECKING:  # pydantic models load with the parsers
     from pipeline.records import Refusal
@@ -197,11 +211,13 @@ class HttpClient:
         self._random = random.Random()
         self.redact = Redactor([*settings.secrets(), settings.email])
         self._paced = not getattr(transport, "offline", False)
+        self.endpoints = Endpoints.of(settings)
         self.limiter = RateLimiter(
             host_rates(settings, rates), default=default_rate, sleep=sleep, clock=clock
         )
         self._client = httpx.Client(
-            transport=transport,
+            transport=transport if transport is not None else network_transport(settings),
+            trust_env=False,  # proxies and CAs come from the settings (pipeline.network)
             timeout=settings.timeout,
             follow_redirects=False,  # followed in _attempt: every hop paced and counted
             headers={
@@ -236,7 +252,7 @@ class HttpClient:
     ) -> httpx.Response:
         """GET with the policy; returns a read response whose status is in ``expect``."""
         merged: dict[str, str | int] = dict(params or {})
-        merged.update(self._polite(source))
+        merged.update(self._polite(source, url))
         request = self._build("GET", url, source, params=merged)
         return self._run(request, source, expect, _Answer(self._max_bytes, self._deadline))
 
@@ -250,7 +266,7 @@ class HttpClient:
     ) -> httpx.Response:
         """POST a form with the policy (polite parameters go into the form)."""
         form: dict[str, str] = dict(data)
-        form.update({k: str(v) for k, v in self._polite(source).items()})
+        form.update({k: str(v) for k, v in self._polite(source, url).items()})
         request = self._build("POST", url, source, data=form)
         return self._run(request, source, expect, _Answer(self._max_bytes, self._deadline))
 
@@ -332,8 +348,14 @@ class HttpClient:
             log.warning("%s", self.redact(f"{source}: refused {count} record(s): {reason}"))
 
     # -- internals ---------------------------------------------------------------------------
-    def _polite(self, source: str) -> dict[str, str]:
+    def _polite(self, source: str, url: str) -> dict[str, str]:
+        """The polite and credential parameters of ``source``, for a request to ``url`` at
+        the configured origin of that source only (none for any other host)."""
         s = self.settings
+        if source not in BASE_URLS or not same_origin(
+            self.endpoints.send_to(url) or url, s.base_url(source)
+        ):
+            return {}
         if source == "pubmed":
             polite = {"tool": s.tool}
             if s.email:
@@ -349,16 +371,23 @@ class HttpClient:
 
     def _build(self, method: str, url: str, source: str, **parts: object) -> httpx.Request:
         """The request, or a TerminalHarvestError when httpx cannot make it (a URL with a
-        control character, too long, a bad port; a header that is not ASCII)."""
+        control character, too long, a bad port; a header that is not ASCII). A URL under a
+        source's public base goes to its configured base, keyed by the public URL
+        (:mod:`pipeline.network`)."""
+        moved = self.endpoints.send_to(url)
         try:
-            return self._client.build_request(
+            request = self._client.build_request(
                 method,
-                url,
+                moved or url,
                 extensions={SOURCE_EXTENSION: source},
                 **parts,  # type: ignore[arg-type]  (the keyword arguments of build_request)
             )
+            public = self.endpoints.public(str(request.url)) if moved is not None else None
+            if public is not None:
+                request.extensions[KEY_URL_EXTENSION] = public
+            return request
         except (httpx.InvalidURL, UnicodeError) as error:
-            raise self._unsendable(method, _where_text(url), error) from None
+            raise self._unsendable(method, _where_text(moved or url), error) from None
 
     def _unsendable(self, method: str, where: str, error: Exception) -> TerminalHarvestError:
         reason = " ".join(str(error).split())[:120] or type(error).__name__
@@ -442,7 +471,7 @@ class HttpClient:
     ) -> httpx.Response:
         """Send ``request`` and follow its redirects: each hop is paced, sent within what is
         left of the deadline and handed to ``on_exchange``; a loop, more than
-        :data:`MAX_REDIRECTS` hops or a hop :func:`_unsafe_hop` names is a
+        :data:`MAX_REDIRECTS` hops or a hop :func:`unsafe_hop` names is a
         TerminalHarvestError."""
         visited = [str(request.url)]
         current = request
@@ -463,7 +492,7 @@ class HttpClient:
                 raise TerminalHarvestError(
                     self.redact(f"{what} redirects more than {MAX_REDIRECTS} times: {chain}")
                 )
-            unsafe = _unsafe_hop(current, following)
+            unsafe = unsafe_hop(current, following)
             if unsafe is not None:
                 raise TerminalHarvestError(
                     self.redact(f"{what} redirects {unsafe}; not followed"),
@@ -472,6 +501,9 @@ class HttpClient:
                 )
             visited.append(target)
             following.extensions.setdefault(SOURCE_EXTENSION, source)
+            public = self.endpoints.public(target)
+            if public is not None:  # a hop within a configured base keeps its public key
+                following.extensions[KEY_URL_EXTENSION] = public
             current = following
 
     def _send(
@@ -544,28 +576,6 @@ def _where_text(url: str) -> str:
     return shown if len(shown) <= 120 else shown[:119] + "…"
 
 
-def _origin(url: httpx.URL) -> str:
-    """``scheme://host[:port]`` of a URL (httpx leaves a default port out)."""
-    return f"{url.scheme}://{url.host}" + (f":{url.port}" if url.port else "")
-
-
-def _unsafe_hop(request: httpx.Request, following: httpx.Request) -> str | None:
-    """Why following ``request``'s redirect to ``following`` is refused, or None: a
-    downgrade from https to http (always), or another origin (scheme, host or port) for a
-    request that carries credential or polite parameters in its query or its form."""
-    old, new = _origin(request.url), _origin(following.url)
-    if request.url.scheme == "https" and following.url.scheme == "http":
-        return f"from https to http ({old} -> {new})"
-    if old == new:
-        return None
-    form = None
-    if request.headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
-        form = request.read().decode("utf-8", "replace")
-    if carries_credentials(str(request.url), form):
-        return f"to another origin ({old} -> {new}), and the request carries credentials"
-    return None
-
-
 def exchange_from(
     request: httpx.Request, response: httpx.Response, source: str | None = None
 ) -> Exchange:
@@ -576,7 +586,7 @@ def exchange_from(
         request_body = strip_form_credentials(request.content.decode("utf-8", "replace"))
     return Exchange(
         method=request.method,
-        url=strip_credentials(str(request.url)),
+        url=strip_credentials(key_url(request)),
         status=response.status_code,
         content_type=response.headers.get("content-type", ""),
         body=response.content,

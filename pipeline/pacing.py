@@ -13,8 +13,9 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
+from urllib.parse import urlsplit
 
-from pipeline.settings import Settings
+from pipeline.settings import BASE_URLS, Settings
 
 DEFAULT_RATE = 2.0  # requests per second for a host missing from the table
 
@@ -33,12 +34,23 @@ HOST_RATES: Mapping[str, float] = {
 def host_rates(
     settings: Settings, overrides: Mapping[str, float] | None = None
 ) -> dict[str, float]:
-    """The rate table for these settings: NCBI 10/s with a key, Crossref 1/s without mailto."""
+    """The rate table for these settings: NCBI 10/s with a key, Crossref 1/s without mailto.
+
+    A source moved to another base URL (``CITESEAL_<SOURCE>_URL``) keeps its API's rate at
+    that host: a mirror or proxy is paced like the API behind it, and a host serving several
+    sources at the slowest of their rates (never faster than any of them allows)."""
     rates = dict(HOST_RATES)
     if settings.ncbi_api_key:
         rates["eutils.ncbi.nlm.nih.gov"] = 10.0
     if not settings.email:
         rates["api.crossref.org"] = 1.0
+    moved: dict[str, float] = {}
+    for source, url in settings.base_urls.items():
+        public, host = urlsplit(BASE_URLS.get(source, "")).hostname, urlsplit(url).hostname
+        if public and host and host != public:
+            rate = rates.get(public, DEFAULT_RATE)
+            moved[host] = min(moved.get(host, rate), rate)
+    rates.update(moved)
     rates.update(overrides or {})
     return rates
 

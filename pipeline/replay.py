@@ -10,7 +10,9 @@ recorded redirect, so the client follows the same chain on replay) are optional.
 matches a file when the method, the scheme/host/path, the query parameters
 (order-insensitive, percent-encoding normalised) and, for POST, the form parameters are equal
 — credential and polite parameters (``api_key``, ``email``, ``tool``, ``mailto``) are ignored
-on both sides.
+on both sides. A request sent to a configured base URL (a mirror) is keyed, recorded and
+matched by its public URL (:func:`pipeline.network.key_url`), so recordings made through a
+mirror and without one are interchangeable.
 
 :class:`ReplayTransport` indexes its folders once at construction (keys only; bodies are read
 when a request asks for them). A file as :class:`RecordingTransport` writes it (its key
@@ -42,6 +44,7 @@ from pipeline.http import (
     SOURCE_EXTENSION,
     is_rate_limit_body,
 )
+from pipeline.network import key_url
 from pipeline.redact import (
     CREDENTIAL_PARAMS,
     Redactor,
@@ -142,7 +145,7 @@ class ReplayTransport(httpx.BaseTransport):
         return replay_key(str(method), wrapper["url"], wrapper.get("request_body"))
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        key = replay_key(request.method, str(request.url), _request_body(request))
+        key = replay_key(request.method, key_url(request), _request_body(request))
         found = self._index.get(key)
         if found is None:
             folders = ", ".join(public_folder(f) for f in self.folders)
@@ -215,8 +218,9 @@ def _slug(text: str, *, limit: int = 40) -> str:
 def wrapper_name(request: httpx.Request, key: ReplayKey) -> str:
     """``<source-or-host>/<endpoint>-<hash>.json`` for a request."""
     source = request.extensions.get(SOURCE_EXTENSION)
-    folder = _slug(source if isinstance(source, str) and source else request.url.host)
-    segments = [s for s in request.url.path.split("/") if s]
+    url = httpx.URL(key_url(request))
+    folder = _slug(source if isinstance(source, str) and source else url.host)
+    segments = [s for s in url.path.split("/") if s]
     endpoint = _slug(segments[-1].split(".")[0] if segments else "root")
     return f"{folder}/{endpoint}-{short_hash(key)}.json"
 
@@ -292,14 +296,14 @@ class RecordingTransport(httpx.BaseTransport):
         if response.status_code in RETRY_STATUSES or (ncbi and is_rate_limit_body(content)):
             return response
         body_text = _request_body(request)
-        key = replay_key(request.method, str(request.url), body_text)
+        key = replay_key(request.method, key_url(request), body_text)
         path = self.folder / wrapper_name(request, key)
         redact = Redactor(request_secrets(str(request.url), body_text))
         write_wrapper(
             path,
             make_wrapper(
                 request.method,
-                str(request.url),
+                key_url(request),
                 response.status_code,
                 response.headers.get("content-type", ""),
                 redact(content.decode("utf-8", "replace")),

@@ -12,13 +12,15 @@ e-mail) are never quoted in the message.
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import platformdirs
 
@@ -39,6 +41,30 @@ _EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 _TOKEN = re.compile(r"[!-~]+")  # printable ASCII without spaces: safe as a query parameter
 _URL = re.compile(r"https?://[^\s/?#]+(/[^\s?#]*)?")
 _MEMORY = re.compile(r"[0-9]+(\.[0-9]+)?\s*[KMGT]i?B", re.IGNORECASE)
+
+# The public address of each source's API (no trailing slash) and the variable that moves it
+# (a mirror, a proxy, a test server): :meth:`Settings.base_url`, README "Configuration".
+BASE_URLS: Mapping[str, str] = {
+    "pubmed": "https://eutils.ncbi.nlm.nih.gov/entrez/eutils",
+    "pubtator3": "https://www.ncbi.nlm.nih.gov/research/pubtator3-api",
+    "europepmc": "https://www.ebi.ac.uk/europepmc/webservices/rest",
+    "crossref": "https://api.crossref.org",
+    "clinicaltrials": "https://clinicaltrials.gov/api/v2",
+    "openfda": "https://api.fda.gov",
+}
+BASE_URL_VARIABLES: Mapping[str, str] = {
+    source: f"CITESEAL_{source.upper()}_URL" for source in BASE_URLS
+}
+# The standard proxy variables, in the order they are read (lower case first, as curl and
+# Python's urllib do); NO_PROXY lists hosts reached directly.
+PROXY_VARIABLES: Mapping[str, tuple[str, str]] = {
+    "https": ("https_proxy", "HTTPS_PROXY"),
+    "http": ("http_proxy", "HTTP_PROXY"),
+    "all": ("all_proxy", "ALL_PROXY"),
+}
+NO_PROXY_VARIABLES = ("no_proxy", "NO_PROXY")
+_LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain"})
+_PROXY_SCHEMES = frozenset({"http", "https"})
 
 
 def _bad(name: str, expected: str, raw: str | None) -> InputError:
@@ -118,6 +144,151 @@ def env_url(env: Mapping[str, str], name: str, default: str) -> str:
     return raw.rstrip("/")
 
 
+def is_loopback(host: str) -> bool:
+    """``localhost``, ``127.0.0.0/8`` or ``::1``: a host that never leaves the machine."""
+    name = host.strip("[]").lower()
+    if name in _LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def env_base_url(env: Mapping[str, str], name: str) -> str | None:
+    """A source's base URL: ``https://HOST[:PORT][/PATH]``, or ``http://`` for a loopback
+    host only (a test server, a local mirror); no user, query or fragment, so nothing secret
+    or surprising is ever part of it. Returned without a trailing ``/``; None when unset."""
+    raw = env_text(env, name)
+    if raw is None:
+        return None
+    expected = (
+        "an https:// address (http:// only for a loopback host such as 127.0.0.1), "
+        "without user, query or fragment"
+    )
+    try:
+        parts = urlsplit(raw)
+        port = parts.port  # raises on a bad port
+    except ValueError:
+        raise _bad(name, expected, raw) from None
+    del port
+    host = parts.hostname or ""
+    plain_ok = parts.scheme == "http" and is_loopback(host)
+    if (
+        not (parts.scheme == "https" or plain_ok)
+        or not host
+        or "@" in parts.netloc
+        or parts.query
+        or parts.fragment
+        or "?" in raw
+        or "#" in raw
+        or not _URL.fullmatch(raw)
+    ):
+        raise _bad(name, expected, raw)
+    return raw.rstrip("/")
+
+
+def redact_userinfo(url: str) -> str:
+    """``http://user:pass@host:3128`` → ``http://[REDACTED]@host:3128`` (for messages)."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        scheme, rest = "", url
+    netloc, slash, path = rest.partition("/")
+    if "@" not in netloc:
+        return url
+    shown = "[REDACTED]@" + netloc.rpartition("@")[2] + slash + path
+    return f"{scheme}://{shown}" if sep else shown
+
+
+def env_proxy(env: Mapping[str, str], names: tuple[str, ...]) -> str | None:
+    """The first set of ``names``: a proxy ``http://`` or ``https://`` address, optionally
+    with ``user:password@`` (``HOST:PORT`` alone means ``http://HOST:PORT``, as for curl).
+    A bad value is named with its credentials redacted."""
+    for name in names:
+        raw = env_text(env, name)
+        if raw is None:
+            continue
+        url = raw if "://" in raw else f"http://{raw}"
+        try:
+            parts = urlsplit(url)
+            port = parts.port
+        except ValueError:
+            port, parts = -1, None
+        if (
+            parts is None
+            or port == -1
+            or parts.scheme not in _PROXY_SCHEMES
+            or not parts.hostname
+            or parts.query
+            or parts.fragment
+            or parts.path not in ("", "/")
+        ):
+            raise _bad(
+                name,
+                "a proxy address http://[USER:PASSWORD@]HOST[:PORT] or https://…",
+                redact_userinfo(raw),
+            )
+        return url.rstrip("/")
+    return None
+
+
+def env_no_proxy(env: Mapping[str, str]) -> tuple[str, ...]:
+    """``NO_PROXY``: comma-separated hosts (``example.org`` also covers its subdomains, a
+    leading ``.`` likewise), ``HOST:PORT``, IP addresses or CIDR blocks, or ``*`` (no
+    proxy at all). Lower-cased, blanks dropped."""
+    for name in NO_PROXY_VARIABLES:
+        raw = env_text(env, name)
+        if raw is not None:
+            return tuple(e.strip().lower() for e in raw.split(",") if e.strip())
+    return ()
+
+
+def env_path(env: Mapping[str, str], name: str, *, folder: bool) -> Path | None:
+    """An existing file (or, ``folder``, directory), e.g. ``SSL_CERT_FILE``."""
+    raw = env_text(env, name)
+    if raw is None:
+        return None
+    path = Path(raw)
+    if not (path.is_dir() if folder else path.is_file()):
+        raise _bad(name, f"an existing {'folder' if folder else 'file'}", raw)
+    return path
+
+
+@dataclass(frozen=True)
+class Proxies:
+    """The standard proxy variables, validated: one proxy per URL scheme (``all`` for any
+    scheme without its own) and the hosts reached directly (``no_proxy``)."""
+
+    https: str | None = None
+    http: str | None = None
+    all: str | None = None
+    no_proxy: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.https or self.http or self.all)
+
+    def secrets(self) -> list[str]:
+        """The ``user:password`` parts and passwords of the proxy addresses."""
+        out: list[str] = []
+        for url in (self.https, self.http, self.all):
+            if url and "@" in url:
+                userinfo = urlsplit(url).netloc.rpartition("@")[0]
+                out.append(userinfo)
+                password = userinfo.partition(":")[2]
+                if password:
+                    out.append(password)
+        return out
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> Proxies:
+        return cls(
+            https=env_proxy(env, PROXY_VARIABLES["https"]),
+            http=env_proxy(env, PROXY_VARIABLES["http"]),
+            all=env_proxy(env, PROXY_VARIABLES["all"]),
+            no_proxy=env_no_proxy(env),
+        )
+
+
 def source_date_epoch(env: Mapping[str, str]) -> datetime | None:
     """``SOURCE_DATE_EPOCH`` (whole seconds since 1970, UTC) as a time, None when unset."""
     raw = env_text(env, "SOURCE_DATE_EPOCH")
@@ -151,6 +322,15 @@ class Settings:
     digest_cache: bool = True  # CITESEAL_DIGEST_CACHE: remember verified snapshot digests
     github_token: str | None = None  # GITHUB_TOKEN (or GH_TOKEN): a GitHub Releases archive
     github_api: str = GITHUB_API  # CITESEAL_GITHUB_API: GitHub's REST API (Enterprise, tests)
+    # CITESEAL_<SOURCE>_URL: a source's base URL where it is not the public one (BASE_URLS)
+    base_urls: Mapping[str, str] = field(default_factory=dict)
+    proxies: Proxies = Proxies()  # HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY
+    ca_file: Path | None = None  # SSL_CERT_FILE: the CA bundle trusted instead of certifi's
+    ca_dir: Path | None = None  # SSL_CERT_DIR: a folder of CA certificates (OpenSSL layout)
+
+    def base_url(self, source: str) -> str:
+        """The base URL requests of ``source`` go to (no trailing ``/``)."""
+        return self.base_urls.get(source) or BASE_URLS[source]
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -186,8 +366,17 @@ class Settings:
             github_token=env_secret(env, "GITHUB_TOKEN", _TOKEN, api_key)
             or env_secret(env, "GH_TOKEN", _TOKEN, api_key),
             github_api=env_url(env, "CITESEAL_GITHUB_API", GITHUB_API),
+            base_urls={
+                source: url
+                for source, name in BASE_URL_VARIABLES.items()
+                if (url := env_base_url(env, name)) is not None
+            },
+            proxies=Proxies.from_env(env),
+            ca_file=env_path(env, "SSL_CERT_FILE", folder=False),
+            ca_dir=env_path(env, "SSL_CERT_DIR", folder=True),
         )
 
     def secrets(self) -> list[str]:
         """Values that must never reach a log line, an error, a snapshot or the site."""
-        return [s for s in (self.ncbi_api_key, self.openfda_api_key, self.github_token) if s]
+        keys = [s for s in (self.ncbi_api_key, self.openfda_api_key, self.github_token) if s]
+        return keys + self.proxies.secrets()

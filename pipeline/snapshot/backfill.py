@@ -32,6 +32,7 @@ from audit.keys import Keyring
 from pipeline import __version__
 from pipeline.errors import HarvestError, ParseError, SnapshotError
 from pipeline.http import Exchange, HttpClient
+from pipeline.network import network_transport
 from pipeline.records import Record
 from pipeline.replay import ReplayTransport
 from pipeline.settings import Settings
@@ -161,7 +162,7 @@ def backfill_snapshot(
         parent = resolve_parent(snapshot, corpus_dir, keyring)
         assert parent is not None
         held, known = _held(parent, parsed)
-        run = _Fetch(settings, _transport(replay, transport))
+        run = _Fetch(settings, _transport(settings, replay, transport))
         with run:
             decided = [_decide(t, held, known, run) for t in parsed]
         items = tuple(decided)
@@ -207,13 +208,13 @@ def _held(
 
 
 def _transport(
-    replay: Sequence[Path], transport: httpx.BaseTransport | None
+    settings: Settings, replay: Sequence[Path], transport: httpx.BaseTransport | None
 ) -> httpx.BaseTransport:
     if transport is not None:
         return transport
     if replay:
         return ReplayTransport([Path(p) for p in replay])
-    return httpx.HTTPTransport(retries=0)
+    return network_transport(settings)  # proxies and CAs of the settings
 
 
 @dataclass

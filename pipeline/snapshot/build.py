@@ -46,6 +46,7 @@ from pipeline.errors import (
 )
 from pipeline.harvest import Harvester, HarvestOutcome, Progress
 from pipeline.http import Exchange, HttpClient
+from pipeline.network import network_transport
 from pipeline.records import Record, Refusal
 from pipeline.replay import RecordingTransport, ReplayTransport
 from pipeline.settings import Settings
@@ -351,7 +352,7 @@ class _Run:
         elif options.replay:
             inner = ReplayTransport(list(options.replay))
         else:
-            inner = httpx.HTTPTransport(retries=0)
+            inner = network_transport(self.settings)  # proxies and CAs of the settings
         cap = self.settings.max_response_bytes
         if options.record is not None:
             inner = RecordingTransport(inner, options.record, max_bytes=cap)

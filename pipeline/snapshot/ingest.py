@@ -43,6 +43,7 @@ from pipeline.snapshot.lineage import (
     known_versions,
     lineage_controls,
     live_records,
+    pmcid_carriers,
 )
 from pipeline.snapshot.store import BatchWriter
 
@@ -192,6 +193,10 @@ class Ingest:
         if self.reader is None:
             return []
         return lineage_controls(self.reader, source, scheme, exclude, limit)
+
+    def carrying_pmcids(self, source: str, pmcids: Collection[str]) -> set[str]:
+        """The live records of ``source`` carrying one of ``pmcids`` (none without a lineage)."""
+        return pmcid_carriers(self.reader, source, pmcids) if self.reader is not None else set()
 
     def emptied(self, records: Sequence[Record]) -> dict[str, str]:
         """Records that came back without a single passage where the lineage's current version

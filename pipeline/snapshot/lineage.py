@@ -258,6 +258,23 @@ def lineage_controls(
     return [str(r[0]) for r in rows]
 
 
+def pmcid_carriers(
+    con: duckdb.DuckDBPyConnection, source: str, pmcids: Collection[str]
+) -> set[str]:
+    """The live record ids of ``source`` whose current version carries one of ``pmcids``."""
+    wanted = sorted(set(pmcids))
+    if not wanted:
+        return set()
+    rows = con.execute(
+        "SELECT s.record_id FROM record_state s JOIN records r "
+        "ON r.record_id = s.record_id AND r.version = s.current_version "
+        "WHERE NOT s.withdrawn AND s.source = $1 "
+        "AND list_contains(string_split($2, $3), r.pmcid)",
+        [source, SEP.join(wanted), SEP],
+    ).fetchall()
+    return {str(r[0]) for r in rows}
+
+
 def current_passages(
     con: duckdb.DuckDBPyConnection, record_ids: Collection[str]
 ) -> dict[str, tuple[str, int]]:

@@ -24,6 +24,7 @@ from pathlib import Path
 import httpx
 
 from pipeline.errors import ReplayMissError
+from pipeline.network import key_url
 from pipeline.replay import (
     RecordingTransport,
     ReplayKey,
@@ -97,7 +98,7 @@ class ResumeTransport(httpx.BaseTransport):
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         request.read()
         body = request.content.decode("utf-8", "replace") if request.method != "GET" else None
-        key = replay_key(request.method, str(request.url), body or None)
+        key = replay_key(request.method, key_url(request), body or None)
         self._unsettled[key] = self.folder / wrapper_name(request, key)
         if self.cached and key not in self._never:
             try:

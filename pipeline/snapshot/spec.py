@@ -35,6 +35,10 @@ NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 PMID = re.compile(r"^[1-9][0-9]{0,9}$")
 NCT = re.compile(r"^NCT[0-9]{8}$")
 PPR = re.compile(r"^PPR[1-9][0-9]{0,9}$")
+PMCID = re.compile(r"^PMC[1-9][0-9]{0,9}$")
+# 10.<registrant>[.<sub>…]/<suffix>: printable ASCII without blanks, and without ',' (the
+# separator of Crossref's filter list, which would turn one DOI into two)
+DOI = re.compile(r"^10\.[0-9]{4,9}(\.[0-9]+)*/[!-+\--~]+$")
 SET_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 _DATE = re.compile(r"^([0-9]{4})(?:-([0-9]{2})(?:-([0-9]{2}))?)?$")
 MAX_LIMIT = 1_000_000
@@ -95,6 +99,13 @@ def _ids(pattern: re.Pattern[str], what: str) -> BeforeValidator:
     return BeforeValidator(check)
 
 
+def _lower(values: object) -> object:
+    """DOIs are case-insensitive: compared (and harvested) in lower case, as records hold them."""
+    if isinstance(values, list):
+        return [v.lower() if isinstance(v, str) else v for v in values]
+    return values
+
+
 class PubMedQuery(_Window):
     term: str = Field(min_length=1)
     limit: Limit
@@ -124,11 +135,19 @@ class EuropePmcSpec(_Strict):
     ids: Annotated[list[str], _ids(PPR, "a Europe PMC preprint id (PPR…)")] = Field(
         default_factory=list
     )
+    pmcids: Annotated[list[str], _ids(PMCID, "a PMCID (PMC + 1 to 10 digits)")] = Field(
+        default_factory=list
+    )
     full_text: StrictBool = False  # fullTextXML for every open-access PMCID met in the corpus
 
 
 class CrossrefSpec(_Strict):
     updates: StrictBool = False  # update notices (retraction, EoC, correction) for every DOI
+    dois: Annotated[
+        list[str],
+        _ids(DOI, "a DOI (10.NNNN/suffix, printable ASCII without blanks or ',')"),
+        BeforeValidator(_lower),
+    ] = Field(default_factory=list)
 
 
 class ClinicalTrialsQuery(_Strict):
@@ -186,7 +205,8 @@ class CorpusSpec(_Strict):
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
     def sources(self) -> list[str]:
-        """The sources this spec harvests, PubTator3 and Crossref included when enabled."""
+        """The sources this spec harvests, PubTator3 and Crossref included when enabled
+        (Crossref by its update notices or by ``dois``)."""
         out: list[str] = []
         if self.pubmed is not None:
             out.append("pubmed")
@@ -194,7 +214,7 @@ class CorpusSpec(_Strict):
             out.append("europepmc")
         if self.pubmed is not None and self.pubmed.annotations:
             out.append("pubtator3")
-        if self.crossref is not None and self.crossref.updates:
+        if self.crossref is not None and (self.crossref.updates or self.crossref.dois):
             out.append("crossref")
         if self.clinicaltrials is not None:
             out.append("clinicaltrials")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 
 import httpx
@@ -383,3 +383,179 @@ def test_an_empty_request_beside_answered_ones_withdraws_none_of_its_ids() -> No
         )
     ]
     assert len({r.record_id for _, r in sink.delivered}) == 200 - 97
+
+
+# -- works by DOI (Crossref) and by PMCID (Europe PMC) -------------------------------------------
+def _work(doi: str) -> dict[str, object]:
+    return {"DOI": doi, "type": "journal-article", "title": [f"Work {doi}"]}
+
+
+def _europepmc_result(pmcid: str, pmid: str | None = None) -> dict[str, object]:
+    head = {"source": "MED", "id": pmid, "pmid": pmid} if pmid else {"source": "PMC", "id": pmcid}
+    return {**head, "pmcid": pmcid, "title": f"Article {pmcid}", "pubTypeList": {"pubType": []}}
+
+
+class Carrying(Held):
+    """A lineage holding ``ids``; ``pmcids`` maps a PMCID to the records carrying it;
+    ``spare`` are its control candidates."""
+
+    def __init__(
+        self, ids: set[str], pmcids: dict[str, str] | None = None, spare: list[str] | None = None
+    ) -> None:
+        super().__init__(ids)
+        self.pmcids = pmcids or {}
+        self.spare = spare or []
+
+    def carrying_pmcids(self, source: str, pmcids: Collection[str]) -> set[str]:
+        return {rid for p, rid in self.pmcids.items() if p in pmcids and source == "europepmc"}
+
+    def controls(self, source: str, scheme: str, exclude: Collection[str], limit: int) -> list[str]:
+        return [c for c in self.spare if c.startswith(f"{scheme}:") and c not in exclude][:limit]
+
+
+def harvest_through(
+    spec_text: str,
+    answer: Callable[[httpx.Request], httpx.Response],
+    lineage: NoLineage,
+    *,
+    refresh: dict[str, list[str]] | None = None,
+) -> tuple[Harvester, Sink, list[httpx.Request]]:
+    """A harvest (then the ``refresh`` of these lineage ids) through the real request
+    builders and parsers, over ``answer``."""
+    asked: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        asked.append(request)
+        return answer(request)
+
+    transport = httpx.MockTransport(handler)
+    transport.offline = True  # type: ignore[attr-defined]  # answers at once: no pacing
+    sink = Sink()
+    with HttpClient(Settings(), transport=transport) as client:
+        spec = parse_spec(spec_text, Path("h.toml"))
+        harvester = Harvester(spec, client, sink, NullProgress(), lineage=lineage)
+        harvester.run()
+        if refresh is not None:
+            harvester.refresh(refresh)
+    return harvester, sink, asked
+
+
+def crossref_works(request: httpx.Request, known: Collection[str]) -> httpx.Response:
+    dois = [f.removeprefix("doi:") for f in request.url.params["filter"].split(",")]
+    items = [_work(d) for d in dois if d in known]
+    message = {"total-results": len(items), "items": items}
+    return httpx.Response(
+        200, json={"status": "ok", "message-type": "work-list", "message": message}
+    )
+
+
+DOIS = ["10.5555/work.1", "10.5555/WORK.2", "10.5555/work.3"]
+
+
+def test_spec_dois_are_asked_in_one_ored_crossref_filter_and_an_unknown_one_is_missing() -> None:
+    spec = f'name = "h"\n[crossref]\ndois = {DOIS!r}\n'
+    lineage = Carrying({"doi:10.5555/work.1", "doi:10.5555/work.2", "doi:10.5555/work.3"})
+    known = {"10.5555/work.1", "10.5555/work.2"}
+    harvester, sink, asked = harvest_through(spec, lambda r: crossref_works(r, known), lineage)
+    assert [(r.url.path, dict(r.url.params)) for r in asked] == [
+        (
+            "/works",
+            {"filter": "doi:10.5555/work.1,doi:10.5555/work.2,doi:10.5555/work.3", "rows": "3"},
+        )
+    ]
+    assert [(s, r.record_id) for s, r in sink.delivered] == [
+        ("crossref", "doi:10.5555/work.1"),
+        ("crossref", "doi:10.5555/work.2"),
+    ]
+    assert harvester.outcome.missing == {"doi:10.5555/work.3"}  # like a vanished PMID
+    assert sink.failures == []
+
+
+def test_dois_are_batched_below_the_crossref_filter_limit_leaving_room_for_controls() -> None:
+    dois = [f"10.5555/batch.{n}" for n in range(1, 121)]
+    spec = f'name = "h"\n[crossref]\ndois = {dois!r}\n'
+    harvester, sink, asked = harvest_through(spec, lambda r: crossref_works(r, dois), NoLineage())
+    sizes = [len(r.url.params["filter"].split(",")) for r in asked]
+    assert sizes == [47, 47, 26]  # crossref.DOI_BATCH (50) less the lineage controls (3)
+    assert len(sink.delivered) == 120 and harvester.outcome.missing == set()
+
+
+def test_an_empty_crossref_answer_withdraws_a_doi_only_when_a_control_comes_back() -> None:
+    spec = 'name = "h"\n[crossref]\ndois = ["10.5555/gone.1"]\n'
+    lineage = Carrying({"doi:10.5555/gone.1", "doi:10.5555/kept.9"}, spare=["doi:10.5555/kept.9"])
+    known = {"10.5555/kept.9"}
+    harvester, sink, asked = harvest_through(spec, lambda r: crossref_works(r, known), lineage)
+    assert [r.url.params["filter"] for r in asked] == [
+        "doi:10.5555/gone.1",
+        "doi:10.5555/kept.9,doi:10.5555/gone.1",
+    ]
+    assert harvester.outcome.missing == {"doi:10.5555/gone.1"}
+    assert sink.delivered == []  # the control is not delivered as a record of this spec
+    silent = Carrying({"doi:10.5555/gone.1"}, spare=["doi:10.5555/kept.9"])
+    harvester, sink, _ = harvest_through(spec, lambda r: crossref_works(r, set()), silent)
+    assert harvester.outcome.missing == set()
+    assert harvester.outcome.unanswered == {"doi:10.5555/gone.1"}
+    assert sink.failures == [
+        (
+            "crossref",
+            "works",
+            "answered none of the 1 records asked for by id, 1 of which the lineage holds "
+            "(doi:10.5555/gone.1), nor doi:10.5555/kept.9, which the lineage holds; not taken "
+            "as withdrawal",
+        )
+    ]
+
+
+def test_the_refresh_asks_crossref_again_for_the_lineage_dois_it_did_not_meet() -> None:
+    spec = 'name = "h"\n[crossref]\ndois = ["10.5555/work.1"]\n'
+    lineage = Carrying({"doi:10.5555/work.1", "doi:10.5555/work.7", "doi:10.5555/work.8"})
+    known = {"10.5555/work.1", "10.5555/work.7"}
+    unseen = {"crossref": ["doi:10.5555/work.7", "doi:10.5555/work.8"]}
+    harvester, sink, asked = harvest_through(
+        spec, lambda r: crossref_works(r, known), lineage, refresh=unseen
+    )
+    assert asked[-1].url.params["filter"] == "doi:10.5555/work.7,doi:10.5555/work.8"
+    assert harvester.outcome.missing == {"doi:10.5555/work.8"}
+    assert [r.record_id for _, r in sink.delivered][-1] == "doi:10.5555/work.7"
+
+
+PMCIDS = ["PMC99000011", "PMC99000012", "PMC99000013"]
+
+
+def europepmc_search(request: httpx.Request, results: list[dict[str, object]]) -> httpx.Response:
+    query = request.url.params["query"]
+    found = [r for r in results if f"PMCID:{r['pmcid']}" in query]
+    body = {"hitCount": len(found), "resultList": {"result": found}}
+    return httpx.Response(200, json=body)
+
+
+def test_spec_pmcids_are_answered_by_the_records_carrying_them_and_a_vanished_one_withdraws() -> (
+    None
+):
+    spec = f'name = "h"\n[europepmc]\npmcids = {PMCIDS!r}\n'
+    results = [_europepmc_result("PMC99000011", "99000011"), _europepmc_result("PMC99000012")]
+    lineage = Carrying({"pmid:99000013"}, pmcids={"PMC99000013": "pmid:99000013"})
+    harvester, sink, asked = harvest_through(spec, lambda r: europepmc_search(r, results), lineage)
+    assert [r.url.params["query"] for r in asked] == [
+        "PMCID:PMC99000011 OR PMCID:PMC99000012 OR PMCID:PMC99000013"
+    ]
+    assert [r.record_id for _, r in sink.delivered] == ["pmid:99000011", "pmcid:PMC99000012"]
+    # the PMCID that no longer resolves withdraws the lineage's record carrying it
+    assert harvester.outcome.missing == {"pmcid:PMC99000013", "pmid:99000013"}
+
+
+def test_an_empty_pmcid_answer_withdraws_nothing_without_a_control() -> None:
+    spec = 'name = "h"\n[europepmc]\npmcids = ["PMC99000013"]\n'
+    lineage = Carrying({"pmid:99000013"}, pmcids={"PMC99000013": "pmid:99000013"})
+    harvester, sink, _ = harvest_through(spec, lambda r: europepmc_search(r, []), lineage)
+    assert harvester.outcome.missing == set()
+    assert harvester.outcome.unanswered == {"pmcid:PMC99000013", "pmid:99000013"}
+    assert sink.failures == [
+        (
+            "europepmc",
+            "pmcids",
+            "answered none of the 1 records asked for by id, 1 of which the lineage holds "
+            "(pmid:99000013); not taken as withdrawal: no other pmcid record answered in this "
+            "harvest or is held by the lineage to check the answer against",
+        )
+    ]

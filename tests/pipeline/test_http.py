@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import email.utils
 import logging
 import threading
@@ -120,6 +121,13 @@ def elsewhere() -> Iterator[Loopback]:
     """A second server: the same host on another port, so another origin."""
     with running() as box:
         yield box
+
+
+def at(loopback: Loopback, settings: Settings, *sources: str) -> Settings:
+    """``settings`` with the base URL of each of ``sources`` on ``loopback`` (polite and
+    credential parameters go only to the configured origin of their source)."""
+    base = f"http://{HOST}:{loopback.port}"
+    return dataclasses.replace(settings, base_urls=dict.fromkeys(sources, base))
 
 
 def client(settings: Settings | None = None, **kwargs: object) -> tuple[HttpClient, list[float]]:
@@ -292,7 +300,7 @@ def test_polite_params_are_sent_but_secrets_never_logged_or_recorded(
         loopback.answer(503)
     exchanges: list[Exchange] = []
     settings = Settings(ncbi_api_key=secret, email=mail, max_attempts=3)
-    http, _ = client(settings, on_exchange=exchanges.append)
+    http, _ = client(at(loopback, settings, "pubmed"), on_exchange=exchanges.append)
     caplog.set_level(logging.DEBUG, logger="citeseal.http")
     with http, pytest.raises(TransientHarvestError) as caught:
         http.get(loopback.url(), params={"db": "pubmed", "id": "1"}, source="pubmed")
@@ -312,7 +320,8 @@ def test_post_sends_polite_params_in_the_form_and_records_it_without_them(
     loopback: Loopback,
 ) -> None:
     exchanges: list[Exchange] = []
-    http, _ = client(Settings(ncbi_api_key="k" * 36), on_exchange=exchanges.append)
+    settings = at(loopback, Settings(ncbi_api_key="k" * 36), "pubmed")
+    http, _ = client(settings, on_exchange=exchanges.append)
     with http:
         http.post(loopback.url(), data={"db": "pubmed", "id": "1,2"}, source="pubmed")
     form = parse_qs(loopback.seen[0].body)
@@ -333,7 +342,8 @@ def test_post_sends_polite_params_in_the_form_and_records_it_without_them(
 
 
 def test_crossref_gets_mailto_and_openfda_its_key(loopback: Loopback) -> None:
-    http, _ = client(Settings(email="me@example.org", openfda_api_key="fda-key-123"))
+    settings = Settings(email="me@example.org", openfda_api_key="fda-key-123")
+    http, _ = client(at(loopback, settings, "crossref", "openfda", "clinicaltrials"))
     with http:
         http.get(loopback.url("/works"), source="crossref")
         http.get(loopback.url("/drug/label.json"), source="openfda")
@@ -602,7 +612,7 @@ def test_a_redirect_to_another_origin_is_refused_for_a_post_with_credentials(
     loopback.answer(307, b"", Location=elsewhere.url("/collect"))
     settings = Settings(email="me@example.org", ncbi_api_key="SECRETKEY123")
     exchanges: list[Exchange] = []
-    http, _ = client(settings, on_exchange=exchanges.append)
+    http, _ = client(at(loopback, settings, "pubmed"), on_exchange=exchanges.append)
     with http, pytest.raises(TerminalHarvestError) as caught:
         http.post(loopback.url(), data={"db": "pubmed", "id": "99000001"}, source="pubmed")
     assert caught.value.message == (
@@ -631,7 +641,7 @@ def test_a_redirect_to_another_origin_is_refused_for_a_get_with_polite_parameter
     loopback: Loopback, elsewhere: Loopback, source: str, settings: Settings
 ) -> None:
     loopback.answer(302, b"", Location=elsewhere.url("/collect"))
-    http, _ = client(settings)
+    http, _ = client(at(loopback, settings, source))
     with http, pytest.raises(TerminalHarvestError, match="and the request carries credentials"):
         http.get(loopback.url("/works"), source=source)
     assert elsewhere.seen == []
@@ -639,7 +649,7 @@ def test_a_redirect_to_another_origin_is_refused_for_a_get_with_polite_parameter
 
 def test_a_redirect_within_the_origin_keeps_its_credentials(loopback: Loopback) -> None:
     loopback.answer(307, b"", Location="/entrez/eutils/efetch2.fcgi")
-    http, _ = client(Settings(ncbi_api_key="SECRETKEY123"))
+    http, _ = client(at(loopback, Settings(ncbi_api_key="SECRETKEY123"), "pubmed"))
     with http:
         answer = http.post(loopback.url(), data={"db": "pubmed"}, source="pubmed")
     assert answer.text == "ok"

@@ -12,7 +12,15 @@ from pathlib import Path
 import pytest
 
 from audit.errors import InputError
-from pipeline.settings import BUILD_MEMORY, Settings, env_memory, source_date_epoch
+from pipeline.settings import (
+    BASE_URL_VARIABLES,
+    BUILD_MEMORY,
+    PROXY_VARIABLES,
+    Proxies,
+    Settings,
+    env_memory,
+    source_date_epoch,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 VARIABLE = r'"((?:CITESEAL|NCBI|OPENFDA)_[A-Z_]+|SOURCE_DATE_EPOCH)"'  # as a literal in code
@@ -209,5 +217,103 @@ def test_every_environment_variable_the_code_reads_is_documented() -> None:
             )
     table = (ROOT / "README.md").read_text(encoding="utf-8").split("## Configuration", 1)[1]
     table = table.split("\n## ", 1)[0]
+    names |= set(BASE_URL_VARIABLES.values()) | {"SSL_CERT_FILE", "SSL_CERT_DIR"}
+    names |= {n.upper() for pair in PROXY_VARIABLES.values() for n in pair} | {"NO_PROXY"}
     assert names >= {"CITESEAL_TIMEOUT", "CITESEAL_BUILD_MEMORY", "SOURCE_DATE_EPOCH"}
     assert sorted(n for n in names if f"`{n}" not in table) == []
+
+
+# -- base URLs, proxies, CA certificates -------------------------------------------------------
+def test_each_source_base_url_is_read_from_its_own_variable() -> None:
+    settings = Settings.from_env(
+        {
+            "CITESEAL_PUBMED_URL": "https://mirror.example.org/eutils/",
+            "CITESEAL_OPENFDA_URL": "http://127.0.0.1:8080",
+            "CITESEAL_CROSSREF_URL": "http://[::1]:9000/crossref",
+            "CITESEAL_EUROPEPMC_URL": "http://localhost:7000",
+        }
+    )
+    assert settings.base_url("pubmed") == "https://mirror.example.org/eutils"
+    assert settings.base_url("openfda") == "http://127.0.0.1:8080"
+    assert settings.base_url("crossref") == "http://[::1]:9000/crossref"
+    assert settings.base_url("europepmc") == "http://localhost:7000"
+    assert settings.base_url("clinicaltrials") == "https://clinicaltrials.gov/api/v2"
+    assert sorted(BASE_URL_VARIABLES.values()) == [
+        "CITESEAL_CLINICALTRIALS_URL",
+        "CITESEAL_CROSSREF_URL",
+        "CITESEAL_EUROPEPMC_URL",
+        "CITESEAL_OPENFDA_URL",
+        "CITESEAL_PUBMED_URL",
+        "CITESEAL_PUBTATOR3_URL",
+    ]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "http://mirror.example.org",  # plain http off the machine
+        "ftp://127.0.0.1/x",
+        "https://user:secret@mirror.example.org",
+        "https://mirror.example.org/eutils?db=pubmed",
+        "https://mirror.example.org/#top",
+        "https://mirror.example.org:99999",
+        "mirror.example.org",
+        "https://",
+    ],
+)
+def test_a_bad_base_url_is_a_one_line_error_naming_the_variable(bad: str) -> None:
+    with pytest.raises(InputError) as caught:
+        Settings.from_env({"CITESEAL_CLINICALTRIALS_URL": bad})
+    assert caught.value.message == (
+        "CITESEAL_CLINICALTRIALS_URL must be an https:// address (http:// only for a loopback "
+        f"host such as 127.0.0.1), without user, query or fragment, got {bad!r}"
+    )
+    assert caught.value.advice == ADVICE
+
+
+def test_the_standard_proxy_variables_are_read_lower_case_first() -> None:
+    settings = Settings.from_env(
+        {
+            "https_proxy": "http://lower.example:3128",
+            "HTTPS_PROXY": "http://upper.example:3128",
+            "HTTP_PROXY": "proxy.example:8080",  # no scheme: http://, as for curl
+            "ALL_PROXY": "https://all.example",
+            "NO_PROXY": " localhost, .internal.example ,,10.0.0.0/8 ",
+        }
+    )
+    assert settings.proxies == Proxies(
+        https="http://lower.example:3128",
+        http="http://proxy.example:8080",
+        all="https://all.example",
+        no_proxy=("localhost", ".internal.example", "10.0.0.0/8"),
+    )
+    assert Settings.from_env({}).proxies == Proxies()
+
+
+def test_a_bad_proxy_is_a_one_line_error_with_its_credentials_redacted() -> None:
+    with pytest.raises(InputError) as caught:
+        Settings.from_env({"HTTPS_PROXY": "socks5://alice:s3cret-pw@proxy.example:1080"})
+    assert caught.value.message == (
+        "HTTPS_PROXY must be a proxy address http://[USER:PASSWORD@]HOST[:PORT] or https://…, "
+        "got 'socks5://[REDACTED]@proxy.example:1080'"
+    )
+
+
+def test_proxy_credentials_are_secrets_of_the_settings() -> None:
+    settings = Settings.from_env({"ALL_PROXY": "http://alice:s3cret-pw@proxy.example:3128"})
+    assert settings.secrets() == ["alice:s3cret-pw", "s3cret-pw"]
+
+
+def test_ssl_cert_file_and_dir_must_exist(tmp_path: Path) -> None:
+    (tmp_path / "ca.pem").write_text("pem\n")
+    settings = Settings.from_env({"SSL_CERT_FILE": str(tmp_path / "ca.pem")})
+    assert settings.ca_file == tmp_path / "ca.pem"
+    assert Settings.from_env({"SSL_CERT_DIR": str(tmp_path)}).ca_dir == tmp_path
+    for name, value, what in (
+        ("SSL_CERT_FILE", tmp_path / "nope.pem", "file"),
+        ("SSL_CERT_FILE", tmp_path, "file"),
+        ("SSL_CERT_DIR", tmp_path / "ca.pem", "folder"),
+    ):
+        with pytest.raises(InputError) as caught:
+            Settings.from_env({name: str(value)})
+        assert caught.value.message == f"{name} must be an existing {what}, got {str(value)!r}"

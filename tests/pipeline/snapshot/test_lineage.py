@@ -927,3 +927,25 @@ def test_another_sources_copy_never_replaces_a_record_whose_enrichment_failed(
         assert [v[1] for v in versions_of(snapshot.path, "pmid:99000011")] == ["1"]
         assert state_of(snapshot.path, "pmid:99000011") == [("1", False, False, False)]
     assert [v[5] for v in versions_of(third.path, "pmid:99000011")] == ["carried"]
+
+
+PMCID_SPEC = 'name = "lin"\n[europepmc]\npmcids = ["PMC99000021", "PMC99000022"]\n'
+PMCID_QUERY = "PMCID:PMC99000021 OR PMCID:PMC99000022"
+
+
+def test_a_pmcid_that_no_longer_resolves_withdraws_the_record_that_carried_it(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    def epmc(pmid: str, pmcid: str) -> Record:
+        found = article(pmid, "Europe PMC abstract.", pmcid=pmcid)
+        return found.model_copy(update={"source": "europepmc"})
+
+    kept, going = epmc("99000021", "PMC99000021"), epmc("99000022", "PMC99000022")
+    upstream.epmc[PMCID_QUERY] = [kept, going]
+    build(tmp_path, spec_text=PMCID_SPEC)
+    upstream.epmc[PMCID_QUERY] = [kept]  # PMC99000022 resolves to nothing any more
+    second = build(tmp_path)
+    assert second.manifest.withdrawn == 1
+    assert rows(
+        second.path, "SELECT record_id, withdrawn FROM record_state ORDER BY record_id"
+    ) == [("pmid:99000021", False), ("pmid:99000022", True)]

@@ -161,3 +161,59 @@ def test_a_missing_spec_file_is_a_one_line_error(tmp_path: Path) -> None:
     with pytest.raises(SpecError) as caught:
         load_spec(tmp_path / "nope.toml")
     assert str(caught.value) == f"corpus spec {tmp_path / 'nope.toml'} does not exist"
+
+
+IDS = SPEC + '\n[crossref]\ndois = ["10.5555/Demo.0001"]\n\n[europepmc]\npmcids = ["PMC99000001"]\n'
+
+
+def test_works_can_be_asked_for_by_doi_and_by_pmcid_and_dois_are_compared_in_lower_case() -> None:
+    spec = parse_spec(IDS, WHERE)
+    assert spec.crossref is not None and spec.crossref.dois == ["10.5555/demo.0001"]
+    assert spec.europepmc is not None and spec.europepmc.pmcids == ["PMC99000001"]
+    assert spec.sources() == ["pubmed", "europepmc", "pubtator3", "crossref", "clinicaltrials"]
+    upper = parse_spec(IDS.replace("Demo.0001", "DEMO.0001"), WHERE)
+    assert upper.spec_hash() == spec.spec_hash()
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        (
+            '"doi:10.5555/demo.0001"',
+            "snapshots/x.toml:13: [crossref].dois: 'doi:10.5555/demo.0001' is not a DOI "
+            "(10.NNNN/suffix, printable ASCII without blanks or ',')",
+        ),
+        (
+            '"https://doi.org/10.5555/demo.0001"',
+            "snapshots/x.toml:13: [crossref].dois: 'https://doi.org/10.5555/demo.0001' is not "
+            "a DOI (10.NNNN/suffix, printable ASCII without blanks or ',')",
+        ),
+        (
+            '"10.5555/a,b"',
+            "snapshots/x.toml:13: [crossref].dois: '10.5555/a,b' is not a DOI "
+            "(10.NNNN/suffix, printable ASCII without blanks or ',')",
+        ),
+        (
+            '"10.55/short"',
+            "snapshots/x.toml:13: [crossref].dois: '10.55/short' is not a DOI "
+            "(10.NNNN/suffix, printable ASCII without blanks or ',')",
+        ),
+        (
+            "10.5555",  # a TOML float
+            "snapshots/x.toml:13: [crossref].dois[0]: Input should be a valid string, got 10.5555",
+        ),
+    ],
+)
+def test_a_doi_that_breaks_the_grammar_names_the_line_and_the_key(bad: str, message: str) -> None:
+    with pytest.raises(SpecError) as caught:
+        parse_spec(IDS.replace('"10.5555/Demo.0001"', bad), WHERE)
+    assert str(caught.value) == message
+
+
+@pytest.mark.parametrize("bad", ["PMC0", "99000001", "pmc99000001", "PMC1234567890123"])
+def test_a_pmcid_that_breaks_the_grammar_names_the_line_and_the_key(bad: str) -> None:
+    with pytest.raises(SpecError) as caught:
+        parse_spec(IDS.replace("PMC99000001", bad), WHERE)
+    assert str(caught.value) == (
+        f"snapshots/x.toml:16: [europepmc].pmcids: {bad!r} is not a PMCID (PMC + 1 to 10 digits)"
+    )
