@@ -206,7 +206,9 @@ class ProxyRoutes(httpx.BaseTransport):
 def network_transport(settings: Settings) -> httpx.BaseTransport:
     """The transport of live requests (module docstring): direct, or through the proxies the
     settings name, with the CA certificates they name; no retries of its own (the client's
-    policy retries)."""
+    policy retries). A bad proxy or CA variable is raised here, before any request."""
+    if settings.network_error is not None:
+        raise settings.network_error
     verify = ssl_context(settings)
     if not settings.proxies:
         return httpx.HTTPTransport(retries=0, verify=verify, trust_env=False)

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import platformdirs
@@ -302,6 +303,21 @@ def source_date_epoch(env: Mapping[str, str]) -> datetime | None:
         raise _bad("SOURCE_DATE_EPOCH", "a whole number of seconds since 1970", raw) from None
 
 
+def _network_settings(env: Mapping[str, str]) -> dict[str, Any]:
+    """The proxies and CA certificates of the standard variables (``HTTPS_PROXY``…,
+    ``SSL_CERT_FILE``, ``SSL_CERT_DIR``), or, when one is bad, none of them and the error, kept
+    for the first live request (``network_error``): an offline command runs whatever other
+    tools put there, a live one refuses to guess a route."""
+    try:
+        return {
+            "proxies": Proxies.from_env(env),
+            "ca_file": env_path(env, "SSL_CERT_FILE", folder=False),
+            "ca_dir": env_path(env, "SSL_CERT_DIR", folder=True),
+        }
+    except InputError as error:
+        return {"network_error": error}
+
+
 @dataclass(frozen=True)
 class Settings:
     """Runtime configuration (see README, "Configuration")."""
@@ -327,6 +343,9 @@ class Settings:
     proxies: Proxies = Proxies()  # HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY
     ca_file: Path | None = None  # SSL_CERT_FILE: the CA bundle trusted instead of certifi's
     ca_dir: Path | None = None  # SSL_CERT_DIR: a folder of CA certificates (OpenSSL layout)
+    # what was wrong with the standard proxy and CA variables, raised only where a live request
+    # is prepared (pipeline.network): other tools set them, offline commands do not need them
+    network_error: InputError | None = field(default=None, compare=False)
 
     def base_url(self, source: str) -> str:
         """The base URL requests of ``source`` go to (no trailing ``/``)."""
@@ -371,9 +390,7 @@ class Settings:
                 for source, name in BASE_URL_VARIABLES.items()
                 if (url := env_base_url(env, name)) is not None
             },
-            proxies=Proxies.from_env(env),
-            ca_file=env_path(env, "SSL_CERT_FILE", folder=False),
-            ca_dir=env_path(env, "SSL_CERT_DIR", folder=True),
+            **_network_settings(env),
         )
 
     def secrets(self) -> list[str]:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from audit.errors import InputError
+from pipeline.network import network_transport
 from pipeline.settings import (
     BASE_URL_VARIABLES,
     BUILD_MEMORY,
@@ -291,8 +292,9 @@ def test_the_standard_proxy_variables_are_read_lower_case_first() -> None:
 
 
 def test_a_bad_proxy_is_a_one_line_error_with_its_credentials_redacted() -> None:
+    settings = Settings.from_env({"HTTPS_PROXY": "socks5://alice:s3cret-pw@proxy.example:1080"})
     with pytest.raises(InputError) as caught:
-        Settings.from_env({"HTTPS_PROXY": "socks5://alice:s3cret-pw@proxy.example:1080"})
+        network_transport(settings)  # where a live request is prepared, not before
     assert caught.value.message == (
         "HTTPS_PROXY must be a proxy address http://[USER:PASSWORD@]HOST[:PORT] or https://…, "
         "got 'socks5://[REDACTED]@proxy.example:1080'"
@@ -315,5 +317,22 @@ def test_ssl_cert_file_and_dir_must_exist(tmp_path: Path) -> None:
         ("SSL_CERT_DIR", tmp_path / "ca.pem", "folder"),
     ):
         with pytest.raises(InputError) as caught:
-            Settings.from_env({name: str(value)})
+            network_transport(Settings.from_env({name: str(value)}))
         assert caught.value.message == f"{name} must be an existing {what}, got {str(value)!r}"
+
+
+def test_a_bad_proxy_or_ca_variable_set_for_other_tools_never_stops_an_offline_command(
+    tmp_path: Path,
+) -> None:
+    env = {
+        "ALL_PROXY": "socks5://proxy.example:1080",
+        "SSL_CERT_FILE": str(tmp_path / "nope.pem"),
+        "CITESEAL_DATA_DIR": str(tmp_path / "data"),
+    }
+    done = run_cli(env, "handle", "mint", "pmid:99000001/abstract.3", "--demo-key")
+    assert (done.returncode, done.stdout) == (0, "pmid:99000001/abstract.3~awhr0\n")
+    settings = Settings.from_env(env)
+    assert (settings.proxies, settings.ca_file) == (Proxies(), None)  # no half-read route
+    with pytest.raises(InputError) as caught:
+        network_transport(settings)
+    assert caught.value.message.startswith("ALL_PROXY must be a proxy address")
