@@ -73,6 +73,13 @@ class ImportPlan:
     not_placed: list[tuple[str, str]] = field(default_factory=list)  # (file, reason)
     notes: list[tuple[str, str]] = field(default_factory=list)  # (file, note)
     placed_files: Counter[str] = field(default_factory=Counter)  # source → files placed
+    secrets: set[str] = field(default_factory=set)  # every credential value met, and ours
+
+    @property
+    def redact(self) -> Redactor:
+        """Redacts every secret value met in any file of the import (and this
+        installation's): what one recorded request carried, another's body may echo."""
+        return Redactor(self.secrets)
 
     def held(self) -> Counter[str]:
         """Ids held per kind (absent ones not counted; an id under two projections once)."""
@@ -83,7 +90,8 @@ class ImportPlan:
         return Counter(p.part.kind for p in self.parts.values() if not p.part.held)
 
     def summary(self) -> dict[str, object]:
-        """The manifest written beside the parts (file names relative to DIR)."""
+        """The manifest written beside the parts (file names relative to DIR), redacted."""
+        redact = self.redact
         return {
             "format": FORMAT,
             "files": self.files,
@@ -91,8 +99,8 @@ class ImportPlan:
             "held": dict(sorted(self.held().items())),
             "absent": dict(sorted(self.absent().items())),
             "exchanges": len(self.exchanges),
-            "not_placed": [{"file": f, "reason": r} for f, r in self.not_placed],
-            "notes": [{"file": f, "note": n} for f, n in self.notes],
+            "not_placed": [{"file": redact(f), "reason": redact(r)} for f, r in self.not_placed],
+            "notes": [{"file": redact(f), "note": redact(n)} for f, n in self.notes],
         }
 
 
@@ -123,8 +131,9 @@ def _unwrap(text: str) -> dict[str, object] | None:
     return None
 
 
-def place_file(text: str, secrets: list[str]) -> Placement:
-    """Place one file's text (a wrapper or a raw body), redacted (module docstring)."""
+def place_file(text: str, secrets: set[str]) -> Placement:
+    """Place one file's text (a wrapper or a raw body), redacted with ``secrets``, to which
+    the credential values its recorded request carried are added (module docstring)."""
     wrapper = _unwrap(text)
     if wrapper is None:
         return place(Redactor(secrets)(text))
@@ -132,7 +141,8 @@ def place_file(text: str, secrets: list[str]) -> Placement:
     method = str(wrapper.get("method") or "GET")
     form = wrapper.get("request_body")
     form = form if isinstance(form, str) and form else None
-    redact = Redactor([*secrets, *request_secrets(url, form)])
+    secrets.update(request_secrets(url, form))
+    redact = Redactor(secrets)
     body = wrapper["body"]
     body = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False)
     status = wrapper.get("status", 200)
@@ -158,8 +168,7 @@ def plan_import(folder: Path, settings: Settings) -> ImportPlan:
     files = sorted(p for p in folder.rglob("*") if p.is_file())
     if not files:
         raise InputError(f"{public_folder(folder)} holds no file to import")
-    secrets = [*settings.secrets(), settings.email or ""]
-    plan = ImportPlan(files=len(files))
+    plan = ImportPlan(files=len(files), secrets={*settings.secrets(), settings.email or ""})
     for path in files:
         name = path.relative_to(folder).as_posix()
         try:
@@ -170,7 +179,7 @@ def plan_import(folder: Path, settings: Settings) -> ImportPlan:
         except OSError as error:
             plan.not_placed.append((name, f"cannot be read: {error.strerror or error}"))
             continue
-        _keep(plan, name, place_file(text, secrets))
+        _keep(plan, name, place_file(text, plan.secrets))
     return plan
 
 
@@ -276,6 +285,7 @@ def part_name(ident: str, fields: tuple[str, ...] | None) -> str:
 
 
 def _write(plan: ImportPlan, root: Path) -> None:
+    redact = plan.redact  # again, with every secret of the import: bodies quote each other
     for (kind, ident, fields), placed in sorted(plan.parts.items(), key=_order):
         part = placed.part
         data: dict[str, object] = {
@@ -283,11 +293,11 @@ def _write(plan: ImportPlan, root: Path) -> None:
             "kind": kind,
             "id": ident,
             "held": part.held,
-            "from": placed.origin,
+            "from": redact(placed.origin),
         }
         if part.held:
             data["fields"] = list(part.fields) if part.fields is not None else None
-            data["fragment"] = part.fragment
+            data["fragment"] = redact(part.fragment)
         folder = root / UNITS / kind
         folder.mkdir(parents=True, exist_ok=True)
         target = folder / part_name(ident, fields)
@@ -295,10 +305,10 @@ def _write(plan: ImportPlan, root: Path) -> None:
     for name, (exchange, _, _) in sorted(plan.exchanges.items()):
         wrapper = make_wrapper(
             exchange.method,
-            exchange.url,
+            redact(exchange.url),
             exchange.status,
             exchange.content_type,
-            exchange.body,
+            redact(exchange.body),
             exchange.request_body,
             exchange.location,
         )

@@ -46,10 +46,11 @@ def report_lines(plan: ImportPlan, folder: str, into: str) -> list[str]:
         lines.append(f"  {source}: {count} {what}(s) held for by-id requests{extra}")
     if plan.exchanges:
         lines.append(f"  {len(plan.exchanges)} exchange(s) kept for their exact request")
+    redact = plan.redact
     for name, reason in plan.not_placed:
-        lines.append(f"not placed: {one_line(name)}: {one_line(reason)}")
+        lines.append(f"not placed: {one_line(redact(name))}: {one_line(redact(reason))}")
     for name, note in plan.notes:
-        lines.append(f"note: {one_line(name)}: {one_line(note)}")
+        lines.append(f"note: {one_line(redact(name))}: {one_line(redact(note))}")
     return lines
 
 
