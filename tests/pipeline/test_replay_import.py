@@ -10,9 +10,8 @@ import sys
 from pathlib import Path
 
 import duckdb
-import httpx
 import pytest
-from lxml import etree
+from lxml import etree  # pyright: ignore[reportAttributeAccessIssue]  (no stubs)
 
 from pipeline.errors import ReplayMissError
 from pipeline.http import HttpClient

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from lxml import etree
+from lxml import etree  # pyright: ignore[reportAttributeAccessIssue]  (no stubs)
 
 from pipeline.replay_match import (
     CLINICALTRIALS_IDS,
