@@ -61,6 +61,13 @@ HOSTS = (  # (host, path prefix, source)
 )
 FULL_TEXT_URL = "https://www.ebi.ac.uk/europepmc/webservices/rest/{pmcid}/fullTextXML"
 FAILED = frozenset({408, 429, 500, 502, 503, 504})
+_XML_ROOTS = {
+    "PubmedArticleSet": "pubmed",
+    "eSearchResult": "pubmed",
+    "article": "europepmc",
+    "clinical_study": "clinicaltrials",  # the retired classic API: its parser says so
+    "search_results": "clinicaltrials",
+}
 
 
 @dataclass(frozen=True)
@@ -108,8 +115,7 @@ def _sniff(body: str) -> tuple[str | None, Any]:
     if head.startswith("<"):
         root = parse_xml(body, what="a response body (XML)")
         tag = etree.QName(root).localname if isinstance(root.tag, str) else ""
-        source = {"PubmedArticleSet": "pubmed", "eSearchResult": "pubmed", "article": "europepmc"}
-        return source.get(tag), root
+        return _XML_ROOTS.get(tag), root
     data = load_json(body, what="a response body (JSON or XML)")
     keys = set(data) if isinstance(data, dict) else set()
     if isinstance(data, list):
@@ -172,7 +178,8 @@ def place(
     if asked is not None and asked.kind == KIND_OF.get(source) and _whole(source, value, result):
         held = {p.ident for p in placement.parts if p.kind == asked.kind}
         placement.parts += [Part(asked.kind, i, held=False) for i in asked.ids if i not in held]
-    if source == "europepmc" and url is None and result.records and not placement.parts:
+    full_text = source == "europepmc" and not isinstance(value, (dict, list))
+    if full_text and url is None and result.records:
         _full_text(placement, body, result.records[0].record_id, content_type)
     if not placement.placed and placement.reason is None:
         placement.reason = _nothing(source, url, result.records)

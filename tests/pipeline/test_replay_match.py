@@ -183,3 +183,20 @@ def test_raw_bodies_of_unknown_shape_say_what_they_are(tmp_path: Path) -> None:
     assert place("<html-ish/>").reason == "an XML body of no known source (<html-ish>)"
     cut = etree.tostring(etree.fromstring(demo("pubmed", "efetch").encode())[0])
     assert place(cut.decode()).reason == "an XML body of no known source (<PubmedArticle>)"
+
+
+def test_a_raw_full_text_becomes_the_exchange_of_its_pmcid_and_a_search_does_not() -> None:
+    placed = place(demo("europepmc", "fullTextXML"))
+    assert placed.exchange is not None and not placed.parts
+    assert placed.exchange.url == (
+        "https://www.ebi.ac.uk/europepmc/webservices/rest/PMC99000001/fullTextXML"
+    )
+    search = {"resultList": {"result": [{"id": "99", "source": "PMC", "pmcid": "PMC99"}]}}
+    assert place(json.dumps(search)).reason == (
+        "a raw europepmc body whose records (pmcid) answer no request citeseal makes by id"
+    )
+    legacy = place("<clinical_study><id_info/></clinical_study>").reason
+    assert legacy == (
+        "its body does not parse: this is a classic ClinicalTrials.gov XML record "
+        "(<clinical_study>), retired in 2024; citeseal reads API v2 JSON"
+    )
