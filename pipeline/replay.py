@@ -19,6 +19,16 @@ when a request asks for them). A file as :class:`RecordingTransport` writes it (
 hashed into its name, the body last) is indexed from the keys before its body; any other
 file is parsed whole. :class:`RecordingTransport` wraps a real transport and writes
 each successful exchange as ``<folder>/<source-or-host>/<endpoint>-<hash>.json``.
+
+A folder written by ``citeseal replay import`` (:mod:`pipeline.replay_import`: it holds
+``citeseal-replay.json``) also holds *parts* of by-id answers, one file per id under
+``units/<kind>/``, indexed by their names. A request no exact exchange answers is read for
+what it asks (:func:`pipeline.replay_match.asked_of`); a by-id request is answered from the
+parts of the ids it asks, each taken from the first folder that holds a part that serves it,
+merged into one body in the API's format (:func:`pipeline.replay_match.answer`). When one
+id asked has no such part the request fails (:class:`~pipeline.errors.ReplayMissError`,
+naming the ids): never an answer that silently lacks it. An id held as *absent* (recorded in
+an answer that did not hold it) is left out of the answer, as the API left it out.
 """
 
 from __future__ import annotations
@@ -30,7 +40,7 @@ import re
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 import httpx
 
@@ -52,10 +62,13 @@ from pipeline.redact import (
     strip_credentials,
     strip_form_credentials,
 )
+from pipeline.replay_match import KINDS, Asked, Part, answer, asked_of, serves
 from pipeline.settings import Settings
 from pipeline.xmlsafe import decode_json, load_json
 
 ReplayKey = tuple[str, str, tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]
+IMPORT_MANIFEST = "citeseal-replay.json"  # marks a folder written by ``replay import``
+IMPORT_UNITS = "units"
 
 
 def _pairs(query: str) -> tuple[tuple[str, str], ...]:
@@ -112,16 +125,29 @@ class ReplayTransport(httpx.BaseTransport):
     def __init__(self, folders: Sequence[Path]) -> None:
         self.folders = [Path(f) for f in folders]
         self._index: dict[ReplayKey, tuple[Path, Path]] = {}  # key -> (folder, file)
+        self._parts: dict[tuple[str, str], list[tuple[Path, Path]]] = {}  # (kind, id) -> files
         for folder in self.folders:
             if not folder.is_dir():
                 raise ReplayMissError(
                     f"replay folder {public_folder(folder)} does not exist",
                     advice="pass a folder of recorded exchanges with --replay",
                 )
+            units = folder / IMPORT_UNITS if (folder / IMPORT_MANIFEST).is_file() else None
+            if units is not None:
+                self._index_parts(folder, units)
             for path in sorted(folder.rglob("*.json")):
+                if units is not None and path.is_relative_to(units):
+                    continue
                 key = self._key_of(path)
                 if key is not None:
                     self._index.setdefault(key, (folder, path))
+
+    def _index_parts(self, folder: Path, units: Path) -> None:
+        """The parts of an imported folder, by their names (``units/<kind>/<id>.json``)."""
+        for kind in KINDS:
+            for path in sorted((units / kind).glob("*.json")):
+                ident = unquote(path.name.removesuffix(".json").partition("~")[0])
+                self._parts.setdefault((kind, ident), []).append((folder, path))
 
     def __len__(self) -> int:
         return len(self._index)
@@ -147,6 +173,11 @@ class ReplayTransport(httpx.BaseTransport):
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         key = replay_key(request.method, key_url(request), _request_body(request))
         found = self._index.get(key)
+        asked = None
+        if found is None and self._parts:
+            asked = asked_of(request.method, str(request.url), _request_body(request))
+        if asked is not None:
+            return self._answer(request, asked)
         if found is None:
             folders = ", ".join(public_folder(f) for f in self.folders)
             raise ReplayMissError(
@@ -158,6 +189,85 @@ class ReplayTransport(httpx.BaseTransport):
         return _response(
             request, path, f"{public_folder(folder)}/{path.relative_to(folder).as_posix()}"
         )
+
+    def _answer(self, request: httpx.Request, asked: Asked) -> httpx.Response:
+        """A by-id request answered from the parts of its ids (module docstring)."""
+        parts: list[Part] = []
+        lacking: list[str] = []
+        for ident in asked.ids:
+            part = self._part(asked, ident)
+            if part is None:
+                lacking.append(ident)
+            else:
+                parts.append(part)
+        if lacking:
+            source, what = KINDS[asked.kind]
+            shown = ", ".join(lacking[:5]) + (", …" if len(lacking) > 5 else "")
+            folders = ", ".join(public_folder(f) for f in self.folders)
+            fields = " with the fields asked" if asked.kind == "clinicaltrials-ids" else ""
+            raise ReplayMissError(
+                f"{folders} hold{'s' if len(self.folders) == 1 else ''} no recorded {source} "
+                f"answer{fields} for {len(lacking)} of the {len(asked.ids)} {what}(s) asked by "
+                f"{_describe(request)}: {shown}",
+                advice="import responses that hold them (citeseal replay import) or record "
+                "them (citeseal snapshot build --record FOLDER)",
+            )
+        status, content_type, body = answer(asked, parts)
+        return httpx.Response(
+            status,
+            headers={"content-type": content_type},
+            content=body.encode("utf-8"),
+            request=request,
+        )
+
+    def _part(self, asked: Asked, ident: str) -> Part | None:
+        """The part of the first folder that has one serving ``ident`` for ``asked``: a held
+        part, else the id recorded absent."""
+        absent: tuple[Path, Part] | None = None
+        for folder, path in self._parts.get((asked.kind, ident), []):
+            if absent is not None and absent[0] != folder:
+                break  # an earlier folder recorded it absent and holds no part for it
+            shown = f"{public_folder(folder)}/{path.relative_to(folder).as_posix()}"
+            part = _read_part(path, shown)
+            if part.kind != asked.kind or part.ident != ident:
+                raise ParseError(
+                    f"the part file {shown} holds {part.kind} {part.ident}, not what its name says"
+                )
+            if part.held and serves(part, asked.fields):
+                return part
+            if not part.held and absent is None:
+                absent = (folder, part)
+        return absent[1] if absent is not None else None
+
+
+def _read_part(path: Path, shown: str) -> Part:
+    """One part file of an imported folder; a file that cannot be read or is no part is a
+    one-line error naming it by ``shown``."""
+    what = f"the part file {shown}"
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise ReplayMissError(f"{what} cannot be read: {error.strerror or error}") from None
+    value = load_json(data, what=what)
+    fields = value.get("fields") if isinstance(value, dict) else None
+    if (
+        not isinstance(value, dict)
+        or not isinstance(value.get("kind"), str)
+        or not isinstance(value.get("id"), str)
+        or not isinstance(value.get("held"), bool)
+        or not isinstance(value.get("fragment", ""), str)
+        or not (
+            fields is None or (isinstance(fields, list) and all(isinstance(f, str) for f in fields))
+        )
+    ):
+        raise ParseError(f"{what} is not a part (an object with kind, id, held and fragment)")
+    return Part(
+        value["kind"],
+        value["id"],
+        held=value["held"],
+        fragment=value.get("fragment", ""),
+        fields=tuple(fields) if fields is not None else None,
+    )
 
 
 def _response(request: httpx.Request, path: Path, shown: str) -> httpx.Response:

@@ -25,6 +25,7 @@ from pipeline.cli import (
     key_cmd,
     parse_cmd,
     reaudit_cmd,
+    replay_cmd,
     search_cmd,
     site_cmd,
     snapshot_cmd,
@@ -51,6 +52,7 @@ for _module in (
     reaudit_cmd,
     site_cmd,
     demo_cmd,
+    replay_cmd,
 ):
     _module.register(app)
 
