@@ -104,7 +104,9 @@ def test_demo_passages(harvest: dict[str, Record]) -> None:
         assert typographic in methods
     [markup] = [p.text for p in harvest["pmid:99000006"].passages if p.path == "abstract.1"]
     assert markup.startswith("In vitro, zentravir inhibited the Farrow-associated protease")
-    assert "IC50 of 12 nM" in markup and "103-fold" in markup
+    # <sub>50</sub> and <sup>3</sup> are kept as Unicode scripts, never flattened
+    assert "IC\u2085\u2080 of 12 nM" in markup and "10\u00b3-fold" in markup
+    assert "IC50" not in markup and "103-fold" not in markup
     body = [p.path for p in harvest["pmcid:PMC99000001"].passages if p.path.startswith("body.")]
     assert {path.split(".")[1] for path in body} == {
         "introduction",
