@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable
 from typing import Any, Literal
 
@@ -63,7 +64,67 @@ RELATION_KINDS = (
     "preprint_of",  # this preprint was published as target
     "has_preprint",  # target is a preprint of this record
     "version_of",  # another version of the same preprint
+    # every other PubMed CommentsCorrections RefType (Europe PMC mirrors them), kept as is
+    "update_of",  # this record is an update of target
+    "comment_in",  # target comments on this record
+    "comment_on",  # this record comments on target
+    "corrected_and_republished_from",
+    "retracted_and_republished_from",
+    "republished_in",
+    "republished_from",
+    "reprint_in",
+    "reprint_of",
+    "summary_for_patients_in",
+    "original_report_in",
+    "associated_dataset",
+    "associated_publication",
+    "cites",
 )
+
+REF_TYPE_KINDS: dict[str, str] = {
+    "RetractionIn": "retraction_in",
+    "RetractionOf": "retraction_of",
+    "ExpressionOfConcernIn": "expression_of_concern_in",
+    "ExpressionOfConcernFor": "expression_of_concern_for",
+    "ErratumIn": "erratum_in",
+    "ErratumFor": "erratum_for",
+    "RetractedandRepublishedIn": "retracted_and_republished_in",
+    "RetractedandRepublishedFrom": "retracted_and_republished_from",
+    "CorrectedandRepublishedIn": "correction_in",
+    "CorrectedandRepublishedFrom": "corrected_and_republished_from",
+    "UpdateIn": "update_in",
+    "UpdateOf": "update_of",
+    "CommentIn": "comment_in",
+    "CommentOn": "comment_on",
+    "RepublishedIn": "republished_in",
+    "RepublishedFrom": "republished_from",
+    "ReprintIn": "reprint_in",
+    "ReprintOf": "reprint_of",
+    "SummaryForPatientsIn": "summary_for_patients_in",
+    "OriginalReportIn": "original_report_in",
+    "AssociatedDataset": "associated_dataset",
+    "AssociatedPublication": "associated_publication",
+    "Cites": "cites",
+}
+"""PubMed's ``CommentsCorrections@RefType`` values (the whole DTD enumeration) → relation
+kind. Europe PMC's ``commentCorrection.type`` spells the same names in words ("Retraction
+in", "Corrected and republished in"): :func:`relation_kind` reads both."""
+
+_BY_WORDS = {name.lower(): kind for name, kind in REF_TYPE_KINDS.items()}
+_WORD_BREAK = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def relation_kind(ref_type: str) -> str:
+    """The relation kind of a RefType (``UpdateOf``) or of its words (``Update of``): the
+    table above, matched without case or spaces; a value outside it (a RefType added to the
+    DTD later) is kept as its words in snake case (``NewKindIn`` → ``new_kind_in``), never
+    dropped. Empty → empty (no relation)."""
+    squeezed = "".join(ref_type.split())
+    known = _BY_WORDS.get(squeezed.lower())
+    if known is not None:
+        return known
+    words = _WORD_BREAK.sub(" ", ref_type).lower()
+    return "_".join(re.findall(r"[a-z0-9]+", words))
 
 
 class Passage(BaseModel):

@@ -18,7 +18,7 @@ from typing import Any
 
 from pipeline.errors import ParseError, TerminalHarvestError
 from pipeline.http import HttpClient
-from pipeline.records import Flags, ParseResult, Passage, Record, Relation
+from pipeline.records import Flags, ParseResult, Passage, Record, Relation, relation_kind
 from pipeline.sources import citable, jats
 from pipeline.sources import jsonshape as shape
 from pipeline.sources.markup import sections, strip_markup
@@ -30,19 +30,7 @@ SEARCH_URL = BASE + "search"
 PAGE_MAX = 1000
 
 SCHEMES = {"MED": "pmid", "PMC": "pmcid", "PPR": "ppr"}
-COMMENT_TYPES: dict[str, str] = {
-    "retraction in": "retraction_in",
-    "retraction of": "retraction_of",
-    "expression of concern in": "expression_of_concern_in",
-    "expression of concern for": "expression_of_concern_for",
-    "erratum in": "erratum_in",
-    "erratum for": "erratum_for",
-    "retracted and republished in": "retracted_and_republished_in",
-    "corrected and republished in": "correction_in",
-    "update in": "update_in",
-    "preprint of": "preprint_of",
-    "preprint in": "has_preprint",
-}
+PREPRINT_TYPES: dict[str, str] = {"preprint of": "preprint_of", "preprint in": "has_preprint"}
 CONTENT_TYPES: tuple[tuple[str, str], ...] = (
     ("retraction of publication", "retraction_notice"),
     ("expression of concern", "expression_of_concern"),
@@ -105,9 +93,8 @@ def _relations(where: str, item: dict[str, Any]) -> list[Relation]:
     entries = shape.opt_obj(SOURCE, path, item.get("commentCorrectionList"))
     path = shape.key(path, "commentCorrection")
     for at, entry in shape.objs(SOURCE, path, entries.get("commentCorrection")):
-        kind = COMMENT_TYPES.get(
-            shape.text(SOURCE, f"{at}.type", entry.get("type")).lower().strip()
-        )
+        written = " ".join(shape.text(SOURCE, f"{at}.type", entry.get("type")).split())
+        kind = PREPRINT_TYPES.get(written.lower()) or relation_kind(written)
         target = _target(
             shape.opt_str(SOURCE, f"{at}.source", entry.get("source")),
             shape.opt_id(SOURCE, f"{at}.id", entry.get("id")),

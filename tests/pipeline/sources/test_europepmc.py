@@ -63,6 +63,12 @@ def test_core_result_flags_relations_and_html_abstract() -> None:
             source="europepmc",
             detail="Demo preprint server",
         ),
+        Relation(  # "Comment in" is kept too: every commentCorrection type is a relation
+            kind="comment_in",
+            target="pmid:99200006",
+            source="europepmc",
+            detail="Demo J Invent Med. 2022;1:e8",
+        ),
     ]
     assert [(p.path, p.section, p.text) for p in record.passages[1:]] == [
         (
@@ -70,7 +76,7 @@ def test_core_result_flags_relations_and_html_abstract() -> None:
             "Background",
             "Liver events were reported (p<0.05 & q<0.1) in an invented series.",
         ),
-        ("abstract.2", "Conclusions", "Zentravir is hepatotoxic in 102 of cases."),
+        ("abstract.2", "Conclusions", "Zentravir is hepatotoxic in 10\u00b2 of cases."),
     ]
     assert record.authors == ["Lindqvist P", "Invented Liver Group"]
     assert result_next_is_none()
@@ -122,7 +128,7 @@ def test_not_search_json_is_refused() -> None:
 
 def test_markup_helpers() -> None:
     assert strip_markup("a<sup>2</sup> <jats:p>b &amp; c</jats:p> if x<y and y>z") == (
-        "a2 b & c if x<y and y>z"
+        "a\u00b2 b & c if x<y and y>z"
     )
     assert sections("<title>Abstract</title> <p>Only text.</p>") == [("Abstract", "Only text.")]
     assert sections("Lead.<h4>Results</h4>R.<h4>Empty</h4>") == [
