@@ -110,6 +110,29 @@ REF_TYPE_KINDS: dict[str, str] = {
 kind. Europe PMC's ``commentCorrection.type`` spells the same names in words ("Retraction
 in", "Corrected and republished in"): :func:`relation_kind` reads both."""
 
+NOTICE_CONTENT_TYPES: dict[str, str] = {
+    "retraction of publication": "retraction_notice",  # PubMed PT (Europe PMC MED results)
+    "retraction": "retraction_notice",  # JATS article-type (Europe PMC PMC results, full text)
+    "expression of concern": "expression_of_concern",
+    "expression-of-concern": "expression_of_concern",
+    "published erratum": "erratum",
+    "correction": "erratum",
+    "erratum": "erratum",
+}
+"""Publication types (case-insensitive) that make a record a *notice* about another record:
+its ``content_type`` says which notice it is (it is kept as a record, never flagged as
+retracted itself)."""
+
+NOTICE_OF: dict[str, tuple[str, str | None]] = {
+    "retraction_of": ("retraction_in", "retracted"),
+    "retracted_and_republished_from": ("retracted_and_republished_in", "retracted"),
+    "expression_of_concern_for": ("expression_of_concern_in", "expression_of_concern"),
+    "erratum_for": ("erratum_in", None),
+    "corrected_and_republished_from": ("correction_in", None),
+}
+"""A notice's relation to the record it concerns → the relation that record gets (target: the
+notice) and the flag it sets there (None: no flag)."""
+
 _BY_WORDS = {name.lower(): kind for name, kind in REF_TYPE_KINDS.items()}
 _WORD_BREAK = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 

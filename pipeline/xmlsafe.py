@@ -256,7 +256,9 @@ def text_of(element: Element | None, *, skip: Iterable[str] = ()) -> str:
         elif name in _MATH_SCRIPTS and len(node) == len(_MATH_SCRIPTS[name]) + 1:
             base, *scripts = list(node)
             parts.append(inner(base))
-            parts.extend(script(inner(s), k) for s, k in zip(scripts, _MATH_SCRIPTS[name]))
+            parts.extend(
+                script(inner(s), k) for s, k in zip(scripts, _MATH_SCRIPTS[name], strict=True)
+            )
         else:
             parts.append(inner(node))
         if node.tail:

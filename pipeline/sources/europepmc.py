@@ -18,10 +18,19 @@ from typing import Any
 
 from pipeline.errors import ParseError, TerminalHarvestError
 from pipeline.http import HttpClient
-from pipeline.records import Flags, ParseResult, Passage, Record, Relation, relation_kind
+from pipeline.records import (
+    NOTICE_CONTENT_TYPES,
+    Flags,
+    ParseResult,
+    Passage,
+    Record,
+    Relation,
+    relation_kind,
+)
 from pipeline.sources import citable, jats
 from pipeline.sources import jsonshape as shape
 from pipeline.sources.markup import sections, strip_markup
+from pipeline.sources.notices import apply_notices
 from pipeline.xmlsafe import load_json, parse_xml
 
 SOURCE = "europepmc"
@@ -31,12 +40,6 @@ PAGE_MAX = 1000
 
 SCHEMES = {"MED": "pmid", "PMC": "pmcid", "PPR": "ppr"}
 PREPRINT_TYPES: dict[str, str] = {"preprint of": "preprint_of", "preprint in": "has_preprint"}
-CONTENT_TYPES: tuple[tuple[str, str], ...] = (
-    ("retraction of publication", "retraction_notice"),
-    ("expression of concern", "expression_of_concern"),
-    ("published erratum", "erratum"),
-    ("preprint", "preprint"),
-)
 
 
 # -- parsing -------------------------------------------------------------------------------
@@ -64,6 +67,7 @@ def parse(body: str | bytes, *, url: str | None = None) -> ParseResult:
         _record(where, item) for where, item in shape.objs(SOURCE, "resultList.result", results)
     )
     records, refused = citable.partition((r for r in found if r is not None), citable.of_record)
+    records = apply_notices(records)
     request = shape.opt_obj(SOURCE, "request", data.get("request"))
     cursor = shape.opt_str(SOURCE, "request.cursorMark", request.get("cursorMark"))
     following = shape.opt_str(SOURCE, "nextCursorMark", data.get("nextCursorMark"))
@@ -104,6 +108,17 @@ def _relations(where: str, item: dict[str, Any]) -> list[Relation]:
             detail = strip_markup(reference) or None
             relations.append(Relation(kind=kind, target=target, source=SOURCE, detail=detail))
     return relations
+
+
+def _content_type(source: str, pub_types: set[str]) -> str:
+    """``preprint`` for a PPR result; a notice's type (PubMed or JATS spelling, see
+    :data:`pipeline.records.NOTICE_CONTENT_TYPES`); ``preprint`` by pubType; else ``article``."""
+    if source == "PPR":
+        return "preprint"
+    for pub_type, kind in NOTICE_CONTENT_TYPES.items():
+        if pub_type in pub_types:
+            return kind
+    return "preprint" if "preprint" in pub_types else "article"
 
 
 def _authors(where: str, item: dict[str, Any]) -> list[str]:
@@ -183,11 +198,7 @@ def _record(where: str, item: dict[str, Any]) -> Record | None:
     )
     eoc = "expression_of_concern_in" in kinds if known else None
     preprint = source == "PPR" or "preprint" in lowered
-    content_type = "preprint" if source == "PPR" else "article"
-    for pt, kind in CONTENT_TYPES:
-        if pt in lowered and source != "PPR":
-            content_type = kind
-            break
+    content_type = _content_type(source, lowered)
     version = (
         shape.opt_id(SOURCE, f"{where}.versionNumber", item.get("versionNumber"))
         if source == "PPR"
@@ -239,7 +250,7 @@ def search_records(client: HttpClient, query: str, *, limit: int) -> list[Record
             break
         cursor = result.next
         seen.add(cursor)
-    return records[:limit]
+    return apply_notices(records[:limit])
 
 
 def fetch_full_text(client: HttpClient, pmcid: str) -> Record | None:

@@ -12,7 +12,7 @@ from hypothesis import given
 
 from pipeline.errors import ParseError
 from pipeline.http import HttpClient
-from pipeline.records import RELATION_KINDS, REF_TYPE_KINDS, Flags, Passage, Relation
+from pipeline.records import REF_TYPE_KINDS, RELATION_KINDS, Flags, Passage, Relation
 from pipeline.settings import Settings
 from pipeline.sources import crossref, pubmed
 from tests.conftest import reference_files, requires_reference
