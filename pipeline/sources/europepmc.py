@@ -8,8 +8,16 @@ passage section). ``fullTextXML`` gives a ``pmcid:`` record (see :mod:`pipeline.
 
 Flags: a core result carries ``pubTypeList`` and ``commentCorrectionList``, so ``retracted``
 and ``expression_of_concern`` are True/False; a lite result leaves them unknown (``None``).
-``commentCorrectionList`` entries become relations ("Retraction in" → ``retraction_in``,
-"Preprint of" → ``preprint_of``, "Preprint in" → ``has_preprint``…).
+Every ``commentCorrectionList`` entry becomes a relation: its type is PubMed's RefType in
+words ("Retraction in" → ``retraction_in``, "Update of" → ``update_of``, "Comment in" →
+``comment_in``: :func:`pipeline.records.relation_kind`), and "Preprint of" → ``preprint_of``,
+"Preprint in" → ``has_preprint``.
+
+Notices (pubType "Retraction of Publication" / "retraction", "Published Erratum" /
+"correction", "Expression of Concern" / "expression-of-concern") are kept as records whose
+``content_type`` names the notice; the records of the same parse, and of all the pages of one
+:func:`search_records`, that a notice concerns get the inverse relation and flag
+(:mod:`pipeline.sources.notices`).
 """
 
 from __future__ import annotations

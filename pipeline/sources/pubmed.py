@@ -10,6 +10,11 @@ Flags (a PubMed record carries its full PublicationType list, so they are known)
 ``RetractedandRepublishedIn`` link, else False — a retraction *notice* is not retracted;
 ``expression_of_concern`` is True with an ``ExpressionOfConcernIn`` link, else False;
 ``preprint`` is True for PT "Preprint", else False.
+
+Relations: every ``CommentsCorrections`` entry, whatever its ``RefType``
+(:data:`pipeline.records.REF_TYPE_KINDS`; a value outside the DTD's list is kept in snake
+case), targets ``pmid:N``, else the ``doi:`` in its ``RefSource``; one with neither is left out.
+Text keeps superscripts and subscripts (:func:`pipeline.xmlsafe.script`).
 """
 
 from __future__ import annotations
