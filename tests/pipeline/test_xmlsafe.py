@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from typing import Any
 
 import pytest
@@ -298,3 +299,10 @@ def test_flatten_scripts_maps_each_flat_character_back_to_its_offset() -> None:
 def test_flattened_script_is_the_content_it_was_written_from(content: str) -> None:
     for kind in ("sup", "sub"):
         assert flatten_scripts(script(content, kind))[0] == re.sub(" +", " ", content)
+
+
+def test_script_tables_are_unicodes_own_superscripts_and_subscripts() -> None:
+    for table, tag in ((xmlsafe.SUPERSCRIPTS, "<super>"), (xmlsafe.SUBSCRIPTS, "<sub>")):
+        for plain, written in table.items():
+            base = "\u2212" if plain == "-" else plain  # U+207B/U+208B decompose to U+2212
+            assert unicodedata.decomposition(written) == f"{tag} {ord(base):04X}", plain
