@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable
 from typing import Any, Literal
 
@@ -63,7 +64,90 @@ RELATION_KINDS = (
     "preprint_of",  # this preprint was published as target
     "has_preprint",  # target is a preprint of this record
     "version_of",  # another version of the same preprint
+    # every other PubMed CommentsCorrections RefType (Europe PMC mirrors them), kept as is
+    "update_of",  # this record is an update of target
+    "comment_in",  # target comments on this record
+    "comment_on",  # this record comments on target
+    "corrected_and_republished_from",
+    "retracted_and_republished_from",
+    "republished_in",
+    "republished_from",
+    "reprint_in",
+    "reprint_of",
+    "summary_for_patients_in",
+    "original_report_in",
+    "associated_dataset",
+    "associated_publication",
+    "cites",
 )
+
+REF_TYPE_KINDS: dict[str, str] = {
+    "RetractionIn": "retraction_in",
+    "RetractionOf": "retraction_of",
+    "ExpressionOfConcernIn": "expression_of_concern_in",
+    "ExpressionOfConcernFor": "expression_of_concern_for",
+    "ErratumIn": "erratum_in",
+    "ErratumFor": "erratum_for",
+    "RetractedandRepublishedIn": "retracted_and_republished_in",
+    "RetractedandRepublishedFrom": "retracted_and_republished_from",
+    "CorrectedandRepublishedIn": "correction_in",
+    "CorrectedandRepublishedFrom": "corrected_and_republished_from",
+    "UpdateIn": "update_in",
+    "UpdateOf": "update_of",
+    "CommentIn": "comment_in",
+    "CommentOn": "comment_on",
+    "RepublishedIn": "republished_in",
+    "RepublishedFrom": "republished_from",
+    "ReprintIn": "reprint_in",
+    "ReprintOf": "reprint_of",
+    "SummaryForPatientsIn": "summary_for_patients_in",
+    "OriginalReportIn": "original_report_in",
+    "AssociatedDataset": "associated_dataset",
+    "AssociatedPublication": "associated_publication",
+    "Cites": "cites",
+}
+"""PubMed's ``CommentsCorrections@RefType`` values (the whole DTD enumeration) → relation
+kind. Europe PMC's ``commentCorrection.type`` spells the same names in words ("Retraction
+in", "Corrected and republished in"): :func:`relation_kind` reads both."""
+
+NOTICE_CONTENT_TYPES: dict[str, str] = {
+    "retraction of publication": "retraction_notice",  # PubMed PT (Europe PMC MED results)
+    "retraction": "retraction_notice",  # JATS article-type (Europe PMC PMC results, full text)
+    "expression of concern": "expression_of_concern",
+    "expression-of-concern": "expression_of_concern",
+    "published erratum": "erratum",
+    "correction": "erratum",
+    "erratum": "erratum",
+}
+"""Publication types (case-insensitive) that make a record a *notice* about another record:
+its ``content_type`` says which notice it is (it is kept as a record, never flagged as
+retracted itself)."""
+
+NOTICE_OF: dict[str, tuple[str, str | None]] = {
+    "retraction_of": ("retraction_in", "retracted"),
+    "retracted_and_republished_from": ("retracted_and_republished_in", "retracted"),
+    "expression_of_concern_for": ("expression_of_concern_in", "expression_of_concern"),
+    "erratum_for": ("erratum_in", None),
+    "corrected_and_republished_from": ("correction_in", None),
+}
+"""A notice's relation to the record it concerns → the relation that record gets (target: the
+notice) and the flag it sets there (None: no flag)."""
+
+_BY_WORDS = {name.lower(): kind for name, kind in REF_TYPE_KINDS.items()}
+_WORD_BREAK = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def relation_kind(ref_type: str) -> str:
+    """The relation kind of a RefType (``UpdateOf``) or of its words (``Update of``): the
+    table above, matched without case or spaces; a value outside it (a RefType added to the
+    DTD later) is kept as its words in snake case (``NewKindIn`` → ``new_kind_in``), never
+    dropped. Empty → empty (no relation)."""
+    squeezed = "".join(ref_type.split())
+    known = _BY_WORDS.get(squeezed.lower())
+    if known is not None:
+        return known
+    words = _WORD_BREAK.sub(" ", ref_type).lower()
+    return "_".join(re.findall(r"[a-z0-9]+", words))
 
 
 class Passage(BaseModel):

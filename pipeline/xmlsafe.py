@@ -7,6 +7,16 @@ an empty body become a :class:`~pipeline.errors.ParseError` with a one-line mess
 
 :func:`text_of` reads the whole text of an element, inline markup included (``<i>``, ``<sup>``,
 MathML…), never just ``.text`` — which stops at the first child tag.
+
+Superscripts and subscripts are kept, never flattened (``10<sup>3</sup>`` is not ``103``):
+:func:`script` writes the content of a ``<sup>`` / ``<sub>`` (and the script of a MathML
+``<msup>`` / ``<msub>`` / ``<msubsup>``) in Unicode superscript or subscript characters when
+every character of it has one (:data:`SUPERSCRIPTS`, :data:`SUBSCRIPTS`: ``10³``, ``IC₅₀``,
+``Ca²⁺``), and otherwise in the notation ``^(…)`` / ``_(…)`` (``CYP_(3A4)``, ``x^(†)``).
+Whitespace at either end of the content stays outside the script. :func:`flatten_scripts`
+undoes both spellings, with the map from the flat text back to the original offsets (PubTator3
+works on flattened text). The same rule applies to markup inside JSON strings
+(:mod:`pipeline.sources.markup`).
 """
 
 from __future__ import annotations
@@ -135,8 +145,87 @@ def local(tag: object) -> str:
     return text.rsplit("}", 1)[-1]
 
 
+_SUPER_PLAIN = "0123456789+-\u2212=()abcdefghijklmnoprstuvwxyzABDEGHIJKLMNOPRTUVW"
+_SUPER_CHARS = (
+    "\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079\u207a\u207b\u207b\u207c\u207d\u207e"
+    "\u1d43\u1d47\u1d9c\u1d48\u1d49\u1da0\u1d4d\u02b0\u2071\u02b2\u1d4f\u02e1\u1d50\u207f"
+    "\u1d52\u1d56\u02b3\u02e2\u1d57\u1d58\u1d5b\u02b7\u02e3\u02b8\u1dbb"
+    "\u1d2c\u1d2e\u1d30\u1d31\u1d33\u1d34\u1d35\u1d36\u1d37\u1d38\u1d39\u1d3a\u1d3c\u1d3e"
+    "\u1d3f\u1d40\u1d41\u2c7d\u1d42"
+)
+_SUB_PLAIN = "0123456789+-\u2212=()aehijklmnoprstuvx"
+_SUB_CHARS = (
+    "\u2080\u2081\u2082\u2083\u2084\u2085\u2086\u2087\u2088\u2089\u208a\u208b\u208b\u208c\u208d\u208e"
+    "\u2090\u2091\u2095\u1d62\u2c7c\u2096\u2097\u2098\u2099\u2092\u209a\u1d63\u209b\u209c"
+    "\u1d64\u1d65\u2093"
+)
+SUPERSCRIPTS: dict[str, str] = dict(zip(_SUPER_PLAIN, _SUPER_CHARS, strict=True))
+"""Character → its Unicode superscript (the character whose compatibility decomposition is
+``<super>`` of it; hyphen-minus and minus sign both → U+207B)."""
+SUBSCRIPTS: dict[str, str] = dict(zip(_SUB_PLAIN, _SUB_CHARS, strict=True))
+"""Character → its Unicode subscript (``<sub>`` decomposition; ``-`` and U+2212 → U+208B)."""
+_NOTATION = {"sup": "^", "sub": "_"}
+_SCRIPT_TAGS = frozenset(_NOTATION)
+_MATH_SCRIPTS = {"msup": ("sup",), "msub": ("sub",), "msubsup": ("sub", "sup")}
+_PLAIN_OF = {
+    **{c: p for p, c in SUPERSCRIPTS.items() if p != "\u2212"},
+    **{c: p for p, c in SUBSCRIPTS.items() if p != "\u2212"},
+}
+_PLAIN_TABLE = {ord(c): p for c, p in _PLAIN_OF.items()}
+_NOTATION_RUN = re.compile(r"[\^_]\(")
+
+
+def plain_scripts(text: str) -> str:
+    """``text`` with every character of :data:`SUPERSCRIPTS` / :data:`SUBSCRIPTS` as its plain
+    character (same length; the ``^(…)`` notation is left as it is)."""
+    return text.translate(_PLAIN_TABLE)
+
+
+def script(content: str, kind: str) -> str:
+    """``content`` of a ``<sup>`` (``kind="sup"``) or ``<sub>`` (``"sub"``) as stored text:
+    Unicode script characters when every character has one, else ``^(content)`` /
+    ``_(content)``; whitespace runs collapsed, edge whitespace kept outside; empty → empty."""
+    collapsed = _WS.sub(" ", content)
+    inner = collapsed.strip(" ")
+    if not inner:
+        return collapsed
+    lead = " " if collapsed.startswith(" ") else ""
+    trail = " " if collapsed.endswith(" ") else ""
+    table = SUPERSCRIPTS if kind == "sup" else SUBSCRIPTS
+    if all(c in table for c in inner):
+        written = "".join(table[c] for c in inner)
+    else:
+        written = f"{_NOTATION[kind]}({inner})"
+    return lead + written + trail
+
+
+def flatten_scripts(text: str) -> tuple[str, list[int]]:
+    """``text`` with superscript/subscript characters as their plain character and the
+    ``^(…)`` / ``_(…)`` notation as its content (the first ``)`` closes it), plus, for each
+    character of the result, its offset in ``text`` (and one more entry: ``len(text)``)."""
+    flat: list[str] = []
+    where: list[int] = []
+    i, n = 0, len(text)
+    while i < n:
+        if _NOTATION_RUN.match(text, i):
+            close = text.find(")", i + 2)
+            if close > i + 2:
+                for j in range(i + 2, close):
+                    flat.append(text[j])
+                    where.append(j)
+                i = close + 1
+                continue
+        char = text[i]
+        flat.append(_PLAIN_OF.get(char, char))
+        where.append(i)
+        i += 1
+    where.append(n)
+    return "".join(flat), where
+
+
 def text_of(element: Element | None, *, skip: Iterable[str] = ()) -> str:
-    """All text inside ``element`` (inline markup kept as text), whitespace collapsed.
+    """All text inside ``element`` (inline markup kept as text), whitespace collapsed;
+    superscripts and subscripts kept (:func:`script`).
 
     ``skip`` names child elements (local names) whose text is left out, e.g. tables.
     """
@@ -147,19 +236,35 @@ def text_of(element: Element | None, *, skip: Iterable[str] = ()) -> str:
     skipped = frozenset(skip)
     parts: list[str] = []
 
-    def walk(node: Element, top: bool) -> None:
-        if not top and local(node.tag) in skipped:
-            if node.tail:
-                parts.append(node.tail)
-            return
+    def inner(node: Element) -> str:
+        """The text inside ``node`` (not its tail), scripts written by :func:`script`."""
+        mark = len(parts)
         if isinstance(node.tag, str) and node.text:
             parts.append(node.text)
         for child in node:
-            walk(child, False)
-        if not top and node.tail:
+            walk(child)
+        text = "".join(parts[mark:])
+        del parts[mark:]
+        return text
+
+    def walk(node: Element) -> None:
+        name = local(node.tag)
+        if name in skipped:
+            pass
+        elif name in _SCRIPT_TAGS:
+            parts.append(script(inner(node), name))
+        elif name in _MATH_SCRIPTS and len(node) == len(_MATH_SCRIPTS[name]) + 1:
+            base, *scripts = list(node)
+            parts.append(inner(base))
+            parts.extend(
+                script(inner(s), k) for s, k in zip(scripts, _MATH_SCRIPTS[name], strict=True)
+            )
+        else:
+            parts.append(inner(node))
+        if node.tail:
             parts.append(node.tail)
 
-    walk(element, True)
+    parts.append(inner(element))
     return clean("".join(parts))
 
 

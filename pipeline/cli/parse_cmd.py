@@ -98,20 +98,37 @@ def detect(body: str | bytes, url: str | None) -> str | None:
             if marker in head:
                 return source
         return None
-    for marker, source in (
-        (b'"esearchresult"', "pubmed"),
-        (b'"PubTator3"', "pubtator3"),
-        (b'"resultList"', "europepmc"),
-        (b'"hitCount"', "europepmc"),
-        (b'"message-type"', "crossref"),
-        (b'"studies"', "clinicaltrials"),
-        (b'"protocolSection"', "clinicaltrials"),
-        (b'"openfda"', "openfda"),
-        (b'"NOT_FOUND"', "openfda"),
-        (b'"passages"', "pubtator3"),
+    try:
+        data = decode_json(body, what="a response body")
+    except (ValueError, ParseError):
+        return None
+    return _json_source(data)
+
+
+def _json_source(data: object) -> str | None:
+    """The source of a decoded JSON body, from the keys it has (never their order: openFDA
+    puts ``meta`` first, ahead of the ``results`` that say what it is)."""
+    if isinstance(data, list):
+        first = data[0] if data else None
+        return "pubtator3" if isinstance(first, dict) and "passages" in first else None
+    if not isinstance(data, dict):
+        return None
+    for keys, source in (
+        (("esearchresult",), "pubmed"),
+        (("PubTator3",), "pubtator3"),
+        (("resultList",), "europepmc"),
+        (("hitCount", "request"), "europepmc"),
+        (("message-type",), "crossref"),
+        (("studies",), "clinicaltrials"),
+        (("protocolSection",), "clinicaltrials"),
+        (("meta", "results"), "openfda"),
+        (("passages",), "pubtator3"),
     ):
-        if marker in head:
+        if all(key in data for key in keys):
             return source
+    error = data.get("error")
+    if isinstance(error, dict) and error.get("code") == "NOT_FOUND":
+        return "openfda"
     return None
 
 

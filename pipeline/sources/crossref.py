@@ -319,13 +319,34 @@ def _merge_same(relations: Iterable[Relation]) -> list[Relation]:
     return list(merged.values())
 
 
+_DOI_IN_DETAIL = re.compile(r"\b(10\.\d{4,9}/\S+?)\.?(?:\s|$)")
+
+
+def _notice_dois(relation: Relation) -> set[str]:
+    """The DOIs (lower case) that name the notice of ``relation``: its ``doi:`` target, or a
+    DOI written in its detail (PubMed's RefSource: "Lancet. 2010;375:445. doi: 10.1016/…")."""
+    dois = {relation.target[4:].lower()} if relation.target.startswith("doi:") else set()
+    dois.update(found.lower() for found in _DOI_IN_DETAIL.findall(f"{relation.detail or ''} "))
+    return dois
+
+
 def _dedupe(relations: Iterable[Relation]) -> list[Relation]:
-    seen: set[tuple[str, str, str]] = set()
-    unique = []
+    """One relation per notice: a relation is dropped when one kept before has the same kind
+    and the same target, or the same kind and a notice DOI in common (PubMed's
+    ``retraction_in pmid:N`` whose RefSource names the DOI that Crossref's ``retraction_in
+    doi:…`` targets: one retraction, counted once). The first keeps its place, and takes the
+    date of the later one when it has none."""
+    unique: list[Relation] = []
     for relation in relations:
-        key = (relation.kind, relation.target, relation.source)
-        if key not in seen:
-            seen.add(key)
+        dois = _notice_dois(relation)
+        for n, kept in enumerate(unique):
+            if kept.kind == relation.kind and (
+                kept.target == relation.target or dois & _notice_dois(kept)
+            ):
+                if kept.date is None and relation.date is not None:
+                    unique[n] = kept.model_copy(update={"date": relation.date})
+                break
+        else:
             unique.append(relation)
     return unique
 

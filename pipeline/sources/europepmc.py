@@ -8,8 +8,16 @@ passage section). ``fullTextXML`` gives a ``pmcid:`` record (see :mod:`pipeline.
 
 Flags: a core result carries ``pubTypeList`` and ``commentCorrectionList``, so ``retracted``
 and ``expression_of_concern`` are True/False; a lite result leaves them unknown (``None``).
-``commentCorrectionList`` entries become relations ("Retraction in" → ``retraction_in``,
-"Preprint of" → ``preprint_of``, "Preprint in" → ``has_preprint``…).
+Every ``commentCorrectionList`` entry becomes a relation: its type is PubMed's RefType in
+words ("Retraction in" → ``retraction_in``, "Update of" → ``update_of``, "Comment in" →
+``comment_in``: :func:`pipeline.records.relation_kind`), and "Preprint of" → ``preprint_of``,
+"Preprint in" → ``has_preprint``.
+
+Notices (pubType "Retraction of Publication" / "retraction", "Published Erratum" /
+"correction", "Expression of Concern" / "expression-of-concern") are kept as records whose
+``content_type`` names the notice; the records of the same parse, and of all the pages of one
+:func:`search_records`, that a notice concerns get the inverse relation and flag
+(:mod:`pipeline.sources.notices`).
 """
 
 from __future__ import annotations
@@ -18,10 +26,19 @@ from typing import Any
 
 from pipeline.errors import ParseError, TerminalHarvestError
 from pipeline.http import HttpClient
-from pipeline.records import Flags, ParseResult, Passage, Record, Relation
+from pipeline.records import (
+    NOTICE_CONTENT_TYPES,
+    Flags,
+    ParseResult,
+    Passage,
+    Record,
+    Relation,
+    relation_kind,
+)
 from pipeline.sources import citable, jats
 from pipeline.sources import jsonshape as shape
 from pipeline.sources.markup import sections, strip_markup
+from pipeline.sources.notices import apply_notices
 from pipeline.xmlsafe import load_json, parse_xml
 
 SOURCE = "europepmc"
@@ -30,25 +47,7 @@ SEARCH_URL = BASE + "search"
 PAGE_MAX = 1000
 
 SCHEMES = {"MED": "pmid", "PMC": "pmcid", "PPR": "ppr"}
-COMMENT_TYPES: dict[str, str] = {
-    "retraction in": "retraction_in",
-    "retraction of": "retraction_of",
-    "expression of concern in": "expression_of_concern_in",
-    "expression of concern for": "expression_of_concern_for",
-    "erratum in": "erratum_in",
-    "erratum for": "erratum_for",
-    "retracted and republished in": "retracted_and_republished_in",
-    "corrected and republished in": "correction_in",
-    "update in": "update_in",
-    "preprint of": "preprint_of",
-    "preprint in": "has_preprint",
-}
-CONTENT_TYPES: tuple[tuple[str, str], ...] = (
-    ("retraction of publication", "retraction_notice"),
-    ("expression of concern", "expression_of_concern"),
-    ("published erratum", "erratum"),
-    ("preprint", "preprint"),
-)
+PREPRINT_TYPES: dict[str, str] = {"preprint of": "preprint_of", "preprint in": "has_preprint"}
 
 
 # -- parsing -------------------------------------------------------------------------------
@@ -76,6 +75,7 @@ def parse(body: str | bytes, *, url: str | None = None) -> ParseResult:
         _record(where, item) for where, item in shape.objs(SOURCE, "resultList.result", results)
     )
     records, refused = citable.partition((r for r in found if r is not None), citable.of_record)
+    records = apply_notices(records)
     request = shape.opt_obj(SOURCE, "request", data.get("request"))
     cursor = shape.opt_str(SOURCE, "request.cursorMark", request.get("cursorMark"))
     following = shape.opt_str(SOURCE, "nextCursorMark", data.get("nextCursorMark"))
@@ -105,9 +105,8 @@ def _relations(where: str, item: dict[str, Any]) -> list[Relation]:
     entries = shape.opt_obj(SOURCE, path, item.get("commentCorrectionList"))
     path = shape.key(path, "commentCorrection")
     for at, entry in shape.objs(SOURCE, path, entries.get("commentCorrection")):
-        kind = COMMENT_TYPES.get(
-            shape.text(SOURCE, f"{at}.type", entry.get("type")).lower().strip()
-        )
+        written = " ".join(shape.text(SOURCE, f"{at}.type", entry.get("type")).split())
+        kind = PREPRINT_TYPES.get(written.lower()) or relation_kind(written)
         target = _target(
             shape.opt_str(SOURCE, f"{at}.source", entry.get("source")),
             shape.opt_id(SOURCE, f"{at}.id", entry.get("id")),
@@ -117,6 +116,17 @@ def _relations(where: str, item: dict[str, Any]) -> list[Relation]:
             detail = strip_markup(reference) or None
             relations.append(Relation(kind=kind, target=target, source=SOURCE, detail=detail))
     return relations
+
+
+def _content_type(source: str, pub_types: set[str]) -> str:
+    """``preprint`` for a PPR result; a notice's type (PubMed or JATS spelling, see
+    :data:`pipeline.records.NOTICE_CONTENT_TYPES`); ``preprint`` by pubType; else ``article``."""
+    if source == "PPR":
+        return "preprint"
+    for pub_type, kind in NOTICE_CONTENT_TYPES.items():
+        if pub_type in pub_types:
+            return kind
+    return "preprint" if "preprint" in pub_types else "article"
 
 
 def _authors(where: str, item: dict[str, Any]) -> list[str]:
@@ -196,11 +206,7 @@ def _record(where: str, item: dict[str, Any]) -> Record | None:
     )
     eoc = "expression_of_concern_in" in kinds if known else None
     preprint = source == "PPR" or "preprint" in lowered
-    content_type = "preprint" if source == "PPR" else "article"
-    for pt, kind in CONTENT_TYPES:
-        if pt in lowered and source != "PPR":
-            content_type = kind
-            break
+    content_type = _content_type(source, lowered)
     version = (
         shape.opt_id(SOURCE, f"{where}.versionNumber", item.get("versionNumber"))
         if source == "PPR"
@@ -252,7 +258,7 @@ def search_records(client: HttpClient, query: str, *, limit: int) -> list[Record
             break
         cursor = result.next
         seen.add(cursor)
-    return records[:limit]
+    return apply_notices(records[:limit])
 
 
 def fetch_full_text(client: HttpClient, pmcid: str) -> Record | None:

@@ -15,6 +15,13 @@ Passage paths:
 
 Flags stay unknown (``None``): a full-text document alone does not say whether the article
 was later retracted.
+
+A notice (``article-type`` ``retraction``, ``correction`` or ``expression-of-concern``) gets
+that notice's ``content_type`` (:data:`pipeline.records.NOTICE_CONTENT_TYPES`) instead of
+``full_text``, and its ``<related-article>`` of type ``retracted-article``,
+``corrected-article`` or ``object-of-concern`` becomes a ``retraction_of``, ``erratum_for`` or
+``expression_of_concern_for`` relation (target from ``ext-link-type`` ``doi``, ``pmid`` /
+``pubmed`` or ``pmcid`` / ``pmc`` and ``xlink:href``; other links are left out).
 """
 
 from __future__ import annotations
@@ -23,7 +30,8 @@ import re
 import unicodedata
 
 from pipeline.errors import ParseError
-from pipeline.records import Passage, Record
+from pipeline.records import NOTICE_CONTENT_TYPES, Passage, Record, Relation
+from pipeline.sources import citable
 from pipeline.xmlsafe import Element, local, text_of
 
 NOT_TEXT = (
@@ -131,6 +139,41 @@ def _body(body: Element | None) -> list[Passage]:
     return passages
 
 
+RELATED_NOTICES = {
+    "retracted-article": "retraction_of",
+    "corrected-article": "erratum_for",
+    "object-of-concern": "expression_of_concern_for",
+}
+_LINK_SCHEMES = {"doi": "doi", "pmid": "pmid", "pubmed": "pmid", "pmcid": "pmcid", "pmc": "pmcid"}
+_XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
+
+
+def _related(meta: Element, source: str) -> list[Relation]:
+    """The notice relations of ``<related-article>`` elements (see the module docstring)."""
+    relations = []
+    for node in meta.iter():
+        if local(node.tag) != "related-article":
+            continue
+        kind = RELATED_NOTICES.get((node.get("related-article-type") or "").lower())
+        scheme = _LINK_SCHEMES.get((node.get("ext-link-type") or "").lower())
+        ident = (node.get(_XLINK_HREF) or "").strip()
+        if not (kind and scheme and ident):
+            continue
+        if scheme == "doi":
+            ident = ident.lower()
+            if not ident.startswith("10."):
+                continue
+        else:
+            ident = _pmcid(ident) if scheme == "pmcid" else ident
+            if citable.refusal(f"{scheme}:{ident}") is not None:
+                continue  # not an id a record could have
+        detail = text_of(node) or None
+        relations.append(
+            Relation(kind=kind, target=f"{scheme}:{ident}", source=source, detail=detail)
+        )
+    return relations
+
+
 def _pmcid(value: str) -> str:
     value = value.strip()
     return value if value.upper().startswith("PMC") else f"PMC{value}"
@@ -189,6 +232,7 @@ def parse_article(root: Element, *, source: str = "europepmc") -> Record:
         journal=journal or None,
         authors=authors,
         publication_types=[article_type] if article_type else [],
-        content_type="full_text",
+        content_type=NOTICE_CONTENT_TYPES.get(article_type.lower(), "full_text"),
+        relations=_related(meta, source),
         passages=passages,
     )

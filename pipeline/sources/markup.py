@@ -4,6 +4,10 @@ Crossref ``abstract`` (JATS: ``<jats:title>``, ``<jats:p>``…).
 These strings are not well-formed markup — Europe PMC abstracts contain bare ``<`` as in
 "p<0.05" — so they are not parsed as XML: only *known* tag names are removed, block tags
 become a space, inline tags disappear, entities are unescaped, and ``<0.05`` stays text.
+
+Superscripts and subscripts (``<sup>``, ``<sub>``, ``<jats:sup>``, ``<jats:sub>``) are kept,
+by the rule of XML text (:func:`pipeline.xmlsafe.script`): ``10<sup>3</sup>`` → ``10³``,
+``CYP<sub>3A4</sub>`` → ``CYP_(3A4)``. Nested scripts are written innermost first.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from __future__ import annotations
 import html
 import re
 
-from pipeline.xmlsafe import clean
+from pipeline.xmlsafe import clean, script
 
 _BLOCK = (
     "p|br|div|li|ul|ol|list|list-item|sec|table|tr|td|th|caption|blockquote|abstract|title"
@@ -29,10 +33,35 @@ _HEADING = re.compile(
 )
 
 
+_SCRIPT = re.compile(  # an innermost <sup>/<sub> element: no other one opens inside it
+    r"<(?P<ns>(?:jats:)?)(?P<kind>sup|sub)(?:\s[^<>]*)?>"
+    r"(?P<content>(?:(?!<(?:jats:)?su[pb][\s>]).)*?)</(?P=ns)(?P=kind)\s*>",
+    re.I | re.S,
+)
+
+
+def _scripted(match: re.Match[str]) -> str:
+    """One ``<sup>``/``<sub>`` element as its stored text, escaped again so that the final
+    unescape of :func:`strip_markup` leaves it as it is."""
+    content = html.unescape(_ANY_TAG.sub("", _BLOCK_TAG.sub(" ", match.group("content"))))
+    return html.escape(script(content, match.group("kind").lower()), quote=False)
+
+
+def _keep_scripts(text: str) -> str:
+    while True:
+        written = _SCRIPT.sub(_scripted, text)
+        if written == text:
+            return text
+        text = written
+
+
 def strip_markup(text: str | None) -> str:
-    """Plain text of a markup-bearing string: known tags removed, entities unescaped."""
+    """Plain text of a markup-bearing string: known tags removed, scripts kept, entities
+    unescaped."""
     if not text:
         return ""
+    if "<" in text:
+        text = _keep_scripts(text)
     spaced = _BLOCK_TAG.sub(" ", text)
     return clean(html.unescape(_ANY_TAG.sub("", spaced)))
 

@@ -10,6 +10,11 @@ Flags (a PubMed record carries its full PublicationType list, so they are known)
 ``RetractedandRepublishedIn`` link, else False — a retraction *notice* is not retracted;
 ``expression_of_concern`` is True with an ``ExpressionOfConcernIn`` link, else False;
 ``preprint`` is True for PT "Preprint", else False.
+
+Relations: every ``CommentsCorrections`` entry, whatever its ``RefType``
+(:data:`pipeline.records.REF_TYPE_KINDS`; a value outside the DTD's list is kept in snake
+case), targets ``pmid:N``, else the ``doi:`` in its ``RefSource``; one with neither is left out.
+Text keeps superscripts and subscripts (:func:`pipeline.xmlsafe.script`).
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from collections.abc import Sequence
 
 from pipeline.errors import ParseError
 from pipeline.http import HttpClient
-from pipeline.records import ParseResult, Record, Refusal
+from pipeline.records import ParseResult, Record, Refusal, relation_kind
 from pipeline.sources import citable
 from pipeline.sources import jsonshape as shape
 from pipeline.xmlsafe import Element, clean, load_json, parse_xml, text_of
@@ -36,17 +41,6 @@ ESEARCH_CAP = 10_000  # esearch cannot page past the first 10,000 PubMed results
 EFETCH_BATCH = 500  # ids per efetch request
 EFETCH_GET_MAX = 200  # above this many ids efetch is sent as a POST
 
-REF_TYPES: dict[str, str] = {
-    "RetractionIn": "retraction_in",
-    "RetractionOf": "retraction_of",
-    "ExpressionOfConcernIn": "expression_of_concern_in",
-    "ExpressionOfConcernFor": "expression_of_concern_for",
-    "ErratumIn": "erratum_in",
-    "ErratumFor": "erratum_for",
-    "RetractedandRepublishedIn": "retracted_and_republished_in",
-    "CorrectedandRepublishedIn": "correction_in",
-    "UpdateIn": "update_in",
-}
 CONTENT_TYPES: tuple[tuple[str, str], ...] = (
     ("retraction of publication", "retraction_notice"),
     ("expression of concern", "expression_of_concern"),
@@ -276,9 +270,9 @@ def _relations(lists: Sequence[Element]) -> tuple[list[dict[str, str | None]], s
     relations: list[dict[str, str | None]] = []
     seen_types: set[str] = set()
     for node in _all_under(lists, "CommentsCorrections"):
-        ref_type = node.get("RefType") or ""
-        kind = REF_TYPES.get(ref_type)
-        if kind is None:
+        ref_type = clean(node.get("RefType") or "")
+        kind = relation_kind(ref_type)
+        if not kind:
             continue
         seen_types.add(ref_type)
         ref_source = text_of(_first_child(node, "RefSource"))

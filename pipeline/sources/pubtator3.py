@@ -16,7 +16,10 @@ gives one passage per section. The mapping into our passage paths (``title``, ``
    structured abstract); prefer 1. when the record is known.
 
 Text is compared with every Unicode space treated as a plain space (PubMed keeps NBSP where
-PubTator3 has a space); the annotation text stored is the passage's own text at that span.
+PubTator3 has a space) and with superscripts and subscripts flattened (our passages keep
+``10³`` and ``CYP_(3A4)`` where PubTator3 has ``103`` and ``CYP3A4``:
+:func:`pipeline.xmlsafe.flatten_scripts`, whose offset map takes a span back to the passage);
+the annotation text stored is the passage's own text at that span.
 
 An annotation lands in the passage whose span contains it, with ``start``/``end`` relative to
 that passage's text; one that straddles two passages or whose text does not match the passage
@@ -35,7 +38,7 @@ from pipeline.http import HttpClient
 from pipeline.records import Annotation, ParseResult, Passage, Record, Refusal
 from pipeline.sources import citable
 from pipeline.sources import jsonshape as shape
-from pipeline.xmlsafe import load_json
+from pipeline.xmlsafe import flatten_scripts, load_json, plain_scripts
 
 SOURCE = "pubtator3"
 EXPORT_URL = "https://www.ncbi.nlm.nih.gov/research/pubtator3-api/publications/export/biocjson"
@@ -50,9 +53,39 @@ _NEXT_LABEL = re.compile(rf"(?<=[.?!)\]]) ({_LABEL}):\s+")
 
 
 def _same_width(text: str) -> str:
-    """``text`` with every Unicode space (NBSP, thin space…) as a plain space; same length,
-    so offsets found in the result are offsets in ``text``."""
-    return "".join(" " if c.isspace() else c for c in text)
+    """``text`` with every Unicode space (NBSP, thin space…) as a plain space and every
+    superscript/subscript character as its plain character; same length, so offsets found in
+    the result are offsets in ``text``."""
+    return "".join(" " if c.isspace() else c for c in plain_scripts(text))
+
+
+@dataclass(frozen=True)
+class _Section:
+    """A passage placed in the BioC text: ``flat`` (what is compared with the BioC text)
+    starts at document offset ``start``; ``where[i]`` is the offset in ``text`` of ``flat[i]``
+    (None: ``flat`` is ``text``, as for BioC's own text)."""
+
+    path: str
+    start: int
+    text: str
+    flat: str
+    where: list[int] | None = None
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        """The span of ``text`` that ``flat[start:end]`` came from; a span that
+        ends inside a ``^(…)`` / ``_(…)`` it opened takes the closing parenthesis with it."""
+        if self.where is None:
+            return start, end
+        if end == start:
+            return self.where[start], self.where[start]
+        first, last = self.where[start], self.where[end - 1] + 1
+        opened = len(_OPENING.findall(self.text, first, last))
+        if opened > self.text.count(")", first, last) and self.text[last : last + 1] == ")":
+            last += 1
+        return first, last
+
+
+_OPENING = re.compile(r"[\^_]\(")
 
 
 @dataclass
@@ -149,61 +182,74 @@ def _mentions(where: str, annotation: dict[str, Any]) -> list[_Mention]:
     ]
 
 
-def _label_sections(offset: int, text: str) -> list[tuple[str, int, str]]:
-    """Heuristic ``(path, document offset, text)`` sections of a BioC abstract passage."""
+def _label_sections(offset: int, text: str) -> list[_Section]:
+    """Heuristic sections of a BioC abstract passage (document offsets)."""
     first = _FIRST_LABEL.match(text)
     if not first:
         stripped = text.strip()
         start = offset + text.find(stripped) if stripped else offset
-        return [("abstract.1", start, stripped)] if stripped else []
+        return [_Section("abstract.1", start, stripped, stripped)] if stripped else []
     bounds: list[tuple[int, int]] = [(0, first.end())]  # (label start, body start)
     for match in _NEXT_LABEL.finditer(text, first.end()):
         bounds.append((match.start(1), match.end()))
-    sections = []
+    sections: list[_Section] = []
     for i, (_, body_start) in enumerate(bounds):
         body_end = bounds[i + 1][0] if i + 1 < len(bounds) else len(text)
         body = text[body_start:body_end].rstrip()
         if body:
-            sections.append((f"abstract.{len(sections) + 1}", offset + body_start, body))
+            path = f"abstract.{len(sections) + 1}"
+            sections.append(_Section(path, offset + body_start, body, body))
     return sections
 
 
-def _located_sections(doc: _Doc, passages: Sequence[Passage]) -> list[tuple[str, int, str]]:
-    """Our passages located in the BioC text: ``(path, document offset, text)``."""
-    found: list[tuple[str, int, str]] = []
+def _placed(passage: Passage, bioc: str, base: int, cursor: int) -> _Section | None:
+    """``passage`` found in the BioC text ``bioc`` (at document offset ``base``) from
+    ``cursor`` on: compared flattened (scripts as plain characters, every space plain)."""
+    flat, where = flatten_scripts(passage.text)
+    position = _same_width(bioc).find(_same_width(flat), cursor)
+    if position < 0:
+        return None
+    return _Section(passage.path, base + position, passage.text, flat, where)
+
+
+def _located_sections(doc: _Doc, passages: Sequence[Passage]) -> list[_Section]:
+    """Our passages located in the BioC text."""
+    found: list[_Section] = []
     by_path = {p.path: p for p in passages}
     if doc.title is not None and "title" in by_path:
-        position = _same_width(doc.title[1]).find(_same_width(by_path["title"].text))
-        if position >= 0:
-            found.append(("title", doc.title[0] + position, by_path["title"].text))
+        title = _placed(by_path["title"], doc.title[1], doc.title[0], 0)
+        if title is not None:
+            found.append(title)
     if doc.abstract is not None:
-        base, text = doc.abstract[0], _same_width(doc.abstract[1])
+        base, text = doc.abstract
         cursor = 0
         for passage in passages:
             if not passage.path.startswith("abstract."):
                 continue
-            position = text.find(_same_width(passage.text), cursor)
-            if position < 0:
+            placed = _placed(passage, text, base, cursor)
+            if placed is None:
                 continue
-            found.append((passage.path, base + position, passage.text))
-            cursor = position + len(passage.text)
+            found.append(placed)
+            cursor = placed.start - base + len(placed.flat)
     return found
 
 
-def _map(doc: _Doc, sections: list[tuple[str, int, str]]) -> list[Annotation]:
+def _map(doc: _Doc, sections: list[_Section]) -> list[Annotation]:
     annotations = []
     for mention in doc.mentions:
-        for path, start, text in sections:
-            relative = mention.offset - start
+        for section in sections:
+            relative = mention.offset - section.start
             end = relative + mention.length
-            if relative >= 0 and end <= len(text):
-                if _same_width(text[relative:end]) == _same_width(mention.text):
+            if relative >= 0 and end <= len(section.flat):
+                flat = section.flat[relative:end]
+                if _same_width(flat) == _same_width(mention.text):
+                    first, last = section.span(relative, end)
                     annotations.append(
                         Annotation(
-                            path=path,
-                            start=relative,
-                            end=end,
-                            text=text[relative:end],
+                            path=section.path,
+                            start=first,
+                            end=last,
+                            text=section.text[first:last],
                             type=mention.type,
                             identifier=mention.identifier,
                         )
@@ -213,10 +259,10 @@ def _map(doc: _Doc, sections: list[tuple[str, int, str]]) -> list[Annotation]:
     return annotations
 
 
-def _heuristic_sections(doc: _Doc) -> list[tuple[str, int, str]]:
-    sections: list[tuple[str, int, str]] = []
+def _heuristic_sections(doc: _Doc) -> list[_Section]:
+    sections: list[_Section] = []
     if doc.title is not None:
-        sections.append(("title", doc.title[0], doc.title[1]))
+        sections.append(_Section("title", doc.title[0], doc.title[1], doc.title[1]))
     if doc.abstract is not None:
         sections += _label_sections(*doc.abstract)
     return sections

@@ -263,12 +263,12 @@ def test_verdicts_on_the_demo_snapshot(
         (
             "pmid:99000002/abstract.1",
             "retracted",
-            "retraction notices doi:10.5555/demo.0003, pmid:99000003",
+            "retraction notice pmid:99000003",  # PubMed and Crossref: one notice
         ),
         (
             "pmid:99000004/abstract.3",
             "expression_of_concern",
-            "expression of concern doi:10.5555/demo.0005, pmid:99000005",
+            "expression of concern pmid:99000005",
         ),
         ("ppr:PPR990001@1/abstract.1", "preprint", "published as pmid:99000006"),
         (

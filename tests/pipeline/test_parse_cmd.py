@@ -192,16 +192,73 @@ def test_text_output_neutralises_control_characters(tmp_path: Path) -> None:
     assert not any("\x1b" in line for line in lines)
 
 
+SOURCES = ("pubmed", "europepmc", "pubtator3", "crossref", "clinicaltrials", "openfda")
+
+
 @requires_reference
 @pytest.mark.parametrize(
     "path",
-    [p for s in ("pubmed", "europepmc", "pubtator3", "crossref") for p in reference_files(s)],
+    [p for s in SOURCES for p in reference_files(s)],
     ids=lambda p: f"{p.parent.name}/{p.name}",
 )
-def test_auto_detects_every_reference_file(path: Path) -> None:
+def test_auto_detects_every_reference_file_by_url_and_by_body_alone(path: Path) -> None:
     source, _, url, status = parse_file("auto", str(path))
     assert source == path.parent.name
-    assert url and status == 200
+    assert url and status in (200, 404)
+    body = json.loads(path.read_text(encoding="utf-8"))["body"]
+    assert detect(body, None) == path.parent.name  # real openFDA bodies put meta first
+
+
+def _reversed_keys(value: object) -> object:
+    if isinstance(value, dict):
+        return {k: _reversed_keys(v) for k, v in reversed(list(value.items()))}
+    if isinstance(value, list):
+        return [_reversed_keys(v) for v in value]
+    return value
+
+
+JSON_BODIES = sorted(
+    path
+    for folder in (FIXTURES, DEMO)
+    for source in SOURCES
+    for path in (folder / source).glob("*.json")
+    if path.name != "rate-limit.json"  # NCBI's rate-limit JSON names no source
+)
+
+
+@pytest.mark.parametrize("path", JSON_BODIES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_auto_detects_every_json_body_whatever_the_order_of_its_keys(path: Path) -> None:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    body = data["body"] if isinstance(data, dict) and "url" in data else path.read_text("utf-8")
+    assert detect(body, None) == path.parent.name
+    if not body.lstrip().startswith("<"):  # a wrapped XML body has no keys to reorder
+        assert detect(json.dumps(_reversed_keys(json.loads(body))), None) == path.parent.name
+
+
+def test_auto_detects_an_openfda_label_whose_meta_block_comes_first() -> None:
+    label = {
+        "boxed_warning": ["WARNING: invented bleeding risk. " * 200],
+        "set_id": "5eed0001-0000-4000-8000-000000000001",
+        "id": "5eed0001-0000-4000-8000-0000000000a1",
+        "version": "3",
+        "effective_time": "20250101",
+        "openfda": {"brand_name": ["ZENTRAVIR"]},
+    }
+    meta = {
+        "disclaimer": "Synthetic demo data written for citeseal; not from openFDA.",
+        "terms": "https://open.fda.gov/terms/",
+        "license": "https://open.fda.gov/license/",
+        "last_updated": "2025-01-02",
+        "results": {"skip": 0, "limit": 1, "total": 1},
+    }
+    body = json.dumps({"meta": meta, "results": [label]}, indent=2)
+    assert body.index('"openfda"') > 4096  # beyond any fixed-size look at the head
+    assert detect(body, None) == "openfda"
+    assert detect(b'{"error": {"message": "No matches found!", "code": "NOT_FOUND"}}', None) == (
+        "openfda"
+    )
+    assert detect(b'{"meta": {}}', None) is None
+    assert detect(b'{"results": []}', None) is None
 
 
 def test_a_crossref_answer_with_message_as_a_list_is_a_one_line_error_exit_2(

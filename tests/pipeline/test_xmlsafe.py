@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from typing import Any
 
 import pytest
@@ -17,10 +18,13 @@ from pipeline.xmlsafe import (
     MAX_JSON_DEPTH,
     clean,
     decode_json,
+    flatten_scripts,
     html_error_title,
     load_json,
     local,
     parse_xml,
+    plain_scripts,
+    script,
     text_of,
 )
 
@@ -32,8 +36,8 @@ def test_text_of_keeps_inline_markup_text_and_skips_named_children() -> None:
         "<p>IC<sub>50</sub> of <i>zentravir</i>\n  was 12<table-wrap>T</table-wrap> nM</p>",
         what=WHAT,
     )
-    assert text_of(root) == "IC50 of zentravir was 12T nM"
-    assert text_of(root, skip=("table-wrap",)) == "IC50 of zentravir was 12 nM"
+    assert text_of(root) == "IC\u2085\u2080 of zentravir was 12T nM"
+    assert text_of(root, skip=("table-wrap",)) == "IC\u2085\u2080 of zentravir was 12 nM"
     assert text_of(None) == ""
 
 
@@ -106,22 +110,23 @@ def reference_clean(text: str) -> str:
 
 
 def reference_text_of(element: Any, skip: tuple[str, ...] = ()) -> str:
-    """The full walk: text, children (recursively) and their tails, skipped children's tails."""
-    parts: list[str] = []
+    """The full walk: text, children (recursively) and their tails, skipped children's tails;
+    the content of a ``<sup>`` / ``<sub>`` below the top written by ``script``."""
 
-    def walk(node: Any, top: bool) -> None:
-        if not top and local(node.tag) in skip:
-            parts.append(node.tail or "")
-            return
-        if isinstance(node.tag, str):
-            parts.append(node.text or "")
+    def inner(node: Any) -> str:
+        text = node.text or "" if isinstance(node.tag, str) else ""
         for child in node:
-            walk(child, False)
-        if not top:
-            parts.append(node.tail or "")
+            name = local(child.tag)
+            if name in skip:
+                pass
+            elif name in ("sup", "sub"):
+                text += script(inner(child), name)
+            else:
+                text += inner(child)
+            text += child.tail or ""
+        return text
 
-    walk(element, True)
-    return reference_clean("".join(parts))
+    return reference_clean(inner(element))
 
 
 # whitespace of every kind (ASCII runs collapse; NBSP, U+2028, U+3000… are kept), long texts
@@ -244,3 +249,60 @@ def test_json_nested_past_the_limit_is_refused_before_parsing() -> None:
 
 def test_a_str_body_with_a_lone_surrogate_character_is_read_not_an_encoding_error() -> None:
     assert load_json('{"a": "x\ud800"}', what="a test body") == {"a": "x\ufffd"}
+
+
+@pytest.mark.parametrize(
+    ("content", "kind", "written"),
+    [
+        ("3", "sup", "\u00b3"),
+        ("-1", "sup", "\u207b\u00b9"),
+        ("\u22121", "sup", "\u207b\u00b9"),
+        ("2+", "sup", "\u00b2\u207a"),
+        ("th", "sup", "\u1d57\u02b0"),
+        ("50", "sub", "\u2085\u2080"),
+        ("max", "sub", "\u2098\u2090\u2093"),
+        ("3A4", "sub", "_(3A4)"),
+        ("\u2020", "sup", "^(\u2020)"),
+        ("q", "sup", "^(q)"),
+        ("a b", "sup", "^(a b)"),
+        (" a\n", "sup", " \u1d43 "),
+        ("  ", "sub", " "),
+        ("", "sup", ""),
+    ],
+)
+def test_script_writes_unicode_scripts_only_when_every_character_has_one(
+    content: str, kind: str, written: str
+) -> None:
+    assert script(content, kind) == written
+
+
+def test_text_of_keeps_mathml_scripts_and_skips_them_in_skipped_children() -> None:
+    root = parse_xml(
+        '<p xmlns:m="http://www.w3.org/1998/Math/MathML"><m:msup><m:mi>x</m:mi><m:mn>2</m:mn>'
+        "</m:msup>, <m:msubsup><m:mi>y</m:mi><m:mi>i</m:mi><m:mn>3</m:mn></m:msubsup> and "
+        "<m:msup><m:mi>z</m:mi></m:msup><table-wrap>T<sup>2</sup></table-wrap></p>",
+        what=WHAT,
+    )
+    assert text_of(root) == "x\u00b2, y\u1d62\u00b3 and zT\u00b2"
+    assert text_of(root, skip=("table-wrap",)) == "x\u00b2, y\u1d62\u00b3 and z"
+
+
+def test_flatten_scripts_maps_each_flat_character_back_to_its_offset() -> None:
+    flat, where = flatten_scripts("IC\u2085\u2080 CYP_(3A4) x^(\u2020)")
+    assert flat == "IC50 CYP3A4 x\u2020"
+    assert where == [0, 1, 2, 3, 4, 5, 6, 7, 10, 11, 12, 14, 15, 18, 20]
+    assert plain_scripts("10\u00b3 _(x)") == "103 _(x)"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("0123456789+-=abcxyzq\u2020 A")), max_size=12))
+def test_flattened_script_is_the_content_it_was_written_from(content: str) -> None:
+    for kind in ("sup", "sub"):
+        assert flatten_scripts(script(content, kind))[0] == re.sub(" +", " ", content)
+
+
+def test_script_tables_are_unicodes_own_superscripts_and_subscripts() -> None:
+    for table, tag in ((xmlsafe.SUPERSCRIPTS, "<super>"), (xmlsafe.SUBSCRIPTS, "<sub>")):
+        for plain, written in table.items():
+            base = "\u2212" if plain == "-" else plain  # U+207B/U+208B decompose to U+2212
+            assert unicodedata.decomposition(written) == f"{tag} {ord(base):04X}", plain

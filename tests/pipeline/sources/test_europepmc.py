@@ -63,6 +63,12 @@ def test_core_result_flags_relations_and_html_abstract() -> None:
             source="europepmc",
             detail="Demo preprint server",
         ),
+        Relation(  # "Comment in" is kept too: every commentCorrection type is a relation
+            kind="comment_in",
+            target="pmid:99200006",
+            source="europepmc",
+            detail="Demo J Invent Med. 2022;1:e8",
+        ),
     ]
     assert [(p.path, p.section, p.text) for p in record.passages[1:]] == [
         (
@@ -70,7 +76,7 @@ def test_core_result_flags_relations_and_html_abstract() -> None:
             "Background",
             "Liver events were reported (p<0.05 & q<0.1) in an invented series.",
         ),
-        ("abstract.2", "Conclusions", "Zentravir is hepatotoxic in 102 of cases."),
+        ("abstract.2", "Conclusions", "Zentravir is hepatotoxic in 10\u00b2 of cases."),
     ]
     assert record.authors == ["Lindqvist P", "Invented Liver Group"]
     assert result_next_is_none()
@@ -122,7 +128,7 @@ def test_not_search_json_is_refused() -> None:
 
 def test_markup_helpers() -> None:
     assert strip_markup("a<sup>2</sup> <jats:p>b &amp; c</jats:p> if x<y and y>z") == (
-        "a2 b & c if x<y and y>z"
+        "a\u00b2 b & c if x<y and y>z"
     )
     assert sections("<title>Abstract</title> <p>Only text.</p>") == [("Abstract", "Only text.")]
     assert sections("Lead.<h4>Results</h4>R.<h4>Empty</h4>") == [
@@ -331,3 +337,65 @@ def test_a_search_with_a_bad_pmcid_asks_for_no_full_text_and_a_bad_id_is_never_r
                 "pmcid must be PMC followed by 1 to 10 digits without a leading zero"
             )
     assert len(asked) == 1  # the search; no full-text request was made
+
+
+def test_notices_are_kept_as_notices_and_become_relations_and_flags_of_what_they_concern() -> None:
+    records = europepmc.parse(fixture("europepmc", "search-core-notices.json")).records
+    by_id = {r.record_id: r for r in records}
+    retracted = by_id["pmid:99200030"]  # its own entry does not say so yet
+    assert retracted.content_type == "article"
+    assert retracted.flags == Flags(retracted=True, expression_of_concern=False, preprint=False)
+    assert [(r.kind, r.target, r.detail) for r in retracted.relations] == [
+        ("retraction_in", "pmid:99200031", "Retraction: an invented finding."),
+        ("erratum_in", "pmcid:PMC99200032", "Correction: an invented finding."),
+    ]
+    notice = by_id["pmid:99200031"]
+    assert notice.content_type == "retraction_notice"  # PubMed's PT spelling
+    assert notice.flags.retracted is False  # a notice is not retracted
+    assert [(r.kind, r.target) for r in notice.relations] == [("retraction_of", "pmid:99200030")]
+    assert by_id["pmcid:PMC99200032"].content_type == "erratum"  # JATS's "correction"
+    concern = by_id["pmid:99200033"]  # about a record outside this batch: nothing to apply
+    assert concern.content_type == "expression_of_concern"
+    assert [(r.kind, r.target) for r in concern.relations] == [
+        ("expression_of_concern_for", "pmid:99200034")
+    ]
+    update = by_id["pmid:99200035"]  # "Update of" is a relation, not a notice
+    assert (update.content_type, [(r.kind, r.target) for r in update.relations]) == (
+        "article",
+        [("update_of", "pmid:99200030")],
+    )
+
+
+def test_notices_apply_across_the_pages_of_one_search() -> None:
+    data = json.loads(fixture("europepmc", "search-core-notices.json"))
+    results = data["resultList"]["result"]
+    pages = []
+    for n, result in enumerate(results):
+        page = json.loads(json.dumps(data))
+        page["resultList"]["result"] = [result]
+        page["nextCursorMark"] = f"c{n + 1}" if n + 1 < len(results) else f"c{n}"
+        page["request"]["cursorMark"] = "*" if n == 0 else f"c{n}"
+        pages.append(json.dumps(page))
+    calls = iter(pages)
+    client = mock_client(lambda request: httpx.Response(200, text=next(calls)))
+    records = europepmc.search_records(client, "EXT_ID:99200030", limit=10)
+    [retracted] = [r for r in records if r.record_id == "pmid:99200030"]
+    assert retracted.flags.retracted is True
+    assert [(r.kind, r.target) for r in retracted.relations] == [
+        ("retraction_in", "pmid:99200031"),
+        ("erratum_in", "pmcid:PMC99200032"),
+    ]
+
+
+def test_jats_notice_gets_its_content_type_and_related_article_relation() -> None:
+    [notice] = europepmc.parse(fixture("europepmc", "fulltext-retraction.xml")).records
+    assert notice.content_type == "retraction_notice"
+    assert notice.flags == Flags()  # full text: unknown
+    assert notice.relations == [  # the bad pubmed id and the commentary link are left out
+        Relation(
+            kind="retraction_of",
+            target="doi:10.5555/epmc.0030",
+            source="europepmc",
+            detail="Demo J Invent Med. 2024;3:1",
+        )
+    ]

@@ -12,9 +12,9 @@ from hypothesis import given
 
 from pipeline.errors import ParseError
 from pipeline.http import HttpClient
-from pipeline.records import Flags, Passage, Relation
+from pipeline.records import REF_TYPE_KINDS, RELATION_KINDS, Flags, Passage, Relation
 from pipeline.settings import Settings
-from pipeline.sources import pubmed
+from pipeline.sources import crossref, pubmed
 from tests.conftest import reference_files, requires_reference
 from tests.pipeline.sources.fuzzing import (
     FUZZ_SETTINGS,
@@ -23,7 +23,13 @@ from tests.pipeline.sources.fuzzing import (
     mutated,
     seeds,
 )
-from tests.pipeline.sources.helpers import assert_conformant, fixture, mock_client, wrapper_body
+from tests.pipeline.sources.helpers import (
+    FIXTURES,
+    assert_conformant,
+    fixture,
+    mock_client,
+    wrapper_body,
+)
 
 
 def test_book_chapter_is_a_record_with_labelled_sections() -> None:
@@ -52,12 +58,15 @@ def test_book_chapter_is_a_record_with_labelled_sections() -> None:
 
 def test_erratum_inline_markup_ids_status_and_retraction_without_pmid() -> None:
     article, erratum, retracted = pubmed.parse(fixture("pubmed", "erratum.xml")).records
-    assert article.title == "Zentravir clearance and CYP3A4 in children: the 10th invented report."
+    # <sub>3A4</sub> has no all-subscript spelling ("A"): notation; <sup>th</sup> has one
+    assert article.title == (
+        "Zentravir clearance and CYP_(3A4) in children: the 10\u1d57\u02b0 invented report."
+    )
     assert article.passages[1] == Passage(
         path="abstract.1",
         section="Abstract",
         text="Clearance of zentravir was 1.2\u00a0L/h in an invented cohort of 40 children; "
-        "exposure rose 2-fold with CYP3A4 inhibitors.",
+        "exposure rose \u00b2-fold with CYP_(3A4) inhibitors.",
     )
     assert (article.doi, article.pmcid) == ("10.5555/fixture.0002", "PMC99100002")
     assert article.status == "In-Process"
@@ -69,7 +78,13 @@ def test_erratum_inline_markup_ids_status_and_retraction_without_pmid() -> None:
             target="pmid:99100003",
             source="pubmed",
             detail="Demo J Invent Med. 2022;1:e9.",
-        )
+        ),
+        Relation(  # every RefType is kept as a relation, CommentIn included
+            kind="comment_in",
+            target="pmid:99100099",
+            source="pubmed",
+            detail="Demo J Invent Med. 2022;1:e10.",
+        ),
     ]
     assert article.flags.retracted is False
     assert erratum.content_type == "erratum"
@@ -283,3 +298,47 @@ def test_an_article_pmcid_that_breaks_the_grammar_is_dropped_and_the_article_kep
     assert bad != good
     [first, *_] = pubmed.parse(bad).records
     assert (first.record_id, first.pmcid) == ("pmid:99100002", None)
+
+
+def test_every_comments_corrections_ref_type_is_kept_as_a_relation() -> None:
+    linked, _ = pubmed.parse(fixture("pubmed", "comments-corrections.xml")).records
+    got = [(r.kind, r.target) for r in linked.relations]
+    expected = [(kind, f"pmid:{99100101 + n}") for n, kind in enumerate(REF_TYPE_KINDS.values())]
+    expected.append(("new_kind_in", f"pmid:{99100101 + len(REF_TYPE_KINDS)}"))  # a later DTD
+    assert got == expected
+    assert ("update_of", "pmid:99100112") in got  # UpdateOf, once dropped
+    assert set(REF_TYPE_KINDS.values()) <= set(RELATION_KINDS)
+    # links other than RetractionIn / ExpressionOfConcernIn change no flag of this record
+    assert linked.flags.expression_of_concern is True
+    assert linked.flags.retracted is True  # RetractionIn and RetractedandRepublishedIn
+
+
+def test_a_retraction_found_through_pubmed_and_crossref_is_counted_once() -> None:
+    _, retracted = pubmed.parse(fixture("pubmed", "comments-corrections.xml")).records
+    body, url = wrapper_body(FIXTURES / "crossref" / "updates-retraction.json")
+    notices = crossref.parse(body, url=url).notices
+    merged = crossref.apply_relations(retracted, notices)
+    retractions = [r for r in merged.relations if r.kind == "retraction_in"]
+    assert [(r.target, r.source) for r in retractions] == [("pmid:99100131", "pubmed")]
+    assert retractions[0].date is not None  # Crossref's date joins PubMed's relation
+    assert [(r.kind, r.target) for r in merged.relations] == [
+        ("retraction_in", "pmid:99100131"),
+        ("expression_of_concern_in", "doi:10.5555/xref.0005"),
+    ]
+    assert merged.flags.retracted is True
+    assert crossref.apply_relations(merged, notices) == merged  # idempotent
+
+
+@requires_reference
+def test_reference_wakefield_retraction_counts_once_across_pubmed_and_crossref() -> None:
+    """PMID 9500320: PubMed's RetractionIn 20137807 names doi 10.1016/S0140-6736(10)60175-4,
+    the notice Crossref's ``updates:`` filter returns for the article's DOI."""
+    paths = {p.name: p for p in reference_files("pubmed") + reference_files("crossref")}
+    body, _ = wrapper_body(paths["efetch-30831578_9500320.json"])
+    [record] = [r for r in pubmed.parse(body).records if r.pmid == "9500320"]
+    body, url = wrapper_body(paths["works-updates-10_1016_s0140_6736_97_11096_0.json"])
+    merged = crossref.apply_relations(record, crossref.parse(body, url=url).notices)
+    retractions = [r.target for r in merged.relations if r.kind == "retraction_in"]
+    assert len(retractions) == len(set(retractions))
+    assert "doi:10.1016/s0140-6736(10)60175-4" not in retractions
+    assert "pmid:20137807" in retractions
