@@ -1,6 +1,7 @@
 """HTML rendering of audit reports: typed view models, the Jinja environment, word diffs.
 
-The report page is one template (``site/templates/report.html.j2``) used twice: by
+The report page is one template (``site/templates/report.html.j2``, found through
+:mod:`audit.resources` in a checkout or the installed wheel) used twice: by
 ``citeseal audit --format html`` through :func:`render_report_html` (one standalone file, the
 stylesheet inlined and allowed by its hash in the Content Security Policy) and by the static
 site (``pipeline.site``), which links ``static/site.css`` and adds navigation.
@@ -30,11 +31,12 @@ from markupsafe import Markup
 import audit
 from audit.errors import CorpusError
 from audit.report import CitationResult, PassageView, Report, SentenceResult, partial_note
+from audit.resources import resources
 
-SITE_DIR = Path(__file__).resolve().parent.parent / "site"
-TEMPLATES_DIR = SITE_DIR / "templates"
-STATIC_DIR = SITE_DIR / "static"
+TEMPLATES_DIR = resources().templates
+STATIC_DIR = resources().static
 STYLESHEET = "site.css"
+MISSING_ADVICE = "reinstall citeseal (its wheel carries site/) or run it from a source checkout"
 
 CSP_TAIL = "img-src 'self'; base-uri 'none'; form-action 'none'"
 SITE_CSP = f"default-src 'none'; style-src 'self'; {CSP_TAIL}"
@@ -59,7 +61,7 @@ STATUS_LABELS = {"cited": "cited", "uncited": "uncited", "invalid_only": "invali
 
 
 class TemplatesMissingError(CorpusError):
-    """The site templates are not where the code expects them (not a source checkout?)."""
+    """The site templates or assets are not where :mod:`audit.resources` says (a broken install)."""
 
 
 # --- text segments: word diffs and highlights --------------------------------------------------
@@ -396,7 +398,7 @@ def make_environment(templates: Path | None = None) -> jinja2.Environment:
     if not (folder / "base.html.j2").is_file():
         raise TemplatesMissingError(
             f"site templates not found in {folder}",
-            advice="run citeseal from a source checkout (the site/ folder holds the templates)",
+            advice=MISSING_ADVICE,
         )
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(folder)),
@@ -421,7 +423,7 @@ def stylesheet_text(static: Path | None = None) -> str:
     except FileNotFoundError:
         raise TemplatesMissingError(
             f"site stylesheet not found: {path}",
-            advice="run citeseal from a source checkout (the site/ folder holds the assets)",
+            advice=MISSING_ADVICE,
         ) from None
 
 

@@ -2,7 +2,8 @@
 
 Steps (each prints what it did):
 
-1. build the demo snapshot from the recorded exchanges in ``snapshots/demo/replay``, then a
+1. build the demo snapshot from the recorded exchanges in ``snapshots/demo/replay`` (in a
+   checkout; the wheel carries a copy, see :mod:`audit.resources`), then a
    second one from ``replay-update`` + ``replay`` with the first as parent (the trial and the
    label get a new version);
 2. search the newest snapshot and print the top passages with their handles;
@@ -15,8 +16,9 @@ Steps (each prints what it did):
    site from both reports and both snapshots: its re-audit page shows the citations of the
    earlier answer whose trial and label changed since.
 
-Everything goes into one working folder (default ``site/demo`` in the source checkout) that
-the demo owns: it is wiped and rebuilt on every run, and nothing else is touched.
+Everything goes into one working folder (default ``site/demo`` in the source checkout,
+``./citeseal-demo`` from an installed wheel) that the demo owns: it is wiped and rebuilt on
+every run, and nothing else is touched.
 """
 
 from __future__ import annotations
@@ -33,17 +35,17 @@ from audit.errors import InputError
 from audit.keys import Keyring
 from audit.render_text import render_text
 from audit.report import Report
+from audit.resources import resources
 from audit.terminal import one_line
 from pipeline.site.build import BuildResult, build_site
 from pipeline.snapshot.build import build_snapshot
 from pipeline.snapshot.search import record_passages, search_passages
 from pipeline.snapshot.trust import SealPolicy, trust_snapshot
 
-ROOT = Path(__file__).resolve().parent.parent
-SPEC = ROOT / "snapshots" / "demo.toml"
-REPLAY = ROOT / "snapshots" / "demo" / "replay"
-REPLAY_UPDATE = ROOT / "snapshots" / "demo" / "replay-update"
-DEFAULT_OUT = ROOT / "site" / "demo"
+SPEC = resources().demo_spec
+REPLAY = resources().demo_replay
+REPLAY_UPDATE = resources().demo_replay_update
+DEFAULT_OUT = resources().demo_out
 MARKER = ".citeseal-demo"
 SEARCH_QUERY = "zentravir Farrow syndrome"
 
@@ -163,8 +165,13 @@ def run_demo(
         if not folder.is_dir():
             raise InputError(
                 f"the demo's recorded exchanges are missing: {folder}",
-                advice="run the demo from a source checkout of citeseal",
+                advice="reinstall citeseal (its wheel carries the demo corpus) or use a checkout",
             )
+    if not SPEC.is_file():
+        raise InputError(
+            f"the demo's corpus spec is missing: {SPEC}",
+            advice="reinstall citeseal (its wheel carries the demo corpus) or use a checkout",
+        )
     _prepare(out)
     corpus = out / "snapshots"
     corpus.mkdir()

@@ -8,8 +8,10 @@ from typing import Annotated
 
 import typer
 
+from audit.resources import resources
+
 # the same folder as pipeline.demo.DEFAULT_OUT, without importing the demo machinery
-DEFAULT_OUT = Path(__file__).resolve().parents[2] / "site" / "demo"
+DEFAULT_OUT = resources().demo_out
 
 
 def demo(
@@ -18,7 +20,7 @@ def demo(
         typer.Option(
             "--out",
             help="Working folder the demo owns (wiped on every run).",
-            show_default="site/demo in the source checkout",
+            show_default="site/demo in a source checkout, ./citeseal-demo when installed",
         ),
     ] = DEFAULT_OUT,
     open_: Annotated[
