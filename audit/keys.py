@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from audit.errors import KeyringError
+from audit.locking import hold, require_locks
 
 CHECK_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
 """Crockford base32, lower case (no i, l, o, u)."""
@@ -434,16 +435,14 @@ def create_key_file(path: Path) -> Keyring:
 
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[None]:
-    """An exclusive advisory lock for read-modify-write of the key file (POSIX only)."""
-    if os.name != "posix":
-        yield
-        return
-    import fcntl
-
+    """An exclusive advisory lock for read-modify-write of the key file (:mod:`audit.locking`:
+    waits for another holder; stops with one line where the platform has no flock)."""
+    what = f"changing key file {path}"
+    require_locks(what)  # before creating the lock file
     lock = os.open(path.with_name(f".{path.name}.lock"), os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
+        with hold(lock, what=what, wait=True):
+            yield
     finally:
         os.close(lock)
 

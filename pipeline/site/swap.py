@@ -17,7 +17,8 @@ system when a process dies, ``kill -9`` included) from its first file to its las
 and refuses to start while another holds it. Each build begins with :func:`recover`: when
 ``--out`` is missing and a previous site was left under an ``.old-`` name, it is put back;
 then every ``.<name>.build-*`` and ``.<name>.old-*`` folder a killed build left is removed.
-Where ``flock`` does not exist (Windows) builds are not serialised.
+Where ``flock`` does not exist (Windows) a site build stops with a one-line error rather than
+run unserialised (:mod:`audit.locking`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from audit.errors import InputError
+from audit.locking import hold, require_locks
 
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
@@ -141,20 +143,16 @@ def recover(out: Path) -> None:
 @contextlib.contextmanager
 def exclusive(folder: Path) -> Iterator[None]:
     """Hold the advisory lock of ``folder`` (the parent of ``--out``) for the block."""
-    try:
-        import fcntl
-    except ImportError:  # Windows: no flock; builds are not serialised there
-        yield
-        return
+    what = f"building a site into {folder}"
+    require_locks(what)  # fail closed before opening anything (see audit.locking)
     descriptor = os.open(folder, os.O_RDONLY)
     try:
-        try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise InputError(
-                f"another citeseal site build is writing into {folder}",
-                advice="wait for it to end, then build again",
-            ) from None
-        yield
+        with hold(descriptor, what=what, wait=False) as held:
+            if not held:
+                raise InputError(
+                    f"another citeseal site build is writing into {folder}",
+                    advice="wait for it to end, then build again",
+                )
+            yield
     finally:
         os.close(descriptor)  # closing releases the lock

@@ -8,31 +8,29 @@ resume cache); see :mod:`pipeline.snapshot.build` for how a build commits.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import shutil
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from audit.locking import hold
 from pipeline.errors import SnapshotError
 
 
 @contextlib.contextmanager
 def corpus_lock(corpus_dir: Path) -> Iterator[None]:
-    """Exclusive lock on a corpus folder: one build at a time."""
+    """Exclusive lock on a corpus folder: one build at a time (see :mod:`audit.locking`)."""
     path = corpus_dir / ".build-lock"
-    with path.open("a") as handle:
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+    with (
+        path.open("a") as handle,
+        hold(handle.fileno(), what=f"building a snapshot of {corpus_dir}", wait=False) as held,
+    ):
+        if not held:
             raise SnapshotError(
                 f"another build of {corpus_dir} is running (lock {path})",
                 advice="wait for it to finish",
-            ) from None
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+            )
+        yield
 
 
 def clean_leftovers(corpus_dir: Path) -> list[Path]:
