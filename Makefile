@@ -64,7 +64,8 @@ browser:
 		|| echo "warning: could not install chromium; the browser tests will be skipped"; \
 	else echo "note: chromium missing and not root; the browser tests will be skipped"; fi
 
-lint: $(STAMP) $(ACTIONLINT) ## ruff check, ruff format --check, pyright, actionlint
+lint: $(STAMP) $(ACTIONLINT) ## uv lock --check, ruff check, ruff format --check, pyright, actionlint
+	$(UV) lock --check
 	$(RUN)/ruff check .
 	$(RUN)/ruff format --check .
 	$(RUN)/pyright
