@@ -103,7 +103,7 @@ def test_citeseal_demo_from_the_wheel_prints_the_planted_fail_and_renders_the_si
     installed: Path,
 ) -> None:
     work = installed.parent.parent / "work"
-    work.mkdir()
+    work.mkdir(exist_ok=True)
     done = _run([installed / "citeseal", "demo", "--out", "X"], cwd=work, timeout=240)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
@@ -122,3 +122,31 @@ def test_citeseal_help_from_the_wheel(installed: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("Usage: citeseal [OPTIONS] COMMAND [ARGS]...")
     assert "demo" in done.stdout
+
+
+def test_a_standalone_html_report_from_the_wheel_inlines_the_packaged_stylesheet(
+    installed: Path, tmp_path: Path
+) -> None:
+    work = installed.parent.parent / "work"
+    if not (work / "X" / "answer.md").is_file():  # the demo test made it; make it when run alone
+        work.mkdir(exist_ok=True)
+        assert _run([installed / "citeseal", "demo", "--out", "X"], cwd=work).returncode == 0
+    done = _run(
+        [
+            installed / "citeseal",
+            "audit",
+            "X/answer.md",
+            "--snapshot",
+            "X/snapshots/demo",
+            "--demo-key",
+            "--format",
+            "html",
+            "--out",
+            tmp_path,
+        ],
+        cwd=work,
+    )
+    assert done.returncode == 1, done.stderr  # the planted answer fails
+    html = (tmp_path / "answer.html").read_text(encoding="utf-8")
+    css = (ROOT / "site" / "static" / "site.css").read_text(encoding="utf-8")
+    assert css in html  # inlined (and allowed by its hash in the page's CSP)
