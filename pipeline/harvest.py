@@ -7,7 +7,11 @@ chunk is enriched before it is handed to the :class:`Sink`:
 
 * PubMed records get their PubTator3 annotations (``[pubmed] annotations = true``);
 * every record with a DOI gets Crossref's update notices as relations and flags
-  (``[crossref] updates = true``, via :func:`pipeline.sources.crossref.apply_relations`);
+  (``[crossref] updates = true``, via :func:`pipeline.sources.crossref.apply_relations`),
+  asked for :data:`~pipeline.sources.crossref.UPDATES_BATCH` DOIs at a time (one
+  ``updates:`` filter request each, :func:`~pipeline.sources.crossref.fetch_update_notices`);
+  a batch that fails is one listed failure naming every DOI in it, and each of its records
+  is delivered incomplete (below);
 * every PMCID met gets its Europe PMC open-access full text as a ``pmcid:`` record
   (``[europepmc] full_text = true``).
 
@@ -535,23 +539,27 @@ class Harvester:
         cache = self._doi_cache
         if len(cache) > DOI_CACHE:
             cache.clear()
+        dois = dict.fromkeys(r.doi.lower() for r in records if r.doi)
+        asked = [d for d in dois if d not in cache]
+        plain = [d for d in asked if "," not in d]
+        odd = [[d] for d in asked if "," in d]  # no filter can name it: it fails on its own
+        for batch in [*chunks(plain, crossref.UPDATES_BATCH), *odd]:
+            found = self._call(
+                "crossref",
+                f"updates {', '.join(batch)}",
+                lambda batch=batch: crossref.fetch_update_notices(self.client, batch),
+            )
+            for doi in batch:  # a failed batch: the notices of every DOI in it are unknown
+                cache[doi] = None if found is None else found.get(doi, [])
+            if found is not None:
+                self.sink.step("crossref", "updates", len(batch), f"{len(batch)} DOIs asked")
         out: list[Record] = []
         failed: set[str] = set()
         for record in records:
-            doi = record.doi
-            if not doi:
+            if not record.doi:
                 out.append(record)
                 continue
-            key = doi.lower()
-            if key not in cache:
-                cache[key] = self._call(
-                    "crossref",
-                    f"updates {doi}",
-                    lambda doi=doi: crossref.fetch_update_relations(self.client, doi),
-                )
-                if cache[key] is not None:
-                    self.sink.step("crossref", "updates", 1, doi)
-            relations = cache[key]
+            relations = cache[record.doi.lower()]
             if relations is None:
                 failed.add(record.record_id)
                 out.append(_notices_unknown(record))

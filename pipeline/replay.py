@@ -40,7 +40,7 @@ import re
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
 import httpx
 
@@ -62,7 +62,16 @@ from pipeline.redact import (
     strip_credentials,
     strip_form_credentials,
 )
-from pipeline.replay_match import KINDS, Asked, Part, answer, asked_of, serves
+from pipeline.replay_match import (
+    CROSSREF_UPDATES,
+    KINDS,
+    Asked,
+    Part,
+    answer,
+    asked_of,
+    serves,
+)
+from pipeline.replay_units import place
 from pipeline.settings import Settings
 from pipeline.xmlsafe import decode_json, load_json
 
@@ -126,6 +135,7 @@ class ReplayTransport(httpx.BaseTransport):
         self.folders = [Path(f) for f in folders]
         self._index: dict[ReplayKey, tuple[Path, Path]] = {}  # key -> (folder, file)
         self._parts: dict[tuple[str, str], list[tuple[Path, Path]]] = {}  # (kind, id) -> files
+        self._notices: dict[str, list[tuple[Path, Path]]] = {}  # DOI -> updates: exchanges
         for folder in self.folders:
             if not folder.is_dir():
                 raise ReplayMissError(
@@ -141,6 +151,8 @@ class ReplayTransport(httpx.BaseTransport):
                 key = self._key_of(path)
                 if key is not None:
                     self._index.setdefault(key, (folder, path))
+                    for doi in _notices_asked(key):
+                        self._notices.setdefault(doi, []).append((folder, path))
 
     def _index_parts(self, folder: Path, units: Path) -> None:
         """The parts of an imported folder, by their names (``units/<kind>/<id>.json``)."""
@@ -174,7 +186,7 @@ class ReplayTransport(httpx.BaseTransport):
         key = replay_key(request.method, key_url(request), _request_body(request))
         found = self._index.get(key)
         asked = None
-        if found is None and self._parts:
+        if found is None and (self._parts or self._notices):
             asked = asked_of(request.method, str(request.url), _request_body(request))
         if asked is not None:
             return self._answer(request, asked)
@@ -237,7 +249,44 @@ class ReplayTransport(httpx.BaseTransport):
                 return part
             if not part.held and absent is None:
                 absent = (folder, part)
+        if absent is None and asked.kind == CROSSREF_UPDATES:
+            return self._recorded_notices(ident)
         return absent[1] if absent is not None else None
+
+    def _recorded_notices(self, doi: str) -> Part | None:
+        """The notices of ``doi`` from the first recorded ``updates:`` exchange that asked
+        for it (module docstring)."""
+        for folder, path in self._notices.get(doi, [])[:1]:
+            shown = f"{public_folder(folder)}/{path.relative_to(folder).as_posix()}"
+            try:
+                data = path.read_bytes()
+            except OSError as error:
+                raise ReplayMissError(
+                    f"the wrapper file {shown} cannot be read: {error.strerror or error}"
+                ) from None
+            wrapper = load_json(data, what=f"the wrapper file {shown}")
+            body = wrapper.get("body") if isinstance(wrapper, dict) else None
+            status = wrapper.get("status", 200) if isinstance(wrapper, dict) else None
+            if not isinstance(body, str) or not isinstance(status, int):
+                raise ParseError(f"the wrapper file {shown} is not a wrapper of a body")
+            placement = place(body, url=str(wrapper.get("url")), status=status)
+            for part in placement.parts:  # held: a DOI no notice updates holds an empty list
+                if part.kind == CROSSREF_UPDATES and part.ident == doi and part.held:
+                    return part
+            raise ParseError(
+                f"the recorded exchange {shown} cannot answer the Crossref notices of {doi}: "
+                f"{placement.reason or 'it holds no part for it'}"
+            )
+        return None
+
+
+def _notices_asked(key: ReplayKey) -> tuple[str, ...]:
+    """The DOIs a recorded request asks Crossref's notices of (none: another request)."""
+    method, base, query, _form = key
+    if "crossref.org" not in base:
+        return ()
+    asked = asked_of(method, f"{base}?{urlencode(query)}", None)
+    return asked.ids if asked is not None and asked.kind == CROSSREF_UPDATES else ()
 
 
 def _read_part(path: Path, shown: str) -> Part:

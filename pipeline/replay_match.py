@@ -16,7 +16,7 @@ kind                   request (every other parameter absent)
                        EXT_ID:B) AND SRC:PPR``, ``resultType=core``, ``format=json``,
                        ``cursorMark=*``, ``pageSize`` ≥ the ids asked
 ``crossref-updates``   ``api.crossref.org/works`` (or ``/v1/works``) ``filter=updates:D1,
-                       updates:D2…``, optional ``rows``
+                       updates:D2…``, optional ``rows``, optional ``cursor=*``
 ``clinicaltrials-ids`` ``clinicaltrials.gov/api/v2/studies`` ``filter.ids=A,B``, optional
                        ``fields``, ``format=json``, ``pageSize`` ≥ the ids asked
 ``openfda-setids``     ``api.fda.gov/drug/label.json`` ``search=set_id:"a" OR
@@ -202,6 +202,8 @@ def _preprints(params: dict[str, str]) -> Asked | None:
 
 def _updates(params: dict[str, str]) -> Asked | None:
     rows = params.pop("rows", None)
+    if params.pop("cursor", "*") != "*":
+        return None  # a page past the first
     if params.keys() != {"filter"} or (rows is not None and _size(rows) is None):
         return None
     terms = params["filter"].split(",")

@@ -1,4 +1,4 @@
-"""Run the benchmarks: ``python -m pipeline.bench [snapshot|audit|site ...]``."""
+"""Run the benchmarks: ``python -m pipeline.bench [snapshot|audit|site|live ...]``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-BENCHES = ("snapshot", "audit", "site")
+BENCHES = ("snapshot", "audit", "site", "live")
 
 
 def main(argv: list[str]) -> int:

@@ -40,6 +40,10 @@ ROWS = 100
 # DOIs OR-ed into one ``filter=doi:…,doi:…`` request: the repeated filter is ORed (API-FACTS
 # §4), ``rows`` may be 1000, but the URL grows ~40 bytes a DOI; 50 keeps it near 2 kB
 DOI_BATCH = 50
+# DOIs OR-ed into one ``filter=updates:…,updates:…`` request: the same URL budget (the
+# ``updates:`` term is 8 bytes a DOI, ~2.5 kB for 50 DOIs of ~40 bytes, well inside the
+# 4-8 kB servers accept); a notice list is paged by ``cursor`` in pages of ``ROWS``
+UPDATES_BATCH = 50
 
 # Crossref update type → (relation on the updated work, relation on the notice)
 UPDATE_KINDS: dict[str, tuple[str, str]] = {
@@ -273,14 +277,60 @@ def parse(body: str | bytes, *, url: str | None = None) -> ParseResult:
 
 
 # -- harvest ---------------------------------------------------------------------------------
-def fetch_update_relations(client: HttpClient, doi: str) -> list[Relation]:
-    """Notices (retraction, expression of concern, correction…) that update ``doi``, as
-    relations of the updated record (target: the notice's DOI)."""
-    wanted = _doi(doi)
-    response = client.get(
-        WORKS_URL, params={"filter": f"updates:{wanted}", "rows": ROWS}, source=SOURCE
-    )
-    return parse(response.content, url=str(response.request.url)).notices
+def _page_of(body: str | bytes) -> tuple[list[dict[str, Any]], int | None, str | None]:
+    """One checked page of an ``updates:`` list: its items, ``total-results``, next cursor."""
+    result = parse(body)
+    data = load_json(body, what="Crossref works JSON")
+    items = [item for _, item in shape.objs(SOURCE, "message.items", data["message"].get("items"))]
+    return items, result.count, result.next
+
+
+def fetch_update_notices(client: HttpClient, dois: Sequence[str]) -> dict[str, list[Relation]]:
+    """Notices (retraction, expression of concern, correction…) that update each of ``dois``
+    (at most :data:`UPDATES_BATCH`, none holding a ``,``), as relations of the updated record
+    (target: the notice's DOI), keyed by the DOI in lower case; a DOI no notice updates maps
+    to ``[]``.
+
+    One ``filter=updates:A,updates:B,…`` request (a repeated filter is ORed), paged by
+    ``cursor`` until every notice is read: the answer must end (a page shorter than ``rows``
+    or without ``next-cursor``) having listed ``total-results`` notices, without a cursor
+    repeating, or it is a :class:`~pipeline.errors.ParseError` for the whole batch (the
+    harvest lists it as a failure of every DOI in it)."""
+    wanted = list(dict.fromkeys(_doi(d) for d in dois))
+    if not wanted:
+        return {}
+    if len(wanted) > UPDATES_BATCH or any("," in d or not d for d in wanted):
+        raise TerminalHarvestError(
+            f"cannot ask Crossref for the notices of {len(wanted)} DOIs in one filter: at most "
+            f"{UPDATES_BATCH}, none empty or holding a ','"
+        )
+    params: dict[str, str | int] = {
+        "filter": ",".join(f"updates:{d}" for d in wanted),
+        "rows": ROWS,
+        "cursor": "*",
+    }
+    items: list[tuple[str, dict[str, Any]]] = []
+    total: int | None = None
+    cursors: set[str] = set()
+    while True:
+        response = client.get(WORKS_URL, params=params, source=SOURCE)
+        page, count, cursor = _page_of(response.content)
+        items.extend((f"message.items[{len(items) + i}]", item) for i, item in enumerate(page))
+        total = count if total is None else total
+        if cursor is None or (total is not None and len(items) >= total):
+            break
+        if cursor in cursors:
+            raise ParseError(
+                f"Crossref repeated the cursor of an updates: list after {len(items)} notices"
+            )
+        cursors.add(cursor)
+        params = {**params, "cursor": cursor}
+    if total is not None and len(items) < total:
+        raise ParseError(
+            f"Crossref listed {len(items)} of the {total} notices of an updates: list "
+            "before it ended"
+        )
+    return {doi: _notice_relations(items, doi) for doi in wanted}
 
 
 def fetch_works(client: HttpClient, dois: Sequence[str]) -> list[Record]:

@@ -9,9 +9,11 @@ The replay files are produced by running citeseal's own harvest functions
 (:func:`pipeline.sources.pubmed.search_ids` / ``fetch_records``,
 :func:`pipeline.sources.pubtator3.fetch_annotations`,
 :func:`pipeline.sources.europepmc.search_records` / ``fetch_full_text``,
-:func:`pipeline.sources.crossref.fetch_update_relations`) against an in-process fake of the
+:func:`pipeline.sources.crossref.fetch_update_notices`) against an in-process fake of the
 four APIs through :class:`pipeline.replay.RecordingTransport`, so their URLs are exactly the
-ones a harvest asks for and their file names follow the recorder's naming.
+ones a harvest asks for and their file names follow the recorder's naming. Crossref's notices
+are recorded one DOI per request: a harvest asks them many DOIs at a time, and the replay
+answers any such batch from the per-DOI exchanges (:mod:`pipeline.replay`).
 
 Run from the project root (rewrites only snapshots/demo/replay/{pubmed,pubtator3,europepmc,
 crossref})::
@@ -732,8 +734,12 @@ NOTICES["10.5555/demo.0004"] = [
 CROSSREF_DOIS = sorted({a.doi for a in ARTICLES} | {PREPRINT_DOI})
 
 
-def crossref_body(doi: str, rows: int) -> dict[str, Any]:
-    items = NOTICES.get(doi.lower(), [])
+def crossref_body(dois: list[str], rows: int) -> dict[str, Any]:
+    """The ``updates:`` list of ``dois`` (the filter ORed), in one page (the demo's notices
+    are far fewer than ``rows``), with the ``next-cursor`` a ``cursor=*`` request gets."""
+    items: list[dict[str, Any]] = []
+    for doi in dois:
+        items += [n for n in NOTICES.get(doi.lower(), []) if n not in items]
     return {
         "status": "ok",
         "message-type": "work-list",
@@ -744,6 +750,7 @@ def crossref_body(doi: str, rows: int) -> dict[str, Any]:
             "items": items,
             "items-per-page": rows,
             "query": {"start-index": 0, "search-terms": None},
+            "next-cursor": "DnF1ZXJ5VGhlbkZldGNoBgAAAAAAdemo",
         },
     }
 
@@ -790,8 +797,8 @@ def fake_literature() -> Callable[[httpx.Request], httpx.Response]:
         if url.path.endswith("/fullTextXML"):
             return httpx.Response(404, headers={"content-type": "text/plain"}, content=b"")
         if url.host == "api.crossref.org" and url.path == "/works":
-            doi = params["filter"].removeprefix("updates:")
-            return _json(crossref_body(doi, int(params["rows"])), "application/json")
+            dois = [t.removeprefix("updates:") for t in params["filter"].split(",")]
+            return _json(crossref_body(dois, int(params["rows"])), "application/json")
         return httpx.Response(404, text="not a literature endpoint")
 
     return handle
@@ -816,7 +823,7 @@ def record_replay(folder: Path) -> list[Path]:
             europepmc.fetch_full_text(client, pmcid)
         dois = sorted({r.doi.lower() for r in [*records, *preprints] if r.doi})
         for doi in dois:
-            crossref.fetch_update_relations(client, doi)
+            crossref.fetch_update_notices(client, [doi])
     return recorder.written
 
 

@@ -389,9 +389,10 @@ def no_trials(
 def no_update(
     demo: DemoSnapshots, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[DuckDBCorpus]:
-    """OLD's child without one Crossref answer: pmid:99000004 kept its parent state."""
+    """OLD's child without one Crossref answer (pmid:99000004's notices): the batch of the
+    six PubMed DOIs fails as a whole, so their records kept their parent state."""
     yield from _child(
-        tmp_path_factory, demo.old, "demo-no-update", "crossref/works-096898f1ae85.json"
+        tmp_path_factory, demo.old, "demo-no-update", "crossref/works-7bacd07c7cf5.json"
     )
 
 
@@ -429,7 +430,9 @@ def test_an_audit_of_the_record_whose_refresh_failed_warns_not_passes(
         "fail",
         ["fail: 1 citation of a record this snapshot did not refresh"],
     )
-    refreshed = audit_answer(parse_answer(f"[{h('pmid:99000001/title')}]\n"), no_update, KEYRING)
+    # the preprint's notices were asked in a batch of their own, which was answered
+    preprint = parse_answer(f"[{h('ppr:PPR990001@1/abstract.1')}]\n")
+    refreshed = audit_answer(preprint, no_update, KEYRING)
     assert refreshed.verdict == "pass"  # the records its harvest did refresh are not flagged
 
 

@@ -527,7 +527,7 @@ def partial_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     base = tmp_path_factory.mktemp("partial")
     replay = Path(shutil.copytree(DEMO_REPLAY, base / "replay"))
-    (replay / "crossref" / "works-379ce580c72d.json").unlink()  # 10.5555/demo.0002's notices
+    (replay / "crossref" / "works-f3c631259611.json").unlink()  # 10.5555/demo.0002's notices
     spec = copy_demo_spec(base)
     settings = Settings(data_dir=base / "data")
     return build_snapshot(

@@ -87,13 +87,12 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[object]]:
         span = Annotation(path="title", start=0, end=7, text="Article", type="Chemical")
         return {"pmid:99000001": [span]}
 
-    def fetch_update_relations(client: HttpClient, doi: str) -> list[Relation]:
-        log["doi"].append(doi)
-        if doi == "10.5555/demo.0002":
-            return [
-                Relation(kind="retraction_in", target="doi:10.5555/demo.0003", source="crossref")
-            ]
-        return []
+    def fetch_update_notices(client: HttpClient, dois: Sequence[str]) -> dict[str, list[Relation]]:
+        log["doi"].extend(dois)
+        retraction = Relation(
+            kind="retraction_in", target="doi:10.5555/demo.0003", source="crossref"
+        )
+        return {d: [retraction] if d == "10.5555/demo.0002" else [] for d in dois}
 
     def fetch_full_text(client: HttpClient, pmcid: str) -> Record | None:
         log["ft"].append(pmcid)
@@ -104,7 +103,7 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[object]]:
     monkeypatch.setattr(pubmed, "search_ids", search_ids)
     monkeypatch.setattr(pubmed, "fetch_records", fetch_records)
     monkeypatch.setattr(pubtator3, "fetch_annotations", fetch_annotations)
-    monkeypatch.setattr(crossref, "fetch_update_relations", fetch_update_relations)
+    monkeypatch.setattr(crossref, "fetch_update_notices", fetch_update_notices)
     monkeypatch.setattr(europepmc, "fetch_full_text", fetch_full_text)
     return log
 
@@ -198,13 +197,13 @@ def test_refresh_fetches_lineage_records_by_id(calls: dict[str, list[object]]) -
     assert [r.record_id for _, r in sink.delivered] == ["pmid:99000002"]
 
 
-def test_a_failed_crossref_request_delivers_the_record_incomplete_with_its_flags_unknown(
+def test_a_failed_crossref_batch_is_one_failure_naming_its_dois_and_its_records_are_incomplete(
     calls: dict[str, list[object]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def broken(client: HttpClient, doi: str) -> list[Relation]:
-        raise TerminalHarvestError(f"GET api.crossref.org/works answered 400 ({doi})")
+    def broken(client: HttpClient, dois: Sequence[str]) -> dict[str, list[Relation]]:
+        raise TerminalHarvestError(f"GET api.crossref.org/works answered 400 ({len(dois)})")
 
-    monkeypatch.setattr(crossref, "fetch_update_relations", broken)
+    monkeypatch.setattr(crossref, "fetch_update_notices", broken)
     sink = Sink()
     harvest(SPEC, sink)
     by_id = {r.record_id: r for _, r in sink.delivered}
@@ -213,10 +212,7 @@ def test_a_failed_crossref_request_delivers_the_record_incomplete_with_its_flags
     assert by_id["pmid:99000002"].flags == Flags(
         retracted=None, expression_of_concern=None, preprint=False
     )
-    assert [f[1] for f in sink.failures] == [
-        "updates 10.5555/demo.0001",
-        "updates 10.5555/demo.0002",
-    ]
+    assert [f[1] for f in sink.failures] == ["updates 10.5555/demo.0001, 10.5555/demo.0002"]
 
 
 def test_a_failed_pubtator3_request_delivers_the_pubmed_records_incomplete(
@@ -317,23 +313,20 @@ def test_a_failure_is_reported_and_raised_with_the_email_and_api_keys_redacted(
 ) -> None:
     secret = Settings(email="alice@example.org", ncbi_api_key="k3yS3cr3tValue")
 
-    def echoing(client: HttpClient, doi: str) -> list[Relation]:
+    def echoing(client: HttpClient, dois: Sequence[str]) -> dict[str, list[Relation]]:
         raise ParseError(
             "Crossref answered with an error: [{'value': 'alice@example.org', 'message': "
             "'api_key k3yS3cr3tValue is not valid'}]"
         )
 
-    monkeypatch.setattr(crossref, "fetch_update_relations", echoing)
+    monkeypatch.setattr(crossref, "fetch_update_notices", echoing)
     sink = Sink()
     harvest(SPEC, sink, settings=secret)
     said = (
         "Crossref answered with an error: [{'value': '[REDACTED]', 'message': 'api_key "
         "[REDACTED] is not valid'}]"
     )
-    assert sink.failures == [
-        ("crossref", "updates 10.5555/demo.0001", said),
-        ("crossref", "updates 10.5555/demo.0002", said),
-    ]
+    assert sink.failures == [("crossref", "updates 10.5555/demo.0001, 10.5555/demo.0002", said)]
     with pytest.raises(ParseError) as caught:
         harvest(SPEC, Sink(), strict=True, settings=secret)
     assert (caught.value.message, str(caught.value)) == (said, said)
@@ -558,4 +551,40 @@ def test_an_empty_pmcid_answer_withdraws_nothing_without_a_control() -> None:
             "(pmid:99000013); not taken as withdrawal: no other pmcid record answered in this "
             "harvest or is held by the lineage to check the answer against",
         )
+    ]
+
+
+def test_crossref_notices_are_asked_in_batches_and_a_failed_batch_fails_only_its_records(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pmids = [str(99100000 + i) for i in range(120)]
+    batches: list[list[str]] = []
+
+    def fetch_records(client: HttpClient, asked: Sequence[str]) -> list[Record]:
+        return [article(p, doi=f"10.5555/B.{p}") for p in asked]
+
+    def fetch_update_notices(client: HttpClient, dois: Sequence[str]) -> dict[str, list[Relation]]:
+        batches.append(list(dois))
+        if "10.5555/b.99100060" in dois:
+            raise TerminalHarvestError("GET api.crossref.org/works answered 400")
+        return {d: [] for d in dois}
+
+    monkeypatch.setattr(pubmed, "fetch_records", fetch_records)
+    monkeypatch.setattr(crossref, "fetch_update_notices", fetch_update_notices)
+    sink = Sink()
+    harvest(f"name = 'h'\n[pubmed]\nids = {pmids!r}\n[crossref]\nupdates = true\n", sink)
+    assert [len(b) for b in batches] == [50, 50, 20]
+    assert batches[0][0] == "10.5555/b.99100000"  # lower case, in the records' order
+    second = {f"pmid:{p}" for p in pmids[50:100]}
+    assert sink.incomplete == second
+    assert [f[1] for f in sink.failures] == ["updates " + ", ".join(batches[1])]
+    by_id = {r.record_id: r for _, r in sink.delivered}
+    assert len(by_id) == 120
+    for rid, record in by_id.items():
+        known = rid not in second  # a complete answer without notices: no notices (False)
+        expected = False if known else None
+        assert (record.flags.retracted, record.flags.expression_of_concern) == (expected, expected)
+    assert [s for s in sink.steps if s[0] == "crossref"] == [
+        ("crossref", "updates", 50),
+        ("crossref", "updates", 20),
     ]

@@ -32,12 +32,25 @@ def _rewrite(path: Path, change: object) -> None:
     path.write_text(json.dumps(wrapper), encoding="utf-8")
 
 
+# Crossref's notices of the six PubMed DOIs are one batched request: one bad per-DOI answer
+# recorded for it fails the whole batch (a listed failure naming every DOI asked)
+BATCH_STEP = "updates " + ", ".join(f"10.5555/demo.000{i}" for i in range(1, 7))
+NOTICES_0004 = "crossref/works-7bacd07c7cf5.json"  # the recorded notices of 10.5555/demo.0004
+
+
+def _unplaceable(folder: str) -> str:
+    return (
+        f"the recorded exchange {folder}/{NOTICES_0004} cannot answer the Crossref notices of "
+        "10.5555/demo.0004: its body does not parse: "
+    )
+
+
 def _bad_replay(folder: Path) -> Path:
     """The demo's recorded answers with four bad ones: a Crossref message that is a list,
     PubTator3 JSON nested 100,000 deep, a label version ``4 rev``, a Europe PMC result whose
     pmid is ``Health Literacy``."""
     replay = Path(shutil.copytree(DEMO_REPLAY, folder))
-    crossref = replay / "crossref" / "works-096898f1ae85.json"  # updates of 10.5555/demo.0004
+    crossref = replay / NOTICES_0004
     _rewrite(crossref, '{"status": "ok", "message-type": "work-list", "message": []}')
     [pubtator] = (replay / "pubtator3").glob("*.json")
     _rewrite(pubtator, '{"PubTator3": ' + "[" * 100_000 + "]" * 100_000 + "}")
@@ -77,8 +90,8 @@ def test_bad_answers_are_listed_failures_or_counted_refusals_and_the_build_goes_
     assert sorted((f.source, f.step, f.error) for f in m.failed_requests) == [
         (
             "crossref",
-            "updates 10.5555/demo.0004",
-            "crossref: message must be an object, got a list",
+            BATCH_STEP,
+            _unplaceable("bad-replay") + "crossref: message must be an object, got a list",
         ),
         (
             "pubtator3",
@@ -122,8 +135,8 @@ def test_snapshot_build_prints_each_bad_answer_as_one_warning_line_and_no_traceb
     assert warnings == [
         "warning: pubtator3: annotations: expected PubTator3 BioC JSON but the JSON is nested "
         "deeper than 64 levels",
-        "warning: crossref: updates 10.5555/demo.0004: crossref: message must be an object, "
-        "got a list",
+        f"warning: crossref: {BATCH_STEP}: {_unplaceable('bad-replay')}crossref: message must "
+        "be an object, got a list",
         "warning: europepmc: refused 1 record(s) that cannot be cited: pmid must be 1 to 10 "
         "digits without a leading zero",
         f"warning: openfda: refused 1 record(s) that cannot be cited: {VERSION_RULE}",
@@ -144,7 +157,7 @@ def _echoing_replay(folder: Path) -> Path:
     """The demo's recorded answers where Crossref (one DOI) echoes the contact e-mail and
     openFDA the API key, each inside an error answered with 200."""
     replay = Path(shutil.copytree(DEMO_REPLAY, folder))
-    crossref = replay / "crossref" / "works-096898f1ae85.json"  # updates of 10.5555/demo.0004
+    crossref = replay / NOTICES_0004
     echo = [{"value": EMAIL, "message": f"mailto {EMAIL} is not allowed"}]
     _rewrite(crossref, json.dumps({"status": "failed", "message": echo}))
     [label] = (replay / "openfda").glob("*.json")
@@ -168,7 +181,7 @@ def test_an_error_that_echoes_the_email_or_an_api_key_is_recorded_redacted(
     )
     failed = [(f.source, f.step, f.error) for f in built.manifest.failed_requests]
     assert failed == [
-        ("crossref", "updates 10.5555/demo.0004", ECHOED[0]),
+        ("crossref", BATCH_STEP, _unplaceable("echo-replay") + ECHOED[0]),
         ("openfda", "fetch", ECHOED[1]),
     ]
     manifest = built.manifest_path.read_text(encoding="utf-8")
@@ -180,7 +193,7 @@ def test_an_error_that_echoes_the_email_or_an_api_key_is_recorded_redacted(
         details = con.execute("SELECT coalesce(detail, '') FROM sources").fetchall()
     finally:
         con.close()
-    assert logged == [(ECHOED[0],), (ECHOED[1],)]
+    assert logged == [(_unplaceable("echo-replay") + ECHOED[0],), (ECHOED[1],)]
     for text in [manifest, *(d for (d,) in details)]:
         assert EMAIL not in text and API_KEY not in text
 
@@ -197,6 +210,6 @@ def test_snapshot_build_prints_an_echoed_secret_redacted(tmp_path: Path) -> None
     assert EMAIL not in done.stderr + done.stdout and API_KEY not in done.stderr + done.stdout
     warnings = [line for line in done.stderr.splitlines() if line.startswith("warning: ")]
     assert warnings == [
-        f"warning: crossref: updates 10.5555/demo.0004: {ECHOED[0]}",
+        f"warning: crossref: {BATCH_STEP}: {_unplaceable('echo-replay')}{ECHOED[0]}",
         f"warning: openfda: fetch: {ECHOED[1]}",
     ]

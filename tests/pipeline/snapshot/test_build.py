@@ -371,7 +371,7 @@ def test_a_parent_of_schema_3_is_carried_with_its_index_terms_numbered(
 
 # -- failed requests: exit 3, or a snapshot marked partial ---------------------------------------
 
-NOTICE_0002 = "crossref/works-379ce580c72d.json"  # the Crossref notices of 10.5555/demo.0002
+NOTICE_0002 = "crossref/works-f3c631259611.json"  # the Crossref notices of 10.5555/demo.0002
 
 
 def without_notices(tmp_path: Path) -> Path:
@@ -389,12 +389,15 @@ def test_the_cli_exits_3_and_seals_nothing_when_a_request_failed(tmp_path: Path)
     outage = without_notices(tmp_path)
     done = cli("snapshot", "build", str(spec), "--replay", str(outage))
     assert done.returncode == 3, done.stderr
-    url = "https://api.crossref.org/works?filter=updates%3A10.5555%2Fdemo.0002&rows=100"
+    dois = [f"10.5555/demo.000{i}" for i in range(1, 7)]  # one batched request
+    url = "https://api.crossref.org/works?filter=" + "%2C".join(
+        f"updates%3A{d.replace('/', '%2F')}" for d in dois
+    )
     lines = done.stderr.splitlines()
     assert (
-        f"crossref: updates 10.5555/demo.0002 failed: no recorded exchange for GET {url} in "
-        f"{outage.name}"  # outside the working folder: its name, never a local path
-    ) in lines
+        f"crossref: updates {', '.join(dois)} failed: {outage.name} holds no recorded crossref "
+        f"answer for 1 of the 6 DOI(s) asked by GET {url}&rows=100&cursor=%2A: 10.5555/demo.0002"
+    ) in lines  # outside the working folder: its name, never a local path
     assert lines[-2:] == [
         f"error: 1 request failed (crossref 1): no snapshot of {tmp_path / 'demo'} was sealed",
         "hint: build again to retry only those (the answers already fetched are reused), or "
@@ -416,11 +419,11 @@ def test_allow_partial_seals_a_snapshot_that_says_it_is_partial(tmp_path: Path) 
     newest = snapshots_in(tmp_path / "demo")[-1].path
     assert out[0] == f"built {newest}  (PARTIAL)"
     assert out[1] == f"  parent    {first.path.name}"  # continued without --parent
-    assert out[3] == (
-        "  partial   1 failed request (crossref partial); 1 record kept its parent state"
+    assert out[3] == (  # the six PubMed records and the full text with their DOIs
+        "  partial   1 failed request (crossref partial); 7 records kept their parent state"
     )
     m = read_manifest(newest)
-    assert (m.partial, m.carried, len(m.failed_requests)) == (True, 1, 1)
+    assert (m.partial, m.carried, len(m.failed_requests)) == (True, 7, 1)
     # the paper keeps version 1 with its retraction; nothing is withdrawn
     assert query(
         newest,
@@ -432,7 +435,8 @@ def test_allow_partial_seals_a_snapshot_that_says_it_is_partial(tmp_path: Path) 
     assert m.withdrawn == 0
     info = cli("snapshot", "info", str(newest))
     assert (
-        "  harvest   PARTIAL: 1 failed request (crossref partial); 1 record kept its parent state"
+        "  harvest   PARTIAL: 1 failed request (crossref partial); 7 records kept their parent "
+        "state"
     ) in info.stdout.splitlines()
     data = json.loads(cli("snapshot", "info", str(newest), "--json").stdout)
     assert data["partial"] is True and data["manifest"]["partial"] is True

@@ -203,14 +203,16 @@ class Upstream:
         del client, limit
         return list(self.epmc.get(query, []))
 
-    def fetch_notices(self, client: HttpClient, doi: str) -> list[Relation]:
+    def fetch_notices(self, client: HttpClient, dois: Sequence[str]) -> dict[str, list[Relation]]:
+        """One batched request: it fails as a whole when any DOI of it is set to fail."""
         del client
-        if doi in self.fail_notices_once:
-            self.fail_notices_once.discard(doi)
-            raise TransientHarvestError(f"GET api.crossref.org/works failed: HTTP 503 ({doi})")
-        if doi in self.fail_notices:
-            raise TransientHarvestError(f"GET api.crossref.org/works failed: HTTP 503 ({doi})")
-        return list(self.notices.get(doi, []))
+        once = self.fail_notices_once & set(dois)
+        if once:
+            self.fail_notices_once -= once
+            raise TransientHarvestError(f"GET api.crossref.org/works failed: HTTP 503 ({dois})")
+        if self.fail_notices & set(dois):
+            raise TransientHarvestError(f"GET api.crossref.org/works failed: HTTP 503 ({dois})")
+        return {d: list(self.notices.get(d, [])) for d in dois}
 
     def fetch_annotations(
         self, client: HttpClient, pmids: Sequence[str], *, records: object = None
@@ -231,7 +233,7 @@ def upstream(monkeypatch: pytest.MonkeyPatch) -> Upstream:
     monkeypatch.setattr(pubmed, "search_ids", fake.search_ids)
     monkeypatch.setattr(pubmed, "fetch_records", fake.fetch_articles)
     monkeypatch.setattr(clinicaltrials, "fetch_records", fake.fetch_trials)
-    monkeypatch.setattr(crossref, "fetch_update_relations", fake.fetch_notices)
+    monkeypatch.setattr(crossref, "fetch_update_notices", fake.fetch_notices)
     monkeypatch.setattr(pubtator3, "fetch_annotations", fake.fetch_annotations)
     monkeypatch.setattr(europepmc, "fetch_full_text", fake.fetch_full_text)
     monkeypatch.setattr(europepmc, "search_records", fake.search_epmc)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import httpx
 import pytest
 from hypothesis import given
 
@@ -21,7 +20,7 @@ from tests.pipeline.sources.fuzzing import (
     mutated,
     seeds,
 )
-from tests.pipeline.sources.helpers import assert_conformant, fixture, mock_client, wrapper_body
+from tests.pipeline.sources.helpers import assert_conformant, fixture, wrapper_body
 
 
 def test_a_retracted_work_via_updated_by_from_two_sources() -> None:
@@ -93,23 +92,6 @@ def test_updates_filter_list_gives_notices_for_the_filtered_doi_only() -> None:
     assert len(unfiltered.notices) == 3
 
 
-def test_fetch_update_relations_asks_the_updates_filter() -> None:
-    body, _ = wrapper_body(Path(__file__).parents[2] / "fixtures/crossref/updates-retraction.json")
-    seen: list[dict[str, str]] = []
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        seen.append(dict(request.url.params))
-        return httpx.Response(200, content=body.encode())
-
-    with mock_client(handler) as http:
-        relations = crossref.fetch_update_relations(http, "10.5555/XREF.0003")
-    assert seen == [{"filter": "updates:10.5555/xref.0003", "rows": "100"}]
-    assert [(r.kind, r.target) for r in relations] == [
-        ("retraction_in", "doi:10.5555/xref.0004"),
-        ("expression_of_concern_in", "doi:10.5555/xref.0005"),
-    ]
-
-
 def _record(flags: Flags) -> Record:
     return Record(record_id="pmid:99000002", source="pubmed", title="t", flags=flags)
 
@@ -172,7 +154,8 @@ def test_wakefield_retraction_notice_via_crossref() -> None:
 @pytest.mark.live
 def test_live_crossref_smoke() -> None:
     with HttpClient(Settings.from_env()) as http:
-        relations = crossref.fetch_update_relations(http, "10.1016/S0140-6736(97)11096-0")
+        wakefield = "10.1016/s0140-6736(97)11096-0"
+        relations = crossref.fetch_update_notices(http, [wakefield])[wakefield]
     assert any(r.kind == "retraction_in" for r in relations)
 
 

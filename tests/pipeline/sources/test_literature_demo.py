@@ -49,7 +49,8 @@ def harvest() -> dict[str, Record]:
         assert hits == ["99000001", "99000002", "99000004", "99000006"]
         for record in pubmed.fetch_records(http, [*hits, "99000005", "99000003"]):
             doi = record.doi or ""
-            record = crossref.apply_relations(record, crossref.fetch_update_relations(http, doi))
+            notices = crossref.fetch_update_notices(http, [doi])[doi.lower()]
+            record = crossref.apply_relations(record, notices)
             records[record.record_id] = record
         annotations = pubtator3.fetch_annotations(http, [r.pmid or "" for r in records.values()])
         for key, found in annotations.items():

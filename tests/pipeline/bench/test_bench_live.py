@@ -1,0 +1,159 @@
+"""The live-path bench's loopback APIs: the limit they enforce, the formats they speak, and
+how the harvest's time is split between the sources (never the bench itself: it is slow)."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import httpx
+
+from pipeline.bench import bench_live
+from pipeline.bench.bench_live import Answers, LoopbackAPI, TokenBucket, shares
+from pipeline.bench.bench_snapshot import article_xml
+from pipeline.pacing import RateLimiter
+from pipeline.sources import clinicaltrials, crossref, openfda, pubmed, pubtator3
+
+PMID = 99_100_000  # the bench's first PMID; a multiple of 100, so its DOI has a notice
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_bucket_grants_a_one_second_window_then_refuses_until_a_token_is_back() -> None:
+    clock = Clock()
+    bucket = TokenBucket(3.0, clock=clock)
+    assert [bucket.take() for _ in range(3)] == [0.0, 0.0, 0.0]
+    assert round(bucket.take(), 6) == round(1 / 3, 6)  # the 4th in the same instant: refused
+    clock.now = 1 / 3
+    assert bucket.take() == 0.0
+
+
+def test_the_bucket_of_a_limit_below_one_a_second_still_holds_one_token() -> None:
+    clock = Clock()
+    bucket = TokenBucket(50 / 60, clock=clock)
+    assert bucket.take() == 0.0
+    assert round(bucket.take(), 6) == round(60 / 50, 6)
+
+
+def test_the_bucket_never_refuses_requests_paced_at_its_rate() -> None:
+    clock = Clock()
+    bucket = TokenBucket(4.0, clock=clock)
+    refused = []
+    for i in range(200):
+        clock.now = i / 4.0
+        refused.append(bucket.take())
+    assert refused == [0.0] * 200
+
+
+def _api(rate: float, capacity: float | None = None) -> LoopbackAPI:
+    return LoopbackAPI("crossref", Answers(10), TokenBucket(rate, capacity=capacity))
+
+
+def test_the_loopback_api_answers_429_with_retry_after_when_driven_too_fast() -> None:
+    url = "/works?filter=updates:10.5555/bench.99100001&rows=100&cursor=*"
+    with _api(5.0) as api, httpx.Client(base_url=api.url()) as http:
+        statuses = [http.get(url) for _ in range(10)]  # as fast as the loopback goes
+    assert [r.status_code for r in statuses[:5]] == [200] * 5
+    refused = [r for r in statuses if r.status_code == 429]
+    assert len(refused) >= 4  # 10 in well under a second: at most one token came back
+    assert {r.headers["retry-after"] for r in refused} == {"1"}
+    assert (api.counts.answered, api.counts.rejected) == (10 - len(refused), len(refused))
+
+
+def test_the_loopback_api_never_refuses_a_client_paced_at_its_limit() -> None:
+    url = "/works?filter=updates:10.5555/bench.99100001&rows=100&cursor=*"
+    # a window of 2 tokens: a paced client keeps it near full, one sent twice as fast would
+    # empty it within a few requests
+    with _api(20.0, capacity=2.0) as api, httpx.Client(base_url=api.url()) as http:
+        pacing = RateLimiter({api.host: 20.0})
+        statuses = []
+        for _ in range(12):
+            pacing.wait(api.host)
+            statuses.append(http.get(url).status_code)
+    assert statuses == [200] * 12
+    assert api.counts.rejected == 0
+
+
+def test_the_answers_parse_with_each_sources_own_parser() -> None:
+    answers = Answers(1_000)
+    xml = article_xml(PMID, random.Random(PMID))
+    [article] = pubmed.parse(f"<PubmedArticleSet>{xml}</PubmedArticleSet>").records
+    export = f"/research/pubtator3-api/publications/export/biocjson?pmids={PMID}"
+    status, _, body = answers("pubtator3", "GET", export, b"")
+    annotations = pubtator3.align(body, {article.record_id: article})[article.record_id]
+    assert status == 200
+    assert [(a.path, a.start) for a in annotations] == [("title", 0), ("abstract.1", 0)]
+
+    doi = article.doi or ""
+    _, _, body = answers("crossref", "GET", f"/works?filter=updates:{doi}&rows=100&cursor=*", b"")
+    notices = crossref.parse(body).notices
+    assert [(n.kind, n.target) for n in notices] == [
+        ("retraction_in", f"doi:10.5555/bench-notice.{PMID}")
+    ]
+
+    nct = bench_live.nct_id(1)
+    _, _, body = answers("clinicaltrials", "GET", f"/api/v2/studies?filter.ids={nct}", b"")
+    assert [r.record_id for r in clinicaltrials.parse(body).records] == [f"nct:{nct}"]
+
+    set_id = bench_live.set_id(1)
+    _, _, body = answers("openfda", "GET", f'/drug/label.json?search=set_id:"{set_id}"', b"")
+    [label] = openfda.parse(body).records
+    assert (label.record_id, label.version) == (f"setid:{set_id}", "1")
+    status, _, _ = answers("openfda", "GET", '/drug/label.json?search=set_id:"x-y"', b"")
+    assert status == 404  # openFDA's no-match
+
+
+def test_crossref_notices_are_paged_by_cursor() -> None:
+    dois = ",".join(f"updates:10.5555/bench.{PMID + 100 * i}" for i in range(5))
+    _, _, first = Answers(10)("crossref", "GET", f"/works?filter={dois}&rows=2&cursor=*", b"")
+    page = crossref.parse(first)
+    assert (len(page.notices), page.count) == (2, 5)
+    _, _, last = Answers(10)("crossref", "GET", f"/works?filter={dois}&rows=2&cursor=page-4", b"")
+    assert len(crossref.parse(last).notices) == 1
+
+
+def test_each_request_owns_the_time_until_the_next_one_starts_waiting() -> None:
+    out = {
+        "log": [("a", 0.0), ("a", 1.0), ("b", 1.5), ("c", 4.0)],
+        "last": 4.25,
+    }
+    owned = shares(out, {"a": "pubmed", "b": "crossref", "c": "openfda"})
+    assert owned == {"pubmed": (2, 1.5), "crossref": (1, 2.5), "openfda": (1, 0.25)}
+
+
+def test_the_spec_asks_for_every_source_of_the_bench(tmp_path: Path) -> None:
+    from pipeline.snapshot.spec import load_spec
+
+    spec = load_spec(bench_live.write_spec(tmp_path / "live.toml", 12_000, 3, 2))
+    assert spec.pubmed is not None and spec.pubmed.annotations
+    assert [q.limit for q in spec.pubmed.queries] == [10_000, 2_000]
+    assert spec.crossref is not None and spec.crossref.updates
+    assert spec.clinicaltrials is not None and len(spec.clinicaltrials.ids) == 3
+    assert spec.openfda is not None and len(spec.openfda.set_ids) == 2
+
+
+def test_a_tiny_live_build_over_the_loopback_apis_is_complete_and_never_refused(
+    tmp_path: Path,
+) -> None:
+    figures = {
+        f.name.split(" (")[0]: f for f in bench_live.run(tmp_path, records=120, trials=2, labels=2)
+    }
+    assert figures["429s answered by the loopback APIs"].value == 0
+    assert figures["failed requests in the manifest"].value == 0
+    assert figures["whole build: 124 records, wall time"].value > 0
+    requests = {s: figures[f"{s}: requests"].value for s in bench_live.LIMITS}
+    # 1 esearch + 1 efetch; PubTator3 100 PMIDs a request; Crossref 50 DOIs (50 + 50 + 20)
+    assert requests == {
+        "pubmed": 2,
+        "pubtator3": 2,
+        "crossref": 3,
+        "clinicaltrials": 1,
+        "openfda": 1,
+    }
+    assert figures["peak RSS, build"].value > 0  # its own peak: more than an empty interpreter
