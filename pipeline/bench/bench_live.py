@@ -430,9 +430,10 @@ def write_spec(
 
 
 _CHILD = """
-import json, os, resource, sys, threading, time
+import json, os, sys, time
 from pathlib import Path
 from pipeline import pacing
+from pipeline.bench.procmem import ChildPeaks, peak_kb
 from pipeline.settings import Settings
 from pipeline.snapshot.build import build_snapshot
 from pipeline.bench.bench_snapshot import BENCH_KEYRING
@@ -443,23 +444,7 @@ def wait(self, host):
     log.append((host, time.perf_counter()))
     return original(self, host)
 pacing.RateLimiter.wait = wait
-def hwm_kb(pid="self"):  # this process's own peak (ru_maxrss also counts its parent's at exec)
-    try:
-        with open(f"/proc/{pid}/status") as status:
-            return max([int(l.split()[1]) for l in status if l.startswith("VmHWM:")] + [0])
-    except OSError:
-        return 0
-writer = [0]
-def children():
-    for tasks in Path("/proc/self/task").glob("*/children"):
-        yield from tasks.read_text().split()
-def sample():  # the writer process's own peak, sampled until the build ends
-    while not done.is_set():
-        for pid in children():
-            writer[0] = max(writer[0], hwm_kb(pid))
-        done.wait(0.2)
-done = threading.Event()
-threading.Thread(target=sample, daemon=True).start()
+writer = ChildPeaks()  # the writer process's own peak, sampled until the build ends
 for name in ("get", "post"):
     def timed(self, *args, _call=getattr(HttpClient, name), **kwargs):
         try:
@@ -471,13 +456,12 @@ started = time.perf_counter()
 result = build_snapshot(Path(sys.argv[1]), keyring=BENCH_KEYRING, settings=Settings.from_env(),
                         live=True, resume=False)
 ended = time.perf_counter()
-done.set()
+writer_kb = writer.stop()
 m = result.manifest
 print(json.dumps({"started": started, "ended": ended, "log": log, "last": answered[0],
                   "records": {s: v.records for s, v in m.sources.items()},
                   "failed": len(m.failed_requests),
-                  "rss_kb": hwm_kb() or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-                  "writer_rss_kb": writer[0]}))
+                  "rss_kb": peak_kb(), "writer_rss_kb": writer_kb}))
 """
 
 

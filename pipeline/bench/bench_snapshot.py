@@ -198,21 +198,22 @@ class _NullSink:
 
 
 _CHILD = """
-import json, resource, sys, time
+import json, sys, time
 from pathlib import Path
 from pipeline.settings import Settings
 from pipeline.snapshot.build import build_snapshot
 from pipeline.bench.bench_snapshot import BENCH_KEYRING
+from pipeline.bench.procmem import ChildPeaks, peak_kb
+writer = ChildPeaks()
 started = time.perf_counter()
 result = build_snapshot(
     Path(sys.argv[1]), keyring=BENCH_KEYRING, settings=Settings(), resume=False
 )
 elapsed = time.perf_counter() - started
+writer_kb = writer.stop()
 m = result.manifest
 print(json.dumps({"seconds": elapsed, "records": m.records, "passages": m.passages,
-                  "rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-                  "writer_rss_kb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
-                  "size": m.size}))
+                  "rss_kb": peak_kb(), "writer_rss_kb": writer_kb, "size": m.size}))
 """
 
 
