@@ -103,18 +103,15 @@ Limit = Annotated[
 
 
 def _sources(allowed: tuple[str, ...]) -> Any:
-    return Annotated[
-        list[str],
-        Field(
-            description=f"Only these sources (default: all of {', '.join(allowed)}).",
-            **_schema(items={"enum": list(allowed)}, maxItems=len(allowed), uniqueItems=True),
-        ),
-    ]
+    return Field(
+        description=f"Only these sources (default: all of {', '.join(allowed)}).",
+        **_schema(items={"enum": list(allowed)}, maxItems=len(allowed), uniqueItems=True),
+    )
 
 
-LiteratureSources = _sources(LITERATURE)
-TrialSources = _sources(TRIALS)
-LabelSources = _sources(DRUG_LABELS)
+LiteratureSources = Annotated[list[str], _sources(LITERATURE)]
+TrialSources = Annotated[list[str], _sources(TRIALS)]
+LabelSources = Annotated[list[str], _sources(DRUG_LABELS)]
 
 
 def build_server(served: Served) -> MCPServer:
