@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client
-from mcp_types import CallToolResult
+from mcp.types import CallToolResult
 
 from audit.handles import parse_handle, verify
 from audit.report import VERDICTS
