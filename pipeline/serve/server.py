@@ -12,17 +12,18 @@ One tool per :mod:`pipeline.serve.service` function. Every tool:
   "Error executing tool X" (its traceback is logged to stderr), never a silent pass.
 
 Tools are sync functions: the SDK runs each in a worker thread, so calls run concurrently;
-the service opens one connection per call, so they share no connection.
+each call reads through its own cursor (:class:`~pipeline.serve.service.Served`).
+
+The SDK is imported inside :func:`build_server` only, so that importing this module (as
+``citeseal --help`` and the no-``fcntl`` import check do) does not load it: on POSIX the SDK
+imports ``fcntl`` at import time. That is also why this module does not use postponed
+annotations: the tools' annotations are evaluated where they are defined, inside
+:func:`build_server`, where the SDK's names are bound.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from audit import __version__
@@ -53,7 +54,9 @@ from pipeline.serve.service import (
 )
 from pipeline.snapshot.search import MAX_QUERY_CHARS
 
-READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+    from mcp.types import CallToolResult
 
 INSTRUCTIONS = (
     "Evidence from one frozen, sealed snapshot of biomedical sources. Search, fetch passages, "
@@ -74,8 +77,11 @@ def tool_message(error: CiteSealError) -> str:
     return f"{one_line(error.message)}{hint}"
 
 
-def _result(call: Callable[[], Outcome]) -> CallToolResult:
+def _result(call: Callable[[], Outcome]) -> "CallToolResult":
     """Run one service call; a project error becomes the tool's ``isError`` message."""
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.types import CallToolResult, TextContent
+
     try:
         outcome = call()
     except CiteSealError as error:
@@ -114,8 +120,12 @@ TrialSources = Annotated[list[str], _sources(TRIALS)]
 LabelSources = Annotated[list[str], _sources(DRUG_LABELS)]
 
 
-def build_server(served: Served) -> MCPServer:
+def build_server(served: Served) -> "MCPServer":
     """The MCP server over ``served`` (its tools; transports are the caller's)."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.types import CallToolResult, ToolAnnotations
+
+    read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
     mcp = MCPServer(
         name="citeseal",
         title="citeseal evidence snapshot",
@@ -123,7 +133,7 @@ def build_server(served: Served) -> MCPServer:
         instructions=INSTRUCTIONS,
     )
 
-    @mcp.tool(annotations=READ_ONLY)
+    @mcp.tool(annotations=read_only)
     def search_literature(
         query: Query,
         limit: Limit = 10,
@@ -137,7 +147,7 @@ def build_server(served: Served) -> MCPServer:
             lambda: service.search(served, "literature", query, limit=limit, sources=sources)
         )
 
-    @mcp.tool(annotations=READ_ONLY)
+    @mcp.tool(annotations=read_only)
     def search_trials(
         query: Query,
         limit: Limit = 10,
@@ -149,7 +159,7 @@ def build_server(served: Served) -> MCPServer:
             lambda: service.search(served, "trials", query, limit=limit, sources=sources)
         )
 
-    @mcp.tool(annotations=READ_ONLY)
+    @mcp.tool(annotations=read_only)
     def search_drug_labels(
         query: Query,
         limit: Limit = 10,
@@ -161,7 +171,7 @@ def build_server(served: Served) -> MCPServer:
             lambda: service.search(served, "drug_labels", query, limit=limit, sources=sources)
         )
 
-    @mcp.tool(annotations=READ_ONLY)
+    @mcp.tool(annotations=read_only)
     def fetch_passages(
         record_ids: Annotated[
             list[str],
@@ -184,7 +194,7 @@ def build_server(served: Served) -> MCPServer:
         they stay verifiable against this snapshot."""
         return _result(lambda: service.fetch(served, record_ids, max_passages=max_passages))
 
-    @mcp.tool(annotations=READ_ONLY)
+    @mcp.tool(annotations=read_only)
     def resolve_handles(
         handles: Annotated[
             list[HandleQuery],
@@ -200,7 +210,7 @@ def build_server(served: Served) -> MCPServer:
         withdrawn, quote_mismatch, ok), the passage as issued and as it is now, and flags."""
         return _result(lambda: service.resolve(served, handles))
 
-    @mcp.tool(annotations=READ_ONLY)
+    @mcp.tool(annotations=read_only)
     def audit_answer(
         answer: Annotated[
             str,
@@ -232,13 +242,13 @@ def build_server(served: Served) -> MCPServer:
             lambda: service.audit(served, answer=answer or None, claims=claims, fail_on=fail_on)
         )
 
-    @mcp.tool(annotations=READ_ONLY)
+    @mcp.tool(annotations=read_only)
     def describe_contract() -> Annotated[CallToolResult, Contract]:
         """The citation contract: handle grammar, verdict ladder, flags, quote folding, the
         server's limits and the snapshot's identity. Read it before citing."""
         return _result(lambda: service.contract(served))
 
-    @mcp.tool(annotations=READ_ONLY)
+    @mcp.tool(annotations=read_only)
     def snapshot_info() -> Annotated[CallToolResult, SnapshotInfo]:
         """What the served snapshot is and holds: identity, seal, counts, per-source status."""
         return _result(lambda: service.info(served))
