@@ -115,20 +115,32 @@ def _sha256(path: Path) -> str:
 class DuckDBCorpus:
     """A snapshot file opened read-only; one instance (one connection) serves a whole run."""
 
-    def __init__(self, path: Path, *, sha256: str | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        sha256: str | None = None,
+        connection: duckdb.DuckDBPyConnection | None = None,
+    ) -> None:
         """Open ``path`` read-only. ``sha256``: the file's digest when the caller has already
-        computed it (checking the file against its manifest), so it is not hashed again."""
+        computed it (checking the file against its manifest), so it is not hashed again.
+        ``connection``: an open read-only connection to ``path`` to read through instead (a
+        server's per-call cursor, since DuckDB refuses a second connection to a file with a
+        different configuration in one process); :meth:`close` closes it."""
         self.path = Path(path)
-        if not self.path.is_file():
+        if connection is not None:
+            self._con = connection
+        elif not self.path.is_file():
             raise CorpusError(
                 f"snapshot {self.path} does not exist",
                 advice="build one with: citeseal snapshot build snapshots/demo.toml",
             )
-        try:
-            self._con = duckdb.connect(str(self.path), read_only=True)
-        except duckdb.Error as error:
-            first = str(error).splitlines()[0] if str(error) else type(error).__name__
-            raise CorpusError(f"cannot open snapshot {self.path}: {first}") from None
+        else:
+            try:
+                self._con = duckdb.connect(str(self.path), read_only=True)
+            except duckdb.Error as error:
+                first = str(error).splitlines()[0] if str(error) else type(error).__name__
+                raise CorpusError(f"cannot open snapshot {self.path}: {first}") from None
         self._check_shape()
         self._meta = dict(self._fetch("SELECT key, value FROM meta"))
         self._sources: dict[str, str] | None = None

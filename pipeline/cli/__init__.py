@@ -27,6 +27,7 @@ from pipeline.cli import (
     reaudit_cmd,
     replay_cmd,
     search_cmd,
+    serve_cmd,
     site_cmd,
     snapshot_cmd,
 )
@@ -53,6 +54,7 @@ for _module in (
     site_cmd,
     demo_cmd,
     replay_cmd,
+    serve_cmd,
 ):
     _module.register(app)
 

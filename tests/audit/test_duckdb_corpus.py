@@ -137,6 +137,22 @@ def test_keys_with_separator_characters_are_simply_absent(snapshot: Path) -> Non
         assert corpus.records(["pmid:99000002\x1e", "x\x1fy"]) == {}
 
 
+def test_a_corpus_over_a_given_cursor_reads_like_one_it_opened_and_closes_it(
+    snapshot: Path,
+) -> None:
+    ids = ["nct:NCT99000001", "pmid:99000002"]
+    base = duckdb.connect(str(snapshot), read_only=True)
+    try:
+        cursor = base.cursor()
+        with DuckDBCorpus(snapshot, connection=cursor) as corpus:
+            assert corpus.records(ids) == _memory().records(ids)
+        with pytest.raises(duckdb.ConnectionException):
+            cursor.execute("SELECT 1")
+        assert base.execute("SELECT 1").fetchone() == (1,)  # the base stays open
+    finally:
+        base.close()
+
+
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(CorpusError) as raised:
         DuckDBCorpus(tmp_path / "nope.duckdb")

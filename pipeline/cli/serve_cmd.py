@@ -1,0 +1,50 @@
+"""CLI: ``citeseal serve`` — an MCP server over one snapshot, on stdio (docs/serve.md).
+
+The snapshot is checked (manifest, file, digest, seal: :func:`pipeline.snapshot.trust
+.trust_snapshot`) before the server starts, so a snapshot that fails is one ``error:`` line
+and exit 1, and no host ever sees a server for it. While serving, stdout carries only the
+protocol (the SDK owns file descriptor 1); the one startup note and every log go to stderr.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from pipeline.cli.common import keyring_from_settings, seal_policy, trusted_snapshot
+from pipeline.cli.options import DemoKeyOpt, SnapshotOpt
+from pipeline.cli.output import raw
+from pipeline.settings import Settings
+
+
+def serve_command(snapshot: SnapshotOpt, demo_key: DemoKeyOpt = False) -> None:
+    """Serve a snapshot to MCP hosts over stdio: read-only search, fetch, resolve and audit
+    tools; never touches the network."""
+    settings = Settings.from_env()
+    keyring = keyring_from_settings(settings, demo_key)
+    policy = seal_policy(settings, demo_key, keyring=keyring)
+    trusted = trusted_snapshot(snapshot, settings, policy)
+
+    from pipeline.serve.server import build_server  # the SDK loads only when serving
+    from pipeline.serve.service import Served
+
+    with Served(trusted, keyring) as served:
+        demo = " (handles minted with the PUBLIC demo key)" if keyring.demo else ""
+        typer.echo(
+            f"citeseal serve: {trusted.manifest.name} {trusted.manifest.snapshot_id} "
+            f"on stdio{demo}",
+            err=True,
+        )
+        server = build_server(served)
+        wrapped = sys.stdout
+        sys.stdout = raw(wrapped)  # the SDK claims the real stream's descriptor for the wire
+        try:
+            server.run("stdio")
+        finally:
+            sys.stdout = wrapped
+
+
+def register(app: typer.Typer) -> None:
+    """Attach ``citeseal serve`` to the root app."""
+    app.command("serve")(serve_command)

@@ -1,0 +1,14 @@
+"""``citeseal serve``: an MCP server (stdio) over one trusted, frozen snapshot.
+
+Layers (docs/serve.md)::
+
+    service.py   pure-ish core: bounded inputs → JSON-ready results + a text block, through
+                 the existing search (pipeline.snapshot.search) and the audit engine
+    server.py    the MCP surface (mcp.server.mcpserver.MCPServer): one tool per service
+                 function, read-only annotations, project errors → ``isError`` results
+
+The snapshot is checked with :func:`pipeline.snapshot.trust.trust_snapshot` before the server
+starts; every call opens its own read-only connection (and checks that the file is still the
+one that was trusted), so concurrent calls share nothing mutable. The server never touches the
+network and never writes to stdout outside the protocol.
+"""

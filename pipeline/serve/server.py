@@ -1,0 +1,256 @@
+"""The MCP surface of ``citeseal serve`` (mcp 2.3, ``mcp.server.mcpserver.MCPServer``).
+
+One tool per :mod:`pipeline.serve.service` function. Every tool:
+
+* takes typed arguments whose bounds are in the input schema (``maxLength``, ``maxItems``,
+  ``minimum``/``maximum``) and are checked again by the service with an exact message;
+* is annotated read-only, idempotent and closed-world (nothing is fetched, nothing written);
+* returns structured content (its output schema is the service's model) AND a text block a
+  model can read on its own (some clients read only ``content``);
+* turns a :class:`~audit.errors.CiteSealError` into an ``isError`` result carrying the error's
+  one-line message and advice (``ToolError``); any other exception is the SDK's opaque
+  "Error executing tool X" (its traceback is logged to stderr), never a silent pass.
+
+Tools are sync functions: the SDK runs each in a worker thread, so calls run concurrently;
+each call reads through its own cursor (:class:`~pipeline.serve.service.Served`).
+
+The SDK is imported inside :func:`build_server` only, so that importing this module (as
+``citeseal --help`` and the no-``fcntl`` import check do) does not load it: on POSIX the SDK
+imports ``fcntl`` at import time. That is also why this module does not use postponed
+annotations: the tools' annotations are evaluated where they are defined, inside
+:func:`build_server`, where the SDK's names are bound.
+"""
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import Field
+
+from audit import __version__
+from audit.citations import MAX_ANSWER_CHARS, MAX_QUOTE_CHARS
+from audit.claims import MAX_CLAIMS_BYTES
+from audit.errors import CiteSealError
+from audit.report import FAIL_ON_ITEMS, Report
+from audit.terminal import one_line
+from pipeline.serve import service
+from pipeline.serve.service import (
+    DRUG_LABELS,
+    LITERATURE,
+    MAX_HANDLE_CHARS,
+    MAX_HANDLES,
+    MAX_ID_CHARS,
+    MAX_PASSAGES,
+    MAX_RECORDS,
+    MAX_RESULTS,
+    TRIALS,
+    Contract,
+    FetchResult,
+    HandleQuery,
+    Outcome,
+    ResolveResult,
+    SearchResult,
+    Served,
+    SnapshotInfo,
+)
+from pipeline.snapshot.search import MAX_QUERY_CHARS
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+    from mcp.types import CallToolResult
+
+INSTRUCTIONS = (
+    "Evidence from one frozen, sealed snapshot of biomedical sources. Search, fetch passages, "
+    "and cite each claim with the passage's handle copied exactly, optionally with an exact "
+    'quote: [HANDLE "words"]. Handles are checkable forever against this snapshot; a handle '
+    "you invent or edit is detected as forged. Call describe_contract for the rules and "
+    "audit_answer to check an answer before you give it."
+)
+
+
+def _schema(**bounds: Any) -> dict[str, Any]:
+    return {"json_schema_extra": bounds}
+
+
+def tool_message(error: CiteSealError) -> str:
+    """The error as the model reads it: one line, then the advice when there is one."""
+    hint = f"; hint: {one_line(error.advice)}" if error.advice else ""
+    return f"{one_line(error.message)}{hint}"
+
+
+def _result(call: Callable[[], Outcome]) -> "CallToolResult":
+    """Run one service call; a project error becomes the tool's ``isError`` message."""
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.types import CallToolResult, TextContent
+
+    try:
+        outcome = call()
+    except CiteSealError as error:
+        raise ToolError(tool_message(error)) from None
+    return CallToolResult(
+        content=[TextContent(type="text", text=outcome.text)],
+        structured_content=outcome.value.model_dump(mode="json"),
+    )
+
+
+Query = Annotated[
+    str,
+    Field(
+        description=f"Words to look for (BM25 ranking; at most {MAX_QUERY_CHARS} characters).",
+        **_schema(minLength=1, maxLength=MAX_QUERY_CHARS),
+    ),
+]
+Limit = Annotated[
+    int,
+    Field(
+        description=f"How many passages (1-{MAX_RESULTS}).",
+        **_schema(minimum=1, maximum=MAX_RESULTS),
+    ),
+]
+
+
+def _sources(allowed: tuple[str, ...]) -> Any:
+    return Field(
+        description=f"Only these sources (default: all of {', '.join(allowed)}).",
+        **_schema(items={"enum": list(allowed)}, maxItems=len(allowed), uniqueItems=True),
+    )
+
+
+LiteratureSources = Annotated[list[str], _sources(LITERATURE)]
+TrialSources = Annotated[list[str], _sources(TRIALS)]
+LabelSources = Annotated[list[str], _sources(DRUG_LABELS)]
+
+
+def build_server(served: Served) -> "MCPServer":
+    """The MCP server over ``served`` (its tools; transports are the caller's)."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.types import CallToolResult, ToolAnnotations
+
+    read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+    mcp = MCPServer(
+        name="citeseal",
+        title="citeseal evidence snapshot",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+    )
+
+    @mcp.tool(annotations=read_only)
+    def search_literature(
+        query: Query,
+        limit: Limit = 10,
+        sources: LiteratureSources = [],  # noqa: B006
+    ) -> Annotated[CallToolResult, SearchResult]:
+        """Search the snapshot's papers (PubMed, Europe PMC, PubTator3, Crossref) by BM25.
+
+        Each passage comes with its handle: cite it exactly as given. Flags (retracted,
+        expression_of_concern, preprint) are shown on each passage."""
+        return _result(
+            lambda: service.search(served, "literature", query, limit=limit, sources=sources)
+        )
+
+    @mcp.tool(annotations=read_only)
+    def search_trials(
+        query: Query,
+        limit: Limit = 10,
+        sources: TrialSources = [],  # noqa: B006
+    ) -> Annotated[CallToolResult, SearchResult]:
+        """Search the snapshot's ClinicalTrials.gov records by BM25; each passage has its
+        handle (trial handles pin the registry version they were issued from)."""
+        return _result(
+            lambda: service.search(served, "trials", query, limit=limit, sources=sources)
+        )
+
+    @mcp.tool(annotations=read_only)
+    def search_drug_labels(
+        query: Query,
+        limit: Limit = 10,
+        sources: LabelSources = [],  # noqa: B006
+    ) -> Annotated[CallToolResult, SearchResult]:
+        """Search the snapshot's openFDA drug labels by BM25; each passage has its handle
+        (label handles pin the label version they were issued from)."""
+        return _result(
+            lambda: service.search(served, "drug_labels", query, limit=limit, sources=sources)
+        )
+
+    @mcp.tool(annotations=read_only)
+    def fetch_passages(
+        record_ids: Annotated[
+            list[str],
+            Field(
+                description=f"Record ids such as pmid:99000001 or nct:NCT99000001 "
+                f"(1-{MAX_RECORDS}).",
+                **_schema(minItems=1, maxItems=MAX_RECORDS, items={"maxLength": MAX_ID_CHARS}),
+            ),
+        ],
+        max_passages: Annotated[
+            int,
+            Field(
+                description=f"At most this many passages per record (1-{MAX_PASSAGES}).",
+                **_schema(minimum=1, maximum=MAX_PASSAGES),
+            ),
+        ] = 50,
+    ) -> Annotated[CallToolResult, FetchResult]:
+        """Every passage of the current version of each record, each with a freshly minted
+        handle, plus the record's title, status, flags and relations. Handles do not expire:
+        they stay verifiable against this snapshot."""
+        return _result(lambda: service.fetch(served, record_ids, max_passages=max_passages))
+
+    @mcp.tool(annotations=read_only)
+    def resolve_handles(
+        handles: Annotated[
+            list[HandleQuery],
+            Field(
+                description=f"Handles (1-{MAX_HANDLES}), each with an optional quote "
+                f"(handle at most {MAX_HANDLE_CHARS}, quote at most {MAX_QUOTE_CHARS} "
+                "characters).",
+                **_schema(minItems=1, maxItems=MAX_HANDLES),
+            ),
+        ],
+    ) -> Annotated[CallToolResult, ResolveResult]:
+        """Judge handles with the audit engine: verdict (malformed, forged, unavailable,
+        withdrawn, quote_mismatch, ok), the passage as issued and as it is now, and flags."""
+        return _result(lambda: service.resolve(served, handles))
+
+    @mcp.tool(annotations=read_only)
+    def audit_answer(
+        answer: Annotated[
+            str,
+            Field(
+                description="The answer (Markdown or plain text) citing [HANDLE] or "
+                f'[HANDLE "quote"] (at most {MAX_ANSWER_CHARS:,} characters).',
+                **_schema(maxLength=MAX_ANSWER_CHARS),
+            ),
+        ] = "",
+        claims: Annotated[
+            dict[str, Any] | list[Any] | None,
+            Field(
+                description='Instead of answer: structured claims, {"claims": [{"sentence": '
+                '..., "citations": [{"handle": ..., "quote": ...}]}]} (docs/audit.md; at most '
+                f"{MAX_CLAIMS_BYTES:,} characters as JSON).",
+            ),
+        ] = None,
+        fail_on: Annotated[
+            list[str],
+            Field(
+                description="Also fail on these (malformed and forged always fail).",
+                **_schema(items={"enum": list(FAIL_ON_ITEMS)}, maxItems=len(FAIL_ON_ITEMS)),
+            ),
+        ] = [],  # noqa: B006
+    ) -> Annotated[CallToolResult, Report]:
+        """Audit an answer's citations against this snapshot and return the report (overall
+        pass/warn/fail, a verdict per citation, uncited sentences). Give answer or claims."""
+        return _result(
+            lambda: service.audit(served, answer=answer or None, claims=claims, fail_on=fail_on)
+        )
+
+    @mcp.tool(annotations=read_only)
+    def describe_contract() -> Annotated[CallToolResult, Contract]:
+        """The citation contract: handle grammar, verdict ladder, flags, quote folding, the
+        server's limits and the snapshot's identity. Read it before citing."""
+        return _result(lambda: service.contract(served))
+
+    @mcp.tool(annotations=read_only)
+    def snapshot_info() -> Annotated[CallToolResult, SnapshotInfo]:
+        """What the served snapshot is and holds: identity, seal, counts, per-source status."""
+        return _result(lambda: service.info(served))
+
+    return mcp

@@ -1,0 +1,111 @@
+"""``citeseal serve`` launched the way hosts launch it: a subprocess speaking stdio."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from audit.handles import parse_handle, verify
+from pipeline.snapshot.manifest import manifest_path
+from tests.conftest import TEST_KEY_HEX
+from tests.pipeline.serve.conftest import DEMO
+
+CITESEAL = [sys.executable, "-c", "from pipeline.cli import main; main()"]
+
+
+def env(data_dir: Path) -> dict[str, str]:
+    """The test key (it sealed the demo pair) and a private data dir; handles: --demo-key."""
+    return {**os.environ, "CITESEAL_KEY": TEST_KEY_HEX, "CITESEAL_DATA_DIR": str(data_dir)}
+
+
+@pytest.mark.anyio
+async def test_stdio_server_lists_tools_and_answers_calls(
+    demo_pair: tuple[Path, Path], tmp_path: Path
+) -> None:
+    errlog = (tmp_path / "stderr.txt").open("w+", encoding="utf-8")
+    params = StdioServerParameters(
+        command=CITESEAL[0],
+        args=[*CITESEAL[1:], "serve", "--snapshot", str(demo_pair[1].parent), "--demo-key"],
+        env=env(tmp_path),
+        cwd=str(tmp_path),
+    )
+    with errlog:
+        async with Client(stdio_client(params, errlog=errlog)) as client:
+            tools = {tool.name for tool in (await client.list_tools()).tools}
+            found = await client.call_tool("search_literature", {"query": "zentravir", "limit": 2})
+            info = await client.call_tool("snapshot_info", {})
+        errlog.seek(0)
+        stderr = errlog.read()
+    assert {"search_literature", "fetch_passages", "resolve_handles", "audit_answer"} <= tools
+    assert not found.is_error and isinstance(found.structured_content, dict)
+    hits = found.structured_content["results"]
+    assert len(hits) == 2 and all(verify(DEMO, parse_handle(h["handle"])) for h in hits)
+    assert not info.is_error and isinstance(info.structured_content, dict)
+    assert info.structured_content["identity"]["file"] == demo_pair[1].name
+    manifest_id = info.structured_content["identity"]["snapshot_id"]
+    assert stderr.startswith(
+        f"citeseal serve: demo {manifest_id} on stdio (handles minted with the PUBLIC demo key)\n"
+    )
+
+
+def test_a_tampered_snapshot_is_refused_before_the_server_starts(
+    demo_pair: tuple[Path, Path], tmp_path: Path
+) -> None:
+    path = tmp_path / demo_pair[1].name
+    shutil.copyfile(demo_pair[1], path)
+    shutil.copyfile(manifest_path(demo_pair[1]), manifest_path(path))
+    with path.open("ab") as stream:
+        stream.write(b"\0")
+    done = subprocess.run(
+        [*CITESEAL, "serve", "--snapshot", str(path), "--demo-key"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env(tmp_path),
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
+    size = path.stat().st_size
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        f"error: snapshot {path} failed its digest check: the file is {size:,} bytes, its "
+        f"manifest says {size - 1:,}\n"
+        "hint: the file was changed after it was built; restore a copy or rebuild it\n"
+    )
+
+
+def test_a_snapshot_sealed_with_a_key_not_held_here_is_refused(
+    demo_pair: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Without a key that sealed it, the snapshot is refused; nothing is served."""
+    done = subprocess.run(
+        [*CITESEAL, "serve", "--snapshot", str(demo_pair[1])],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "CITESEAL_DATA_DIR": str(tmp_path)},
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
+    assert (done.returncode, done.stdout) == (1, "")
+    [error, hint] = done.stderr.splitlines()
+    assert error.startswith(
+        f"error: snapshot {demo_pair[1]} failed its seal check: its manifest is sealed with key "
+    )
+    assert hint == "hint: set CITESEAL_KEY (or CITESEAL_KEY_FILE) to the key that built it"
+
+
+def test_serve_is_a_registered_command() -> None:
+    assert shutil.which(CITESEAL[0])
+    done = subprocess.run(
+        [*CITESEAL, "serve", "--help"], capture_output=True, text=True, check=False, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert "--snapshot" in done.stdout and "--demo-key" in done.stdout
