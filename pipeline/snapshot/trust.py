@@ -122,7 +122,8 @@ class TrustedSnapshot:
             now = None
         if now != self.identity:
             raise TamperedSnapshotError(
-                f"snapshot {self.path} changed while it was being opened",
+                f"snapshot {self.path.name} changed while it was being opened",  # a name: an MCP
+                # server sends this message to the model, which has no business with local paths
                 advice="run the command again once nothing is writing the file",
             )
 

@@ -311,4 +311,4 @@ def test_a_file_replaced_after_its_check_is_refused_when_opened(
     swapped.replace(copy)  # same bytes, another file: its identity changed after the check
     with pytest.raises(TamperedSnapshotError) as caught:
         trusted.corpus()
-    assert caught.value.message == f"snapshot {copy} changed while it was being opened"
+    assert caught.value.message == f"snapshot {copy.name} changed while it was being opened"
