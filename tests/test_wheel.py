@@ -1,5 +1,6 @@
 """The built wheel works with no checkout beside it: build it, install it into a clean venv, and
-run ``citeseal demo`` and ``citeseal --help`` from a folder outside the checkout.
+run ``citeseal demo``, ``citeseal serve`` (over stdio) and ``citeseal --help`` from a folder
+outside the checkout.
 
 Uses the bootstrapped uv (``.tools/bin/uv``, ``make venv``) and uv's shared cache; the build
 backend (hatchling) comes from that cache or PyPI. When the backend cannot be fetched the test
@@ -15,6 +16,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
 ROOT = Path(__file__).resolve().parent.parent
 UV = ROOT / ".tools" / "bin" / "uv"
@@ -150,3 +153,25 @@ def test_a_standalone_html_report_from_the_wheel_inlines_the_packaged_stylesheet
     html = (tmp_path / "answer.html").read_text(encoding="utf-8")
     css = (ROOT / "site" / "static" / "site.css").read_text(encoding="utf-8")
     assert css in html  # inlined (and allowed by its hash in the page's CSP)
+
+
+@pytest.mark.anyio
+async def test_citeseal_serve_from_the_wheel_answers_over_stdio(installed: Path) -> None:
+    work = installed.parent.parent / "work"
+    if not (work / "X" / "snapshots" / "demo").is_dir():  # made by the demo test, or here
+        work.mkdir(exist_ok=True)
+        assert _run([installed / "citeseal", "demo", "--out", "X"], cwd=work).returncode == 0
+    errlog = (work / "serve-stderr.txt").open("w+", encoding="utf-8")
+    params = StdioServerParameters(
+        command=str(installed / "citeseal"),
+        args=["serve", "--snapshot", "X/snapshots/demo", "--demo-key"],
+        env={**_clean_env(), "CITESEAL_DATA_DIR": str(work / "data")},
+        cwd=str(work),
+    )
+    with errlog:
+        async with Client(stdio_client(params, errlog=errlog)) as client:
+            tools = {tool.name for tool in (await client.list_tools()).tools}
+            found = await client.call_tool("search_trials", {"query": "zentravir", "limit": 1})
+    assert {"search_literature", "search_trials", "audit_answer"} <= tools
+    assert not found.is_error and isinstance(found.structured_content, dict)
+    assert found.structured_content["results"][0]["handle"].startswith("nct:NCT99")
