@@ -22,12 +22,13 @@ raising the contract version.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from audit import CONTRACT_VERSION
+from audit.errors import InputError
 
 Verdict = Literal["malformed", "forged", "unavailable", "withdrawn", "quote_mismatch", "ok"]
 """Per-citation verdict, in ladder order: the first that applies wins."""
@@ -65,6 +66,21 @@ FailOnItem = Literal[
 ]
 """What ``--fail-on`` accepts: any non-ok verdict, a sentence status, or a flag."""
 FAIL_ON_ITEMS: tuple[FailOnItem, ...] = get_args(FailOnItem)
+
+
+def fail_on_items(values: Iterable[str], *, option: str = "fail_on") -> list[FailOnItem]:
+    """``values`` checked against :data:`FAIL_ON_ITEMS`; an unknown one is an InputError
+    naming ``option`` (``--fail-on`` on the command line, ``fail_on`` over MCP)."""
+    items: list[FailOnItem] = []
+    for value in values:
+        if value not in FAIL_ON_ITEMS:
+            raise InputError(
+                f"unknown {option} value {value!r} (expected one of {', '.join(FAIL_ON_ITEMS)})"
+            )
+        items.extend(item for item in FAIL_ON_ITEMS if item == value)
+    return items
+
+
 DEFAULT_FAIL_ON: tuple[FailOnItem, ...] = ("malformed", "forged")
 
 

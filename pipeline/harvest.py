@@ -62,7 +62,7 @@ from typing import TypeVar
 from pipeline.errors import HarvestError, ParseError, SuspiciousAnswerError
 from pipeline.harvest_protocols import HarvestOutcome, LineageView, NoLineage, Progress, Sink
 from pipeline.http import HttpClient
-from pipeline.records import Annotation, Flags, Record, Relation
+from pipeline.records import Annotation, Record, Relation
 from pipeline.snapshot.spec import CorpusSpec
 from pipeline.sources import clinicaltrials, crossref, europepmc, openfda, pubmed, pubtator3
 
@@ -553,19 +553,7 @@ class Harvester:
                 cache[doi] = None if found is None else found.get(doi, [])
             if found is not None:
                 self.sink.step("crossref", "updates", len(batch), f"{len(batch)} DOIs asked")
-        out: list[Record] = []
-        failed: set[str] = set()
-        for record in records:
-            if not record.doi:
-                out.append(record)
-                continue
-            relations = cache[record.doi.lower()]
-            if relations is None:
-                failed.add(record.record_id)
-                out.append(_notices_unknown(record))
-            else:
-                out.append(crossref.apply_relations(record, relations) if relations else record)
-        return out, failed
+        return crossref.with_notices(records, cache)
 
     # -- refresh ------------------------------------------------------------------------------
     def refresh(self, unseen: dict[str, list[str]]) -> HarvestOutcome:
@@ -619,16 +607,3 @@ _ANSWERS: dict[tuple[str, str], Callable[[Record], str]] = {("europepmc", "pmcid
 
 def _is_full_text_of(records: Sequence[Record], pmcid: str) -> bool:
     return any(r.record_id == f"pmcid:{pmcid}" for r in records)
-
-
-def _notices_unknown(record: Record) -> Record:
-    """``record`` with the flags Crossref's notices decide made unknown: whether it was
-    retracted or drew an expression of concern is not known without them (True stays True,
-    e.g. from PubMed's own publication types)."""
-    flags = record.flags
-    unknown = Flags(
-        retracted=True if flags.retracted else None,
-        expression_of_concern=True if flags.expression_of_concern else None,
-        preprint=flags.preprint,
-    )
-    return record if unknown == flags else record.model_copy(update={"flags": unknown})

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, get_args
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -142,19 +142,10 @@ class _Inputs:
 
 def parse_fail_on(values: list[str]) -> list[FailOnItem]:
     """``--fail-on`` values (repeatable, comma-separated) checked against the known items."""
-    from audit.report import FAIL_ON_ITEMS, FailOnItem
+    from audit.report import fail_on_items
 
-    items: list[FailOnItem] = []
-    for value in values:
-        for part in (p.strip() for p in value.split(",")):
-            if not part:
-                continue
-            if part not in FAIL_ON_ITEMS:
-                raise InputError(
-                    f"unknown --fail-on value {part!r} (expected one of {', '.join(FAIL_ON_ITEMS)})"
-                )
-            items.extend(item for item in get_args(FailOnItem) if item == part)
-    return items
+    parts = [p.strip() for value in values for p in value.split(",")]
+    return fail_on_items([p for p in parts if p], option="--fail-on")
 
 
 def fixed_now() -> datetime | None:

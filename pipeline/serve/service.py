@@ -28,7 +28,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, get_args
+from typing import Any
 
 import duckdb
 from pydantic import BaseModel, Field
@@ -47,7 +47,7 @@ from audit.report import (
     FLAG_NAMES,
     VERDICTS,
     CitationResult,
-    FailOnItem,
+    fail_on_items,
 )
 from audit.terminal import one_line
 from pipeline.snapshot.search import (
@@ -311,18 +311,6 @@ def resolve(served: Served, queries: Sequence[HandleQuery]) -> Outcome:
         if result.current_passage is not None:
             lines.append(f"   now: {one_line(result.current_passage.text)}")
     return Outcome(ResolveResult(results=results), "\n".join(lines))
-
-
-def fail_on_items(values: Sequence[str]) -> list[FailOnItem]:
-    """``fail_on`` names checked against the known items (exact error for an unknown one)."""
-    items: list[FailOnItem] = []
-    for value in values:
-        if value not in FAIL_ON_ITEMS:
-            raise InputError(
-                f"unknown fail_on value {value!r} (expected one of {', '.join(FAIL_ON_ITEMS)})"
-            )
-        items.extend(item for item in get_args(FailOnItem) if item == value)
-    return items
 
 
 def audit(

@@ -23,7 +23,7 @@ record from another source (True wins; unknown stays unknown).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -426,3 +426,34 @@ def apply_relations(record: Record, relations: Sequence[Relation]) -> Record:
         preprint=wins(flags.preprint, "preprint_of" in kinds),
     )
     return record.model_copy(update={"relations": merged, "flags": new_flags})
+
+
+def with_notices(
+    records: Sequence[Record], notices: Mapping[str, list[Relation] | None]
+) -> tuple[list[Record], set[str]]:
+    """``records`` with the Crossref notices of their DOIs (``notices``: lower-cased DOI →
+    its notices, or None when they could not be fetched) merged in, and the ids of the records
+    whose notices are unknown: their retraction flags are made unknown, never false."""
+    out: list[Record] = []
+    failed: set[str] = set()
+    for record in records:
+        relations = notices[record.doi.lower()] if record.doi else []
+        if relations is None:
+            failed.add(record.record_id)
+            out.append(_notices_unknown(record))
+        else:
+            out.append(apply_relations(record, relations) if relations else record)
+    return out, failed
+
+
+def _notices_unknown(record: Record) -> Record:
+    """``record`` with the flags Crossref's notices decide made unknown: whether it was
+    retracted or drew an expression of concern is not known without them (True stays True,
+    e.g. from PubMed's own publication types)."""
+    flags = record.flags
+    unknown = Flags(
+        retracted=True if flags.retracted else None,
+        expression_of_concern=True if flags.expression_of_concern else None,
+        preprint=flags.preprint,
+    )
+    return record if unknown == flags else record.model_copy(update={"flags": unknown})
