@@ -6,7 +6,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +28,7 @@ from pipeline.serve.prompt import example_passage
 from pipeline.serve.reaudit import MAX_REPORT_CHARS
 from pipeline.serve.server import build_server
 from pipeline.serve.service import Served
+from pipeline.snapshot.manifest import manifest_path
 from pipeline.snapshot.trust import trust_snapshot
 from tests.conftest import TRUST
 from tests.pipeline.serve.conftest import DEMO
@@ -36,6 +39,7 @@ pytestmark = pytest.mark.anyio
 OUTCOME = "nct:NCT99000001@2025-01-15/trial.primary_outcome.1"
 QUOTE = "Number of Farrow flares per participant"
 APPS = advertise(EXTENSION_ID, {"mimeTypes": [APP_MIME_TYPE]})
+HANDLE = mint(DEMO, parse_locator(OUTCOME))
 HANDLE_LIKE = re.compile(r"(?:pmid|pmcid|ppr|nct|setid):\S*~[0-9a-z]{5}")
 
 
@@ -338,3 +342,30 @@ async def test_a_client_without_apps_gets_no_rendered_page(served: Served) -> No
         result = await client.call_tool("audit_answer", {"answer": f"A claim [{handle}].\n"})
     assert not result.is_error
     assert VIEW_META_KEY not in (result.meta or {})
+
+
+async def test_a_snapshot_changed_while_served_fails_the_prompt_resources_and_reaudit(
+    demo_pair: tuple[Path, Path], tmp_path: Path
+) -> None:
+    path = tmp_path / demo_pair[1].name
+    shutil.copyfile(demo_pair[1], path)
+    shutil.copyfile(manifest_path(demo_pair[1]), manifest_path(path))
+    report = published_report(demo_pair[0])
+    changed = (
+        f"snapshot {path.name} changed while it was being opened; hint: run the command again "
+        "once nothing is writing the file"
+    )
+    with Served(trust_snapshot(path, TRUST), DEMO) as served:
+        stat = path.stat()
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+        async with Client(build_server(served), raise_exceptions=True) as client:
+            for uri in ("evidence://record/pmid:99000001", f"evidence://passage/{HANDLE}"):
+                with pytest.raises(MCPError) as caught:
+                    await client.read_resource(uri)
+                assert (caught.value.error.code, caught.value.error.message) == (-32603, changed)
+            with pytest.raises(MCPError) as caught:
+                await client.get_prompt("cite_by_handle", {})
+            assert (caught.value.error.code, caught.value.error.message) == (-32603, changed)
+            assert await error(client, "reaudit_report", {"report": report}) == (
+                f"Error executing tool reaudit_report: {changed}"
+            )
