@@ -47,7 +47,7 @@ class Example:
     quote: str
 
 
-def _quote_of(text: str) -> str | None:
+def quote_of(text: str) -> str | None:
     """The first words of ``text`` up to a character that would break ``[H "quote"]``."""
     words: list[str] = []
     for word in text.split():
@@ -75,7 +75,7 @@ def example_passage(served: Served) -> Example | None:
         ids = [row[0] for row in con.execute(_EXAMPLE_SQL, [_EXAMPLE_CANDIDATES]).fetchall()]
         for record_id in ids:
             for passage in record_passages(con, record_id, served.keyring).passages:
-                quote = _quote_of(passage.text)
+                quote = quote_of(passage.text)
                 if (
                     passage.handle is not None
                     and quote is not None

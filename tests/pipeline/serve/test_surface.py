@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from markupsafe import escape
 from mcp import Client, MCPError
 from mcp.client.extension import advertise
@@ -21,10 +23,11 @@ from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
 from audit.citations import parse_answer
 from audit.engine import CitationInput, judge_citations
 from audit.handles import mint, parse_handle, parse_locator, verify
+from audit.keys import Keyring
 from audit.render_html import STATIC_DIR
 from pipeline.serve import service
 from pipeline.serve.app import VIEW_META_KEY, VIEW_URI
-from pipeline.serve.prompt import example_passage
+from pipeline.serve.prompt import QUOTE_WORDS, example_passage, quote_of
 from pipeline.serve.reaudit import MAX_REPORT_CHARS
 from pipeline.serve.server import build_server
 from pipeline.serve.service import Served
@@ -43,11 +46,11 @@ HANDLE = mint(DEMO, parse_locator(OUTCOME))
 HANDLE_LIKE = re.compile(r"(?:pmid|pmcid|ppr|nct|setid):\S*~[0-9a-z]{5}")
 
 
-def published_report(first: Path) -> dict[str, Any]:
+def published_report(first: Path, keyring: Keyring = DEMO) -> dict[str, Any]:
     """A report audited against the first demo snapshot (as published then), as JSON."""
-    handle = mint(DEMO, parse_locator(OUTCOME))
+    handle = mint(keyring, parse_locator(OUTCOME))
     answer = f'The trial counts flares [{handle} "{QUOTE}"].\n'
-    with Served(trust_snapshot(first, TRUST), DEMO) as then:
+    with Served(trust_snapshot(first, TRUST), keyring) as then:
         report = service.audit(then, answer=answer).value
     return report.model_dump(mode="json")
 
@@ -91,6 +94,21 @@ async def test_reaudit_report_lists_the_citations_that_changed_since_publication
     for value in (as_text, again):
         del value["report"]["created_at"]
     assert as_text == again  # an object or its JSON text: the same re-audit
+
+
+async def test_reaudit_report_under_another_key_takes_check_codes_as_published(
+    served: Served, demo_pair: tuple[Path, Path]
+) -> None:
+    other = Keyring([b"the key of the installation that published it"])
+    report = published_report(demo_pair[0], other)
+    async with Client(build_server(served), raise_exceptions=True) as client:
+        again, text = await ok(client, "reaudit_report", {"report": report})
+    assert again["method"] == (
+        f"check codes taken as published (the key {other.fingerprint} is not available to this "
+        "build)"
+    )
+    assert [c["now"] for c in again["changes"]] == ["ok [version_changed]"]  # corpus rechecked
+    assert text.splitlines()[0].endswith(again["method"])
 
 
 async def test_reaudit_report_of_a_report_made_here_changes_nothing(served: Served) -> None:
@@ -178,6 +196,17 @@ async def test_every_handle_in_the_prompt_verifies_or_is_rejected_as_malformed(
     genuine = [r for r in results if r.verdict == "ok"]
     assert len(genuine) == 1 and genuine[0].quote is not None  # the live example, quoted
     assert len(HANDLE_LIKE.findall(text)) == len(genuine)  # no verifying span was missed
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=200))
+def test_the_example_quote_is_verbatim_and_cannot_break_its_citation(text: str) -> None:
+    quote = quote_of(text)
+    if quote is None:
+        return
+    assert 3 <= len(quote.split()) <= QUOTE_WORDS
+    assert quote == " ".join(text.split()[: len(quote.split())])  # the passage's first words
+    assert not any(char in quote for char in '"“”„«»[]()')
 
 
 # evidence:// resources --------------------------------------------------------------------
