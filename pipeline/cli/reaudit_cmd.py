@@ -47,10 +47,8 @@ def reaudit_command(
 ) -> None:
     """Audit published reports again against a snapshot and list the citations whose status
     changed since publication (exit 1 when a re-audited report fails)."""
-    from audit.engine import reaudit
     from pipeline.site.loaders import parse_report
-    from pipeline.site.reaudit import compare_reports
-    from pipeline.site.reaudit_run import keyring_for
+    from pipeline.site.reaudit_run import reaudit_one
 
     settings = Settings.from_env()
     keyring = installation_keyring(settings)
@@ -61,21 +59,16 @@ def reaudit_command(
     failed = False
     with trusted.corpus() as corpus:
         for path, report in zip(reports, published, strict=True):
-            chosen, method = keyring_for([report], keyring)
-            again = reaudit(report, corpus, chosen, now=source_date_epoch(os.environ))
-            changes = compare_reports(report, again)
+            done = reaudit_one(report, corpus, keyring, now=source_date_epoch(os.environ))
+            again = done.rechecked
             failed |= again.verdict == "fail"
             typer.echo(
                 f"{one_line(path.name)}: {report.verdict} → {again.verdict} against "
-                f"{trusted.manifest.snapshot_id}; {method}"
+                f"{trusted.manifest.snapshot_id}; {done.method}"
             )
-            for change in changes:
-                details = f" ({'; '.join(change.details)})" if change.details else ""
-                typer.echo(
-                    f"  [{change.sentence}.{change.number}] {one_line(change.handle)}: "
-                    f"{change.was} → {change.now}{one_line(details)}"
-                )
-            if not changes:
+            for change in done.changes:
+                typer.echo(f"  {change.line()}")
+            if not done.changes:
                 typer.echo("  no citation changed status since publication")
             if fmt is not None:
                 typer.echo(render(again, fmt), nl=False)

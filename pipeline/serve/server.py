@@ -122,8 +122,11 @@ LabelSources = Annotated[list[str], _sources(DRUG_LABELS)]
 
 def build_server(served: Served) -> "MCPServer":
     """The MCP server over ``served`` (its tools; transports are the caller's)."""
-    from mcp.server.mcpserver import MCPServer
+    from mcp.server.apps import client_supports_apps
+    from mcp.server.mcpserver import Context, MCPServer
     from mcp.types import CallToolResult, ToolAnnotations
+
+    from pipeline.serve import app, surface
 
     read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
     mcp = MCPServer(
@@ -131,6 +134,7 @@ def build_server(served: Served) -> "MCPServer":
         title="citeseal evidence snapshot",
         version=__version__,
         instructions=INSTRUCTIONS,
+        extensions=[app.apps_extension()],  # the audit view (ui://citeseal/audit-view)
     )
 
     @mcp.tool(annotations=read_only)
@@ -210,8 +214,9 @@ def build_server(served: Served) -> "MCPServer":
         withdrawn, quote_mismatch, ok), the passage as issued and as it is now, and flags."""
         return _result(lambda: service.resolve(served, handles))
 
-    @mcp.tool(annotations=read_only)
+    @mcp.tool(annotations=read_only, meta=app.TOOL_META)
     def audit_answer(
+        ctx: Context,
         answer: Annotated[
             str,
             Field(
@@ -238,9 +243,10 @@ def build_server(served: Served) -> "MCPServer":
     ) -> Annotated[CallToolResult, Report]:
         """Audit an answer's citations against this snapshot and return the report (overall
         pass/warn/fail, a verdict per citation, uncited sentences). Give answer or claims."""
-        return _result(
+        result = _result(
             lambda: service.audit(served, answer=answer or None, claims=claims, fail_on=fail_on)
         )
+        return app.with_view(result, client_supports_apps(ctx))
 
     @mcp.tool(annotations=read_only)
     def describe_contract() -> Annotated[CallToolResult, Contract]:
@@ -253,4 +259,5 @@ def build_server(served: Served) -> "MCPServer":
         """What the served snapshot is and holds: identity, seal, counts, per-source status."""
         return _result(lambda: service.info(served))
 
+    surface.register(mcp, served)  # reaudit_report, cite_by_handle, evidence:// resources
     return mcp

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from audit.report import CitationResult, Report
+from audit.terminal import one_line
 
 VERDICT_KINDS = {"withdrawn": "withdrawn", "unavailable": "unavailable"}
 FLAG_ADDED = {
@@ -49,6 +50,14 @@ class CitationChange:
     @property
     def anchor(self) -> str:
         return f"s{self.sentence}c{self.number}"
+
+    def line(self) -> str:
+        """``[2.1] HANDLE: ok → ok [retracted] (DETAILS)`` — one line, for people and models."""
+        details = f" ({'; '.join(self.details)})" if self.details else ""
+        return (
+            f"[{self.sentence}.{self.number}] {one_line(self.handle)}: {self.was} → {self.now}"
+            + one_line(details)
+        )
 
 
 def describe(citation: CitationResult) -> str:

@@ -1,8 +1,10 @@
 """Run the re-audit of every published report (the I/O half of :mod:`pipeline.site.reaudit`).
 
-For each report: find the newest snapshot of its lineage (its own snapshot's newest
-descendant; when its snapshot is not present, the newest snapshot of the same name), rebuild
-the answer from the report, audit it again with :func:`audit.engine.audit_answer` and compare.
+One report against one corpus (:func:`reaudit_one`) is what ``citeseal reaudit`` and the MCP
+tool ``reaudit_report`` both run. For the site, each report: find the newest snapshot of its
+lineage (its own snapshot's newest descendant; when its snapshot is not present, the newest
+snapshot of the same name), rebuild the answer from the report, audit it again with
+:func:`audit.engine.audit_answer` and compare.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from audit.corpus import Corpus
 from audit.duckdb_corpus import DuckDBCorpus
-from audit.engine import AuditInput, answer_of_report, audit_many
+from audit.engine import AuditInput, answer_of_report, audit_many, reaudit
 from audit.errors import CitationSyntaxError
 from audit.handles import parse_handle
 from audit.keys import Keyring
@@ -81,6 +84,26 @@ def keyring_for(reports: Sequence[Report], keyring: Keyring | None) -> tuple[Key
     ):
         return keyring, METHOD_KEY.format(fingerprint=first.fingerprint)
     return PublishedChecks(reports), METHOD_PUBLISHED.format(fingerprint=first.fingerprint)
+
+
+@dataclass(frozen=True)
+class Reaudited:
+    """One published report audited again: the new report, what changed, how keys were used."""
+
+    published: Report
+    rechecked: Report
+    changes: tuple[CitationChange, ...]
+    method: str
+
+
+def reaudit_one(
+    report: Report, corpus: Corpus, keyring: Keyring | None, *, now: datetime | None = None
+) -> Reaudited:
+    """Audit ``report`` again against ``corpus``: check codes with the key that made them
+    when ``keyring`` (or the demo key) is it, else as published (:func:`keyring_for`)."""
+    chosen, method = keyring_for([report], keyring)
+    again = reaudit(report, corpus, chosen, now=now)
+    return Reaudited(report, again, compare_reports(report, again), method)
 
 
 def reaudit_all(

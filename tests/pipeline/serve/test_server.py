@@ -32,6 +32,7 @@ TOOLS = {
     "audit_answer",
     "describe_contract",
     "snapshot_info",
+    "reaudit_report",
 }
 
 

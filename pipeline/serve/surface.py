@@ -1,0 +1,102 @@
+"""The rest of the MCP surface: ``reaudit_report``, the prompt, the ``evidence://`` resources.
+
+:func:`register` adds them to the server :func:`pipeline.serve.server.build_server` made (the
+audit view, an MCP App, is an extension given to the server's constructor:
+:mod:`pipeline.serve.app`). The logic lives in :mod:`pipeline.serve.reaudit`,
+:mod:`pipeline.serve.prompt` and :mod:`pipeline.serve.resources`; this module is the MCP
+wiring only, and imports the SDK inside :func:`register` (see :mod:`pipeline.serve.server`).
+
+Errors: the tool's project errors are ``isError`` results (``ToolError``, like every tool);
+a resource's :class:`~audit.errors.InputError` (a bad or unknown id, a malformed handle) is
+resource-not-found (JSON-RPC -32602) and any other project error -32603, both carrying the
+error's one-line message and advice.
+"""
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import Field
+
+from audit.errors import CiteSealError, InputError
+from pipeline.serve import prompt, reaudit, resources
+from pipeline.serve.reaudit import MAX_REPORT_CHARS, ReauditResult
+from pipeline.serve.server import _result, tool_message
+from pipeline.serve.service import Served
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+
+def _read(call: Callable[[], str]) -> str:
+    """Run one resource read; a project error becomes the MCP resource error the spec names."""
+    from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
+
+    try:
+        return call()
+    except InputError as error:
+        raise ResourceNotFoundError(tool_message(error)) from None
+    except CiteSealError as error:
+        raise ResourceError(tool_message(error)) from None
+
+
+def register(mcp: "MCPServer", served: Served) -> None:
+    """Add ``reaudit_report``, ``cite_by_handle`` and the two resource templates to ``mcp``."""
+    from mcp.server.mcpserver.resources import ResourceSecurity
+    from mcp.types import CallToolResult, ToolAnnotations
+
+    read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+
+    @mcp.tool(annotations=read_only)
+    def reaudit_report(
+        report: Annotated[
+            dict[str, Any] | str,
+            Field(
+                description="A published report: the JSON `citeseal audit --format json` and "
+                "the audit site write, as an object or as JSON text (at most "
+                f"{MAX_REPORT_CHARS:,} characters).",
+            ),
+        ],
+    ) -> Annotated[CallToolResult, ReauditResult]:
+        """Audit a published report again against this snapshot: every citation judged
+        afresh, and what changed since publication (verdict before → now per citation)."""
+        return _result(lambda: reaudit.reaudit_report(served, report))
+
+    @mcp.prompt(
+        title="Cite by handle",
+        description="How to cite this snapshot's passages with handles and exact quotes, "
+        "with one example minted live from a real passage.",
+    )
+    def cite_by_handle() -> str:
+        try:
+            return prompt.cite_by_handle(served)
+        except CiteSealError as error:
+            from mcp import MCPError
+            from mcp.types import INTERNAL_ERROR
+
+            raise MCPError(INTERNAL_ERROR, tool_message(error)) from None
+
+    security = ResourceSecurity()  # the SDK's default, kept on purpose: see resources.py
+
+    @mcp.resource(
+        resources.RECORD_TEMPLATE,
+        name="record",
+        title="Evidence record",
+        description="One record's current version: metadata, status, flags, relations, "
+        "versions and every passage with a freshly minted handle (JSON).",
+        mime_type=resources.MIME_TYPE,
+        security=security,
+    )
+    def record(record_id: str) -> str:
+        return _read(lambda: resources.record(served, record_id))
+
+    @mcp.resource(
+        resources.PASSAGE_TEMPLATE,
+        name="passage",
+        title="Cited passage",
+        description="The passage a handle names: verdict, flags, the text as issued and as it "
+        "is now (JSON).",
+        mime_type=resources.MIME_TYPE,
+        security=security,
+    )
+    def passage(handle: str) -> str:
+        return _read(lambda: resources.passage(served, handle))
