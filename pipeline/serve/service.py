@@ -15,6 +15,11 @@ per call costs ~175 ms when none stays open (the database is re-attached each ti
 second connection with another configuration is refused by DuckDB in the same process — the
 audit's corpus therefore reads through a cursor too. No call holds a lock while it runs.
 
+Two hooks of :class:`Served` do nothing here: :meth:`Served.ensure_records` (before a fetch)
+and :meth:`Served.ensure_search` (after a search). With ``--online``
+(:class:`pipeline.serve.online.LiveServed`) they harvest what the snapshot lacks into a sealed
+child, and every call reads the newest one.
+
 Limits (also advertised in the tools' input schemas) are the ``MAX_*`` constants below and
 the parsers' own (:data:`audit.citations.MAX_ANSWER_CHARS`, :data:`audit.claims.MAX_CLAIMS_BYTES`).
 """

@@ -557,3 +557,29 @@ def test_a_deadline_that_is_not_positive_is_refused_before_anything_starts(
     )
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == "error: --online-deadline must be a positive number of seconds, got 0\n"
+
+
+@pytest.mark.anyio
+async def test_through_mcp_a_malformed_body_is_an_is_error_result_saying_upstream_is_unavailable(
+    live: LiveServed, standin: Standin
+) -> None:
+    from mcp import Client
+
+    from pipeline.serve.server import build_server
+
+    body = b"<PubmedArticleSet><PubmedArticle>"
+    standin.override = lambda source, *_: (200, "text/xml", body) if source == "pubmed" else None
+    async with Client(build_server(live), raise_exceptions=True) as client:
+        tools = (await client.list_tools()).tools
+        result = await client.call_tool("fetch_passages", {"record_ids": ["pmid:99100001"]})
+    assert all(t.annotations is not None and t.annotations.open_world_hint for t in tools)
+    assert result.is_error and result.structured_content is None
+    assert [block.model_dump(exclude_none=True) for block in result.content] == [
+        {
+            "type": "text",
+            "text": "Error executing tool fetch_passages: upstream unavailable: pubmed: efetch "
+            "failed: expected PubMed XML (efetch PubmedArticleSet or esearch) but the XML is not "
+            "well-formed: Premature end of data in tag PubmedArticle line 1; nothing was added "
+            "to the snapshot; hint: retry later (the call may be repeated)",
+        }
+    ]
