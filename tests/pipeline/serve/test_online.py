@@ -23,6 +23,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from audit.errors import InputError
 from audit.handles import parse_handle, verify
@@ -171,6 +173,45 @@ def test_query_spec_asks_only_sources_that_take_queries() -> None:
 def test_live_ids_leaves_ids_no_source_can_be_asked_for_to_the_service() -> None:
     asked = ["pmid:99100001", "pmid:0123", "doi:10.5555/x", "nct:NCT1", "bogus", "setid:ABC"]
     assert live_ids(asked) == ["pmid:99100001"]
+
+
+SCHEME_IDS = {  # scheme → a strategy of ids of its source's form
+    "pmid": st.integers(1, 9_999_999_999).map(str),
+    "pmcid": st.integers(1, 9_999_999_999).map(lambda n: f"PMC{n}"),
+    "ppr": st.integers(1, 9_999_999_999).map(lambda n: f"PPR{n}"),
+    "nct": st.integers(0, 99_999_999).map(lambda n: f"NCT{n:08d}"),
+    "setid": st.uuids().map(str),
+}
+SECTION_KEYS = {
+    "pmid": ("pubmed", "ids"),
+    "pmcid": ("europepmc", "pmcids"),
+    "ppr": ("europepmc", "ids"),
+    "nct": ("clinicaltrials", "ids"),
+    "setid": ("openfda", "set_ids"),
+}
+RECORD_IDS = st.lists(
+    st.sampled_from(sorted(SCHEME_IDS)).flatmap(
+        lambda scheme: SCHEME_IDS[scheme].map(lambda ident: f"{scheme}:{ident}")
+    ),
+    min_size=1,
+    max_size=20,
+)
+
+
+@given(RECORD_IDS)
+def test_ids_spec_asks_for_every_id_once_in_its_section(record_ids: list[str]) -> None:
+    assert live_ids(record_ids) == record_ids
+    harvested = ids_spec(DEMO_SPEC, record_ids).harvested()
+    for scheme, (section, key) in SECTION_KEYS.items():
+        wanted = [r.partition(":")[2] for r in record_ids if r.startswith(f"{scheme}:")]
+        assert harvested.get(section, {}).get(key, []) == list(dict.fromkeys(wanted))
+
+
+@given(st.lists(st.text(max_size=40), max_size=10))
+def test_live_ids_keeps_only_ids_a_source_can_be_asked_for(texts: list[str]) -> None:
+    kept = live_ids(texts)
+    assert set(kept) <= set(texts)
+    ids_spec(DEMO_SPEC, kept)  # every id kept makes a valid spec
 
 
 def test_deadline_transport_refuses_requests_past_the_deadline_and_shortens_timeouts() -> None:
