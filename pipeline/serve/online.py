@@ -336,8 +336,8 @@ class LiveServed(Served):
 
     def _build(self, spec: CorpusSpec, deadline: float) -> None:
         """One live harvest (in the worker thread): build, trust, move the head."""
-        if time.monotonic() >= deadline:
-            return  # its caller has given up; nothing is asked
+        if time.monotonic() >= deadline:  # queued behind a harvest past its deadline
+            raise self._unavailable("the live harvest did not start")
         from pipeline.network import network_transport
 
         inner = self._transport or network_transport(self.settings)
@@ -359,6 +359,12 @@ class LiveServed(Served):
             raise TransientHarvestError(
                 f"upstream unavailable: {first}; nothing was added to the snapshot",
                 advice="retry later (the call may be repeated)",
+            ) from None
+        except OSError as error:  # a full disk, a folder not writable: named, never opaque
+            raise SnapshotError(
+                f"cannot write a live child snapshot into the corpus folder "
+                f"{corpus_dir.name}: {error.strerror or error}; nothing was added to the snapshot",
+                advice="free space or make the folder writable, or serve without --online",
             ) from None
         trusted = trust_snapshot(result.path, self.policy, what="live child snapshot")
         connection = trusted.search_connection()

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from audit.errors import InputError
 from audit.handles import parse_handle, verify
 from pipeline.bench.bench_live import BASE_PATHS, Answer, Answers, LoopbackAPI, TokenBucket
-from pipeline.errors import TransientHarvestError
+from pipeline.errors import SnapshotError, TransientHarvestError
 from pipeline.serve import service
 from pipeline.serve.online import DeadlineTransport, LiveServed, ids_spec, live_ids, query_spec
 from pipeline.serve.service import HandleQuery, Outcome, Served
@@ -624,3 +624,19 @@ async def test_through_mcp_a_malformed_body_is_an_is_error_result_saying_upstrea
             "to the snapshot; hint: retry later (the call may be repeated)",
         }
     ]
+
+
+def test_a_child_that_cannot_be_written_is_an_error_naming_the_folder(
+    live: LiveServed, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def full(*_: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("pipeline.serve.online.build_locked", full)
+    with pytest.raises(SnapshotError) as caught:
+        service.fetch(live, ["pmid:99100001"])
+    assert caught.value.message == (
+        "cannot write a live child snapshot into the corpus folder demo: No space left on "
+        "device; nothing was added to the snapshot"
+    )
+    assert live.children == [] and live.trusted.path == live.root.path
