@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -536,8 +537,9 @@ def test_a_server_killed_mid_harvest_leaves_every_issued_handle_verifiable(
     assert report["snapshot"]["snapshot_id"] == visible[-1].removesuffix(".duckdb")
 
 
-def test_a_server_ends_cleanly_at_eof_with_its_children_sealed(
-    folder: Path, standin: Standin, tmp_path: Path
+@pytest.mark.parametrize(("end", "code"), [("eof", 0), ("sigterm", -signal.SIGTERM)])
+def test_a_stopped_server_leaves_its_children_sealed(
+    folder: Path, standin: Standin, tmp_path: Path, end: str, code: int
 ) -> None:
     wire = Wire(
         ["--snapshot", str(folder), "--demo-key", "--online"], _env(tmp_path, standin), tmp_path
@@ -547,7 +549,9 @@ def test_a_server_ends_cleanly_at_eof_with_its_children_sealed(
     tools = wire.send("tools/list", {})["tools"]
     assert isinstance(tools, list)
     assert {t["name"]: t["annotations"]["openWorldHint"] for t in tools}["fetch_passages"] is True
-    assert wire.close() == 0
+    if end == "sigterm":
+        wire.process.send_signal(signal.SIGTERM)
+    assert wire.close() == code
     newest = snapshots_in(folder)[-1].path
     assert read_manifest(newest).mode == "live"
     trust_snapshot(newest, POLICY)  # sealed, verifies
