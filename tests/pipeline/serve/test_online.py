@@ -383,20 +383,40 @@ def test_a_live_call_answers_unavailable_at_its_deadline(folder: Path, standin: 
     assert len(snapshots_in(folder)) == 2  # the late harvest failed its deadline: no child
 
 
-def test_concurrent_fetches_of_the_same_missing_id_harvest_it_once(live: LiveServed) -> None:
-    results: list[str] = []
+def test_concurrent_calls_while_a_live_harvest_moves_the_head_are_all_answered(
+    live: LiveServed,
+) -> None:
+    parent = service.fetch(live, ["nct:NCT99000001"]).value.model_dump()
+    handle = parent["records"][0]["record"]["passages"][0]["handle"]
+    fetched: list[str] = []
+    judged: list[list[str]] = []
+    failures: list[BaseException] = []
 
     def fetch() -> None:
         got = service.fetch(live, ["nct:NCT99000555"]).value.model_dump()
-        results.append(got["records"][0]["record"]["record_id"])
+        fetched.append(got["records"][0]["record"]["record_id"])
 
-    threads = [threading.Thread(target=fetch) for _ in range(4)]
+    def resolve() -> None:
+        judged.append(verdicts(service.resolve(live, [HandleQuery(handle=handle)])))
+
+    def guarded(call: Callable[[], None]) -> Callable[[], None]:
+        def run() -> None:
+            try:
+                call()
+            except BaseException as error:  # noqa: BLE001 - reported by the assert below
+                failures.append(error)
+
+        return run
+
+    calls = [fetch] * 4 + [resolve] * 12
+    threads = [threading.Thread(target=guarded(call)) for call in calls]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(60)
-    assert results == ["nct:NCT99000555"] * 4
-    assert len(live.children) == 1
+    assert failures == []
+    assert fetched == ["nct:NCT99000555"] * 4 and judged == [["ok"]] * 12
+    assert len(live.children) == 1  # the four fetches harvested the id once
 
 
 # -- the command ---------------------------------------------------------------------------------
