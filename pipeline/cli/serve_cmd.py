@@ -9,31 +9,69 @@ protocol (the SDK owns file descriptor 1); the one startup note and every log go
 from __future__ import annotations
 
 import sys
+from typing import Annotated
 
 import typer
 
+from audit.errors import InputError
 from pipeline.cli.common import keyring_from_settings, seal_policy, trusted_snapshot
 from pipeline.cli.options import DemoKeyOpt, SnapshotOpt
 from pipeline.cli.output import raw
 from pipeline.settings import Settings
 
+OnlineOpt = Annotated[
+    bool,
+    typer.Option(
+        "--online",
+        help="Harvest live what the snapshot lacks (a record id, a search with fewer results "
+        "than asked) into a sealed child snapshot of its lineage (docs/serve.md).",
+    ),
+]
+OnlineDeadlineOpt = Annotated[
+    float,
+    typer.Option(
+        "--online-deadline",
+        metavar="SECONDS",
+        help="With --online: seconds one live call may take before it answers that upstream "
+        "is unavailable.",
+    ),
+]
 
-def serve_command(snapshot: SnapshotOpt, demo_key: DemoKeyOpt = False) -> None:
-    """Serve a snapshot to MCP hosts over stdio: read-only search, fetch, resolve and audit
-    tools; never touches the network."""
+
+def serve_command(
+    snapshot: SnapshotOpt,
+    demo_key: DemoKeyOpt = False,
+    online: OnlineOpt = False,
+    online_deadline: OnlineDeadlineOpt = 60.0,
+) -> None:
+    """Serve a snapshot to MCP hosts over stdio: search, fetch, resolve and audit tools;
+    without --online it never touches the network and writes nothing."""
     settings = Settings.from_env()
     keyring = keyring_from_settings(settings, demo_key)
     policy = seal_policy(settings, demo_key, keyring=keyring)
+    if online and not online_deadline > 0:
+        raise InputError(
+            f"--online-deadline must be a positive number of seconds, got {online_deadline:g}"
+        )
     trusted = trusted_snapshot(snapshot, settings, policy)
 
     from pipeline.serve.server import build_server  # the SDK loads only when serving
     from pipeline.serve.service import Served
 
-    with Served(trusted, keyring) as served:
+    if online:
+        from pipeline.serve.online import LiveServed
+
+        opened: Served = LiveServed(
+            trusted, keyring, policy=policy, settings=settings, deadline=online_deadline
+        )
+    else:
+        opened = Served(trusted, keyring)
+    with opened as served:
         demo = " (handles minted with the PUBLIC demo key)" if keyring.demo else ""
+        live = "; --online: live harvests go into sealed children" if online else ""
         typer.echo(
             f"citeseal serve: {trusted.manifest.name} {trusted.manifest.snapshot_id} "
-            f"on stdio{demo}",
+            f"on stdio{demo}{live}",
             err=True,
         )
         server = build_server(served)

@@ -6,9 +6,12 @@ Layers (docs/serve.md)::
                  the existing search (pipeline.snapshot.search) and the audit engine
     server.py    the MCP surface (mcp.server.mcpserver.MCPServer): one tool per service
                  function, read-only annotations, project errors → ``isError`` results
+    online.py    ``--online``: ids and searches the snapshot cannot answer are harvested live
+                 by the build into a sealed child of its lineage, which the server then reads
 
 The snapshot is checked with :func:`pipeline.snapshot.trust.trust_snapshot` before the server
 starts; every call opens its own read-only connection (and checks that the file is still the
-one that was trusted), so concurrent calls share nothing mutable. The server never touches the
-network and never writes to stdout outside the protocol.
+one that was trusted), so concurrent calls share nothing mutable. Without ``--online`` the
+server never touches the network and writes nothing; it never writes to stdout outside the
+protocol.
 """

@@ -128,7 +128,9 @@ def build_server(served: Served) -> "MCPServer":
 
     from pipeline.serve import app, surface
 
-    read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+    read_only = ToolAnnotations(  # open world with --online: searches and fetches may go live
+        read_only_hint=True, idempotent_hint=True, open_world_hint=served.online
+    )
     mcp = MCPServer(
         name="citeseal",
         title="citeseal evidence snapshot",

@@ -15,6 +15,11 @@ per call costs ~175 ms when none stays open (the database is re-attached each ti
 second connection with another configuration is refused by DuckDB in the same process — the
 audit's corpus therefore reads through a cursor too. No call holds a lock while it runs.
 
+Two hooks of :class:`Served` do nothing here: :meth:`Served.ensure_records` (before a fetch)
+and :meth:`Served.ensure_search` (after a search). With ``--online``
+(:class:`pipeline.serve.online.LiveServed`) they harvest what the snapshot lacks into a sealed
+child, and every call reads the newest one.
+
 Limits (also advertised in the tools' input schemas) are the ``MAX_*`` constants below and
 the parsers' own (:data:`audit.citations.MAX_ANSWER_CHARS`, :data:`audit.claims.MAX_CLAIMS_BYTES`).
 """
@@ -96,6 +101,8 @@ class Served:
     """What every tool reads: the snapshot that passed its checks, the minting keyring, and
     the base connection every call takes its own cursor of (close it with :meth:`close`)."""
 
+    online = False  # True: calls may harvest live (pipeline.serve.online.LiveServed)
+
     def __init__(self, trusted: TrustedSnapshot, keyring: Keyring) -> None:
         self.trusted = trusted
         self.keyring = keyring
@@ -118,6 +125,17 @@ class Served:
         """The audit's corpus for one call, reading through its own cursor."""
         with self.cursor() as cursor:
             yield DuckDBCorpus(self.trusted.path, sha256=self.trusted.sha256, connection=cursor)
+
+    def ensure_records(self, record_ids: Sequence[str]) -> None:
+        """Before a fetch: nothing (``--online`` harvests the ids the snapshot lacks,
+        :class:`pipeline.serve.online.LiveServed`)."""
+        del record_ids
+
+    def ensure_search(self, query: str, limit: int, sources: Sequence[str], found: int) -> bool:
+        """After a search that found ``found`` passages: nothing, False (``--online`` may
+        harvest the query and answer True: search again)."""
+        del query, limit, sources, found
+        return False
 
     def close(self) -> None:
         self._base.close()
@@ -245,6 +263,9 @@ def search(
     chosen = list(dict.fromkeys(sources)) or list(allowed)
     with served.cursor() as con:
         hits = search_passages(con, query, served.keyring, sources=chosen, limit=limit)
+    if served.ensure_search(query, limit, chosen, len(hits)):
+        with served.cursor() as con:
+            hits = search_passages(con, query, served.keyring, sources=chosen, limit=limit)
     value = SearchResult(query=query, sources=chosen, demo_key=served.keyring.demo, results=hits)
     if not hits:
         text = f"no passage of {', '.join(chosen)} matches {one_line(query)!r}"
@@ -266,6 +287,7 @@ def fetch(served: Served, record_ids: Sequence[str], *, max_passages: int = 50) 
         raise InputError(f"max_passages must be between 1 and {MAX_PASSAGES}, got {max_passages}")
     for rid in record_ids:
         _bounded_text(rid, "a record id", MAX_ID_CHARS)
+    served.ensure_records(record_ids)
     fetched: list[FetchedRecord] = []
     with served.cursor() as con:
         for rid in dict.fromkeys(record_ids):
