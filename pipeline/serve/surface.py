@@ -44,7 +44,11 @@ def register(mcp: "MCPServer", served: Served) -> None:
     from mcp.server.mcpserver.resources import ResourceSecurity
     from mcp.types import CallToolResult, ToolAnnotations
 
-    read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+    read_only = (
+        ToolAnnotations(  # as server.py's: with --online the snapshot read may be a live child
+            read_only_hint=True, idempotent_hint=True, open_world_hint=served.online
+        )
+    )
 
     @mcp.tool(annotations=read_only)
     def reaudit_report(
