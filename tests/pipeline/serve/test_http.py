@@ -28,6 +28,7 @@ from audit.handles import parse_handle, verify
 from pipeline.serve import service
 from pipeline.serve.service import Served
 from pipeline.serve.transport import BearerGate, Listen, allowed_hosts, parse_listen
+from pipeline.settings import Settings
 from tests.conftest import TEST_KEY_HEX
 from tests.pipeline.serve.conftest import DEMO
 from tests.pipeline.serve.test_serve_cmd import CITESEAL
@@ -224,6 +225,12 @@ def test_a_short_token_is_refused_without_being_shown(tmp_path: Path) -> None:
         "spaces (the value is not shown)\n"
         "hint: fix or unset it (README, Configuration, lists every variable)\n"
     )
+
+
+def test_the_serve_token_is_read_by_the_settings_and_is_a_secret() -> None:
+    settings = Settings.from_env({"CITESEAL_SERVE_TOKEN": f"  {TOKEN} "})
+    assert (settings.serve_token, settings.secrets()) == (TOKEN, [TOKEN])
+    assert Settings.from_env({"CITESEAL_SERVE_TOKEN": " "}).serve_token is None
 
 
 @pytest.mark.parametrize(
