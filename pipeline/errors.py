@@ -13,7 +13,8 @@ CiteSealError (audit.errors)
 ├── SpecError                   a corpus spec is invalid (names the line and the key)
 ├── SnapshotError               a snapshot cannot be built, verified or read
 │   └── TamperedSnapshotError   it fails a check against its sealed manifest (exit 1)
-└── ArchiveError                an archive of snapshots cannot be reached or refuses (exit 3)
+├── ArchiveError                an archive of snapshots cannot be reached or refuses (exit 3)
+└── ServeError                  citeseal serve --http cannot listen (address taken, not here)
 """
 
 from __future__ import annotations
@@ -75,3 +76,7 @@ class ArchiveError(CiteSealError):
     """An archive of sealed snapshots cannot be reached, or refuses what was asked."""
 
     exit_code = 3
+
+
+class ServeError(CiteSealError):
+    """``citeseal serve --http`` cannot listen where asked (address in use, not this host's)."""

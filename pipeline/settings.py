@@ -40,6 +40,7 @@ _FALSE = frozenset({"0", "false", "no", "off"})
 _TOOL = re.compile(r"[A-Za-z0-9._-]{1,64}")
 _EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 _TOKEN = re.compile(r"[!-~]+")  # printable ASCII without spaces: safe as a query parameter
+_SERVE_TOKEN = re.compile(r"[!-~]{32,1024}")  # a bearer token worth the name: ≥ 32 characters
 _URL = re.compile(r"https?://[^\s/?#]+(/[^\s?#]*)?")
 _MEMORY = re.compile(r"[0-9]+(\.[0-9]+)?\s*[KMGT]i?B", re.IGNORECASE)
 
@@ -338,6 +339,7 @@ class Settings:
     digest_cache: bool = True  # CITESEAL_DIGEST_CACHE: remember verified snapshot digests
     github_token: str | None = None  # GITHUB_TOKEN (or GH_TOKEN): a GitHub Releases archive
     github_api: str = GITHUB_API  # CITESEAL_GITHUB_API: GitHub's REST API (Enterprise, tests)
+    serve_token: str | None = None  # CITESEAL_SERVE_TOKEN: bearer token of `serve --http`
     # CITESEAL_<SOURCE>_URL: a source's base URL where it is not the public one (BASE_URLS)
     base_urls: Mapping[str, str] = field(default_factory=dict)
     proxies: Proxies = Proxies()  # HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY
@@ -385,6 +387,12 @@ class Settings:
             github_token=env_secret(env, "GITHUB_TOKEN", _TOKEN, api_key)
             or env_secret(env, "GH_TOKEN", _TOKEN, api_key),
             github_api=env_url(env, "CITESEAL_GITHUB_API", GITHUB_API),
+            serve_token=env_secret(
+                env,
+                "CITESEAL_SERVE_TOKEN",
+                _SERVE_TOKEN,
+                "32 to 1,024 printable ASCII characters without spaces",
+            ),
             base_urls={
                 source: url
                 for source, name in BASE_URL_VARIABLES.items()
@@ -395,5 +403,9 @@ class Settings:
 
     def secrets(self) -> list[str]:
         """Values that must never reach a log line, an error, a snapshot or the site."""
-        keys = [s for s in (self.ncbi_api_key, self.openfda_api_key, self.github_token) if s]
+        keys = [
+            s
+            for s in (self.ncbi_api_key, self.openfda_api_key, self.github_token, self.serve_token)
+            if s
+        ]
         return keys + self.proxies.secrets()

@@ -1,9 +1,12 @@
-"""CLI: ``citeseal serve`` — an MCP server over one snapshot, on stdio (docs/serve.md).
+"""CLI: ``citeseal serve`` — an MCP server over one snapshot, on stdio or, with ``--http
+HOST:PORT``, Streamable HTTP (:mod:`pipeline.serve.transport`; docs/serve.md).
 
 The snapshot is checked (manifest, file, digest, seal: :func:`pipeline.snapshot.trust
 .trust_snapshot`) before the server starts, so a snapshot that fails is one ``error:`` line
 and exit 1, and no host ever sees a server for it. While serving, stdout carries only the
 protocol (the SDK owns file descriptor 1); the one startup note and every log go to stderr.
+``--http`` is parsed and a bind beyond loopback without ``CITESEAL_SERVE_TOKEN`` refused
+before the snapshot is even checked, so a refused server never opens a socket.
 """
 
 from __future__ import annotations
@@ -36,17 +39,33 @@ OnlineDeadlineOpt = Annotated[
         "is unavailable.",
     ),
 ]
+HttpOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--http",
+        metavar="HOST:PORT",
+        help="Serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio (e.g. "
+        "127.0.0.1:8765); an address beyond loopback needs CITESEAL_SERVE_TOKEN.",
+    ),
+]
 
 
 def serve_command(
     snapshot: SnapshotOpt,
     demo_key: DemoKeyOpt = False,
+    http: HttpOpt = None,
     online: OnlineOpt = False,
     online_deadline: OnlineDeadlineOpt = 60.0,
 ) -> None:
-    """Serve a snapshot to MCP hosts over stdio: search, fetch, resolve and audit tools;
-    without --online it never touches the network and writes nothing."""
+    """Serve a snapshot to MCP hosts over stdio (or Streamable HTTP with --http): search,
+    fetch, resolve and audit tools; without --online it never touches the network and writes
+    nothing."""
+    from pipeline.serve import transport
+
+    listen = transport.parse_listen(http) if http is not None else None
     settings = Settings.from_env()
+    if listen is not None:
+        transport.require_token(listen, settings.serve_token)
     keyring = keyring_from_settings(settings, demo_key)
     policy = seal_policy(settings, demo_key, keyring=keyring)
     if online and not online_deadline > 0:
@@ -69,12 +88,18 @@ def serve_command(
     with opened as served:
         demo = " (handles minted with the PUBLIC demo key)" if keyring.demo else ""
         live = "; --online: live harvests go into sealed children" if online else ""
-        typer.echo(
-            f"citeseal serve: {trusted.manifest.name} {trusted.manifest.snapshot_id} "
-            f"on stdio{demo}{live}",
-            err=True,
-        )
+        what = f"citeseal serve: {trusted.manifest.name} {trusted.manifest.snapshot_id}"
         server = build_server(served)
+        if listen is not None:
+            token = " (bearer token required)" if settings.serve_token else ""
+            transport.serve_http(
+                server,
+                listen,
+                token=settings.serve_token,
+                announce=lambda url: typer.echo(f"{what} on {url}{demo}{token}{live}", err=True),
+            )
+            return
+        typer.echo(f"{what} on stdio{demo}{live}", err=True)
         wrapped = sys.stdout
         sys.stdout = raw(wrapped)  # the SDK claims the real stream's descriptor for the wire
         try:

@@ -1,0 +1,194 @@
+"""Bench: ``audit_answer`` through MCP (the SDK's in-memory client) on the demo snapshot.
+
+The demo snapshots are built here from the bundled recorded responses (as ``citeseal demo``
+does, demo key), and served by :func:`pipeline.serve.server.build_server` exactly as
+``citeseal serve`` serves them. Two answers are audited, one ``call_tool`` at a time:
+
+- the demo's planted answer (:func:`pipeline.demo.planted_answer`: 7 sentences, 6 citations,
+  every verdict the demo shows), the figure compared with the peer's: Tekmeria audits its demo
+  answer at 113 answers/s and 564 citations/s through its in-memory client on these machines;
+- a generated answer of :data:`GENERATED_CITATIONS` citations of every passage of the newest
+  snapshot, half of them with a verbatim quote.
+
+Beside each MCP figure, in the same rounds, interleaved (``ROUNDS`` rounds, medians): the same
+audit called directly (:func:`pipeline.serve.service.audit`, no MCP: what the protocol costs)
+and a physical reference, HMAC-SHA256 of short messages, that shows how loaded the shared
+machine was while the figures were taken. Peak RSS is the process's own high-water mark.
+"""
+
+from __future__ import annotations
+
+import hmac
+import shutil
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import duckdb
+
+from audit.keys import DEMO_KEY, Keyring
+from pipeline.bench import Figure
+from pipeline.bench.procmem import peak_kb
+
+PEER_ANSWERS_PER_SECOND = 113.0  # Tekmeria 0.1.1, its demo answer, in-memory client
+PEER_CITATIONS_PER_SECOND = 564.0
+ROUNDS = 5
+SECONDS_PER_ROUND = 1.0  # each measurement runs at least this long
+GENERATED_CITATIONS = 200
+HMAC_MESSAGES = 50_000
+
+
+def build_demo(workdir: Path) -> Path:
+    """The demo's two snapshots in ``workdir`` (demo key); the newest one's path."""
+    from pipeline.demo import REPLAY, REPLAY_UPDATE, SPEC
+    from pipeline.snapshot.build import build_snapshot
+
+    demo = Keyring.demo_keyring()
+    corpus = workdir / "snapshots"
+    corpus.mkdir()
+    spec = corpus / "demo.toml"
+    shutil.copyfile(SPEC, spec)
+    first = build_snapshot(spec, keyring=demo, replay=[REPLAY])
+    second = build_snapshot(spec, keyring=demo, parent=first.path, replay=[REPLAY_UPDATE, REPLAY])
+    return second.path
+
+
+def generated_answer(passages: list[tuple[str, str]], citations: int) -> str:
+    """``citations`` citations (two per sentence) of the given (handle, text) passages in turn;
+    every other one quotes eight words of its passage verbatim."""
+    cites = []
+    for i in range(citations):
+        handle, text = passages[i % len(passages)]
+        words = text.split()
+        if i % 2 == 0 and len(words) >= 8:
+            cites.append(f'[{handle} "{" ".join(words[:8])}"]')
+        else:
+            cites.append(f"[{handle}]")
+    sentences = [
+        f"Claim {n + 1} about zentravir and Farrow syndrome {cites[n * 2]} {cites[n * 2 + 1]}."
+        for n in range(citations // 2)
+    ]
+    return " ".join(sentences) + "\n"
+
+
+def all_passages(con: duckdb.DuckDBPyConnection, keyring: Keyring) -> list[tuple[str, str]]:
+    """(handle, text) of every passage of every record's current version, handles minted with
+    ``keyring``."""
+    from pipeline.snapshot.search import record_passages
+
+    ids = [row[0] for row in con.execute("SELECT record_id FROM records ORDER BY 1").fetchall()]
+    out: list[tuple[str, str]] = []
+    for record_id in ids:
+        view = record_passages(con, record_id, keyring)
+        out += [(p.handle, p.text) for p in view.passages if p.handle]
+    return out
+
+
+def _timed(step: Callable[[], object]) -> float:
+    """Calls of ``step`` per second over at least SECONDS_PER_ROUND."""
+    calls = 0
+    start = time.perf_counter()
+    while (elapsed := time.perf_counter() - start) < SECONDS_PER_ROUND or calls == 0:
+        step()
+        calls += 1
+    return calls / elapsed
+
+
+async def _timed_async(step: Callable[[], Any]) -> float:
+    calls = 0
+    start = time.perf_counter()
+    while (elapsed := time.perf_counter() - start) < SECONDS_PER_ROUND or calls == 0:
+        await step()
+        calls += 1
+    return calls / elapsed
+
+
+def _citations(report: dict[str, Any]) -> int:
+    return sum(len(s["citations"]) for s in report["sentences"])
+
+
+async def _measure(snapshot: Path) -> dict[str, list[float]]:
+    from mcp import Client
+
+    from pipeline.demo import TRUST, planted_answer
+    from pipeline.serve import service
+    from pipeline.serve.server import build_server
+    from pipeline.serve.service import Served
+    from pipeline.snapshot.trust import trust_snapshot
+
+    demo = Keyring.demo_keyring()
+    trusted = trust_snapshot(snapshot, TRUST)
+    con = trusted.search_connection()
+    try:
+        passages = all_passages(con, demo)
+    finally:
+        con.close()
+    answers = {
+        "demo": planted_answer(snapshot),
+        "generated": generated_answer(passages, GENERATED_CITATIONS),
+    }
+    messages = [
+        f"pmid:{99_000_000 + i}/abstract.{i % 9 + 1}".encode() for i in range(HMAC_MESSAGES)
+    ]
+    rates: dict[str, list[float]] = {}
+    with Served(trusted, demo) as served:
+        async with Client(build_server(served), raise_exceptions=True) as client:
+            for name, answer in answers.items():
+                result = await client.call_tool("audit_answer", {"answer": answer})
+                if result.is_error or not isinstance(result.structured_content, dict):
+                    raise RuntimeError(f"audit_answer failed on the {name} answer: {result}")
+                rates[f"{name} citations"] = [float(_citations(result.structured_content))]
+
+            for _ in range(ROUNDS):
+                for name, answer in answers.items():
+
+                    async def call(answer: str = answer) -> None:
+                        await client.call_tool("audit_answer", {"answer": answer})
+
+                    rates.setdefault(f"{name} mcp", []).append(await _timed_async(call))
+                    rates.setdefault(f"{name} direct", []).append(
+                        _timed(lambda answer=answer: service.audit(served, answer=answer))
+                    )
+                rates.setdefault("hmac", []).append(
+                    HMAC_MESSAGES
+                    * _timed(lambda: [hmac.digest(DEMO_KEY, m, "sha256") for m in messages])
+                )
+    return rates
+
+
+def run(workdir: Path) -> list[Figure]:
+    start = time.perf_counter()
+    snapshot = build_demo(workdir)
+    built = time.perf_counter() - start
+    rates = anyio.run(_measure, snapshot)
+    figures = [Figure("build the demo snapshots", built, "s", None, False)]
+    for name, label in (("demo", "demo answer"), ("generated", "generated answer")):
+        per_answer = int(rates[f"{name} citations"][0])
+        mcp = statistics.median(rates[f"{name} mcp"])
+        direct = statistics.median(rates[f"{name} direct"])
+        peer = name == "demo"
+        figures += [
+            Figure(
+                f"MCP audit_answer, {label} ({per_answer} citations)",
+                mcp,
+                "answers/s",
+                PEER_ANSWERS_PER_SECOND if peer else None,
+            ),
+            Figure(
+                f"MCP audit_answer, {label}: citations",
+                mcp * per_answer,
+                "/s",
+                PEER_CITATIONS_PER_SECOND if peer else None,
+            ),
+            Figure(f"  same audit without MCP ({label})", direct, "answers/s"),
+            Figure(f"  slowest MCP round ({label})", min(rates[f"{name} mcp"]), "answers/s"),
+            Figure(f"  fastest MCP round ({label})", max(rates[f"{name} mcp"]), "answers/s"),
+        ]
+    figures += [
+        Figure("reference: hmac.digest (load gauge)", statistics.median(rates["hmac"]), "/s"),
+        Figure("peak RSS", peak_kb() / 1024, "MB"),
+    ]
+    return figures
