@@ -39,7 +39,7 @@ one of the three forms counts as unknown.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Literal, get_args
@@ -190,6 +190,42 @@ def parse_sources(values: Iterable[str], allowed: Sequence[str] = SOURCES) -> tu
     return chosen
 
 
+MCP_NAMES = {
+    "retracted": "retracted",
+    "expression_of_concern": "expression_of_concern",
+    "preprint": "preprint",
+    "published_from": "published_from",
+    "published_to": "published_to",
+}
+"""How the errors name each filter: the MCP tools' argument names."""
+CLI_NAMES = {
+    "retracted": "--retracted",
+    "expression_of_concern": "--expression-of-concern",
+    "preprint": "--preprint",
+    "published_from": "--from",
+    "published_to": "--to",
+}
+"""How the errors name each filter: ``citeseal search``'s options."""
+
+UNDECIDED_MEANINGS = {
+    "retracted": "whether it is retracted is unknown",
+    "expression_of_concern": "whether it has an expression of concern is unknown",
+    "preprint": "whether it is a preprint is unknown",
+    "published": "its publication date is unknown or not precise enough for the range",
+    "statuses": "the trial has no overall status",
+}
+"""Why a record counted under ``excluded_unknown[name]`` was left out."""
+
+
+def undecided_lines(excluded: dict[str, int]) -> list[str]:
+    """One line per filter that left records out undecided (none when it left none)."""
+    return [
+        f"{count} record{'s' if count != 1 else ''} left out: {UNDECIDED_MEANINGS[name]}"
+        for name, count in excluded.items()
+        if count
+    ]
+
+
 def make_filters(
     *,
     sources: Iterable[str] = (),
@@ -201,20 +237,22 @@ def make_filters(
     statuses: Iterable[str] = (),
     held_statuses: Iterable[str] = (),
     allowed_sources: Sequence[str] = SOURCES,
+    names: Mapping[str, str] = MCP_NAMES,
 ) -> SearchFilters:
-    """Parse the filters as a person or a model gives them (option names in the errors are
-    the MCP argument names; the CLI's options carry the same words)."""
-    low = parse_date_bound("published_from", published_from, end=False) if published_from else None
-    high = parse_date_bound("published_to", published_to, end=True) if published_to else None
+    """Parse the filters as a person or a model gives them; errors call each filter by
+    ``names`` (:data:`MCP_NAMES` or :data:`CLI_NAMES`)."""
+    start, stop = names["published_from"], names["published_to"]
+    low = parse_date_bound(start, published_from, end=False) if published_from else None
+    high = parse_date_bound(stop, published_to, end=True) if published_to else None
     if low and high and low.day > high.day:
-        raise InputError(
-            f"published_from {low.text} is after published_to {high.text}; the range holds no date"
-        )
+        raise InputError(f"{start} {low.text} is after {stop} {high.text}; the range holds no date")
     return SearchFilters(
         sources=parse_sources(sources, allowed_sources),
-        retracted=parse_inclusion("retracted", retracted),
-        expression_of_concern=parse_inclusion("expression_of_concern", expression_of_concern),
-        preprint=parse_inclusion("preprint", preprint),
+        retracted=parse_inclusion(names["retracted"], retracted),
+        expression_of_concern=parse_inclusion(
+            names["expression_of_concern"], expression_of_concern
+        ),
+        preprint=parse_inclusion(names["preprint"], preprint),
         published_from=low,
         published_to=high,
         statuses=parse_statuses(statuses, held_statuses),
