@@ -11,7 +11,7 @@ from audit.terminal import one_line
 from pipeline.cli.common import keyring_from_settings, seal_policy, trusted_snapshot
 from pipeline.cli.options import DemoKeyOpt, JsonOpt, SnapshotOpt
 from pipeline.settings import Settings
-from pipeline.snapshot.filters import CLI_NAMES, make_filters, undecided_lines
+from pipeline.snapshot.filters import CLI_NAMES, SearchFilters, make_filters, undecided_lines
 from pipeline.snapshot.search import (
     PassageView,
     held_statuses,
@@ -138,7 +138,8 @@ def search_command(
         )
         return
     if not hits:
-        typer.echo(f"no passage matches {one_line(query)!r}")
+        narrowed = " with these filters" if filters != SearchFilters() else ""
+        typer.echo(f"no passage matches {one_line(query)!r}{narrowed}")
     for number, hit in enumerate(hits, start=1):
         typer.echo("\n".join(_passage_lines(hit, number)))
     if len(hits) < page.total:

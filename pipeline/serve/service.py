@@ -51,7 +51,7 @@ from audit.report import (
 )
 from audit.terminal import one_line
 from pipeline.serve.cursor import SearchKey, issue_cursor, read_cursor
-from pipeline.snapshot.filters import make_filters, undecided_lines
+from pipeline.snapshot.filters import SearchFilters, make_filters, undecided_lines
 from pipeline.snapshot.search import (
     MAX_QUERY_CHARS,
     PassageView,
@@ -305,6 +305,8 @@ def search(
     )
     if not hits:
         text = f"no passage of {', '.join(chosen)} matches {one_line(query)!r}"
+        if filters != SearchFilters(sources=tuple(chosen)):
+            text += " with these filters"
         if offset:
             text += f" beyond the first {offset}"
     else:

@@ -98,3 +98,11 @@ def test_invalid_search_filters_exit_2_with_one_line(
 ) -> None:
     done = search(planted, *args)
     assert (done.returncode, done.stdout, done.stderr) == (2, "", f"error: {message}\n")
+
+
+def test_search_that_filters_everything_out_says_the_filters_did(planted: str) -> None:
+    done = search(planted, "--preprint", "only", "--source", "pubmed")
+    assert (done.returncode, done.stdout) == (
+        0,
+        "no passage matches 'zorblax' with these filters\n",
+    )
