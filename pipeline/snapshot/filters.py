@@ -73,13 +73,13 @@ MAX_STATUSES = len(TRIAL_STATUSES)
 _DATE = re.compile(r"(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?")
 
 PUBLISHED_SQL = (
-    "coalesce(json_extract_string(r.metadata, '$.first_publication_date'), "
-    "CASE WHEN r.source = 'clinicaltrials' "
-    "THEN json_extract_string(r.metadata, '$.first_posted') END, "
-    "CASE WHEN r.source = 'openfda' THEN r.version_date END, "
-    "CAST(r.year AS VARCHAR))"
+    "coalesce(json_extract_string(metadata, '$.first_publication_date'), "
+    "CASE WHEN source = 'clinicaltrials' THEN json_extract_string(metadata, '$.first_posted') END, "
+    "CASE WHEN source = 'openfda' THEN version_date END, "
+    "CAST(year AS VARCHAR))"
 )
-"""A record's publication date as its sources give it (module docstring); a string or NULL."""
+"""A record's publication date as its sources give it (module docstring), a string or NULL,
+over the ``records`` columns ``metadata``, ``source``, ``version_date`` and ``year``."""
 
 _FORMS = ("\\d{4}", "\\d{4}-\\d{2}", "\\d{4}-\\d{2}-\\d{2}")
 

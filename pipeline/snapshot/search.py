@@ -132,10 +132,12 @@ def page_sql(states: Sequence[tuple[str, str]], *, numbered: bool = True) -> str
     one undecided count per filter (one row of NULL hit columns when the page is empty).
     Parameters: $query, $limit, $offset and the filters' own (:func:`filter_states`)."""
     facts = (
-        "p.record_id, p.version, p.path, p.seq, p.section, p.text, scored.score, s.source, "
-        "r.title, r.retracted, r.expression_of_concern, r.preprint, r.status, "
-        f"{PUBLISHED_SQL} AS published"
+        "p.record_id, p.version, p.path, p.seq, scored.score, s.source, "
+        "r.title, r.retracted, r.expression_of_concern, r.preprint, r.status, r.metadata, "
+        "r.version_date, r.year"
     )
+    # the date is worked out for every hit only when a filter needs it; else for the page
+    dated = PUBLISHED_SQL if any(name == "published" for name, _ in states) else "NULL::VARCHAR"
     names = [f"f{n}" for n in range(len(states))]
     columns = "".join(f", {sql} AS {name}" for name, (_, sql) in zip(names, states, strict=True))
     kept = " AND ".join(f"{name} = 1" for name in names) or "TRUE"
@@ -150,9 +152,12 @@ def page_sql(states: Sequence[tuple[str, str]], *, numbered: bool = True) -> str
     return f"""
 WITH {scored_sql(numbered=numbered)},
 hits AS (SELECT {facts} {HITS_FROM}),
-states AS MATERIALIZED (SELECT *{columns} FROM hits),
+dated AS (SELECT *, {dated} AS published FROM hits),
+states AS MATERIALIZED (SELECT *{columns} FROM dated),
 kept AS (SELECT * FROM states WHERE {kept}),
-page AS (SELECT * FROM kept ORDER BY {order} LIMIT $limit OFFSET $offset),
+paged AS (SELECT * FROM kept ORDER BY {order} LIMIT $limit OFFSET $offset),
+page AS (SELECT paged.* REPLACE (coalesce(published, {PUBLISHED_SQL}) AS published),
+         t.section, t.text FROM paged JOIN passages t USING (record_id, version, path)),
 summary AS (SELECT {summary})
 SELECT summary.*, page.record_id, page.version, page.path, page.section, page.text,
        page.score, page.source, page.title, page.retracted, page.expression_of_concern,
