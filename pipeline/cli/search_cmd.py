@@ -143,7 +143,7 @@ def search_command(
     for number, hit in enumerate(hits, start=1):
         typer.echo("\n".join(_passage_lines(hit, number)))
     if len(hits) < page.total:
-        typer.echo(f"{len(hits)} of {page.total} matching passages shown (--limit)")
+        typer.echo(f"shown: {len(hits)} of {page.total} matching passages (--limit)")
     for line in undecided_lines(page.excluded_unknown):
         typer.echo(line)
     if keyring.demo:

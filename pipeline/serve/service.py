@@ -229,7 +229,10 @@ def _passage_text(view: PassageView, number: int | None = None) -> str:
     handle = view.handle or (
         f"{view.record_id}@{view.version}/{view.path} (no handle scheme: cannot be cited)"
     )
-    context = [one_line(c) for c in (view.title, view.section, view.source, view.status) if c]
+    facts = (view.title, view.section, view.source, view.status)
+    context = [one_line(c) for c in facts if c]
+    if view.published:
+        context.append(f"published {one_line(view.published)}")
     score = f" (score {view.score:.3f})" if view.score is not None else ""
     return (
         f"{head}{one_line(handle)}{score}\n   {' — '.join(context)}{_flags_text(view.flags)}\n"

@@ -208,19 +208,20 @@ CLI_NAMES = {
 """How the errors name each filter: ``citeseal search``'s options."""
 
 UNDECIDED_MEANINGS = {
-    "retracted": "whether it is retracted is unknown",
-    "expression_of_concern": "whether it has an expression of concern is unknown",
-    "preprint": "whether it is a preprint is unknown",
-    "published": "its publication date is unknown or not precise enough for the range",
-    "statuses": "the trial has no overall status",
+    "retracted": "whose retraction status is unknown",
+    "expression_of_concern": "whose expression-of-concern status is unknown",
+    "preprint": "whose preprint status is unknown",
+    "published": "whose publication date is unknown or not precise enough for the range",
+    "statuses": "whose trial overall status is unknown",
 }
 """Why a record counted under ``excluded_unknown[name]`` was left out."""
 
 
 def undecided_lines(excluded: dict[str, int]) -> list[str]:
-    """One line per filter that left records out undecided (none when it left none)."""
+    """One line per filter that left records out undecided (none when it left none). No
+    line starts with a digit, so none reads like a numbered search hit."""
     return [
-        f"{count} record{'s' if count != 1 else ''} left out: {UNDECIDED_MEANINGS[name]}"
+        f"left out: {count} record{'s' if count != 1 else ''} {UNDECIDED_MEANINGS[name]}"
         for name, count in excluded.items()
         if count
     ]

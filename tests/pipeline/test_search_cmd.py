@@ -65,8 +65,8 @@ def test_search_text_says_how_many_records_a_date_range_left_out_undated(planted
     ]
     # NCT99100003 has neither a date nor a status: undecided on both, counted under each
     assert lines[-2:] == [
-        "1 record left out: its publication date is unknown or not precise enough for the range",
-        "1 record left out: the trial has no overall status",
+        "left out: 1 record whose publication date is unknown or not precise enough for the range",
+        "left out: 1 record whose trial overall status is unknown",
     ]
     assert "status RECRUITING — published 2022-01-10" in done.stdout
 

@@ -50,8 +50,8 @@ async def test_literature_filters_keep_exactly_the_planted_records(planted: Serv
         assert value["next_cursor"] is None
         assert all(hit["flags"]["retracted"] is False for hit in value["results"])
         assert text.splitlines()[-2] == (
-            "4 records left out: its publication date is unknown or not precise enough for "
-            "the range"
+            "left out: 4 records whose publication date is unknown or not precise enough "
+            "for the range"
         )
         value, _ = await ok(client, "search_literature", {"query": QUERY, "preprint": "only"})
         assert _ids(value) == {"ppr:PPR99100005"}
