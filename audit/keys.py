@@ -54,6 +54,9 @@ handles; every report made with it says "demo key"."""
 SEAL_CONTEXT = b"citeseal seal v1\x00"
 """Prefixed to every message a keyring seals (:meth:`Keyring.seal`), never to a check code."""
 SEAL_HEX_LENGTH = 64
+DERIVE_CONTEXT = b"citeseal derived key v1\x00"
+"""Prefixed to the purpose a key is derived for (:meth:`Keyring.derived_tag`)."""
+TAG_BYTES = 32
 
 # The 25 bits of a check code as two table look-ups: the top 15 bits (3 characters, a table of
 # 32,768 strings) and the low 10 bits (2 characters).
@@ -92,6 +95,11 @@ def _key_pads(key: bytes) -> tuple[Any, Any]:
 
 _IPAD = bytes(x ^ 0x36 for x in range(256))
 _OPAD = bytes(x ^ 0x5C for x in range(256))
+
+
+def _derived_tag(key: bytes, purpose: bytes, message: bytes) -> bytes:
+    derived = hmac.digest(key, DERIVE_CONTEXT + purpose, "sha256")
+    return hmac.digest(derived, message, "sha256")
 
 
 class Keyring:
@@ -162,6 +170,27 @@ class Keyring:
             if hmac.compare_digest(fingerprint(key), key_fingerprint):
                 tag = hmac.new(key, SEAL_CONTEXT + message, hashlib.sha256).hexdigest()
                 ok |= hmac.compare_digest(tag, seal)
+        return ok
+
+    def derived_tag(self, purpose: bytes, message: bytes) -> bytes:
+        """HMAC-SHA256 of ``message`` (32 bytes) under a key derived from the current key for
+        ``purpose``: HMAC-SHA256(key, :data:`DERIVE_CONTEXT` + purpose).
+
+        Tags authenticate tokens the server hands out and gets back, such as paging cursors.
+        The derived key is domain-separated from check codes and seals (they never use
+        :data:`DERIVE_CONTEXT`) and between purposes, so a tag made for one purpose never
+        verifies for another, nor as a seal or a check code.
+        """
+        return _derived_tag(self._keys[0], purpose, message)
+
+    def derived_tag_verifies(self, purpose: bytes, message: bytes, tag: bytes) -> bool:
+        """True when ``tag`` is :meth:`derived_tag` of ``message`` under any key (constant
+        time over the full 256 bits; a tag of another length never verifies)."""
+        if len(tag) != TAG_BYTES:
+            return False
+        ok = False
+        for key in self._keys:
+            ok |= hmac.compare_digest(_derived_tag(key, purpose, message), tag)
         return ok
 
     def __repr__(self) -> str:

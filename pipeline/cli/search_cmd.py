@@ -11,10 +11,12 @@ from audit.terminal import one_line
 from pipeline.cli.common import keyring_from_settings, seal_policy, trusted_snapshot
 from pipeline.cli.options import DemoKeyOpt, JsonOpt, SnapshotOpt
 from pipeline.settings import Settings
+from pipeline.snapshot.filters import CLI_NAMES, SearchFilters, make_filters, undecided_lines
 from pipeline.snapshot.search import (
     PassageView,
+    held_statuses,
     record_passages,
-    search_passages,
+    search_page,
     to_json,
 )
 
@@ -39,11 +41,21 @@ def _passage_lines(view: PassageView, number: int | None = None) -> list[str]:
         context.append(view.source)
     if view.status:
         context.append(f"status {one_line(view.status)}")
+    if view.published:
+        context.append(f"published {one_line(view.published)}")
     lines.append("   " + " — ".join(c for c in context if c) + _flags(view.flags))
     lines.extend(
         textwrap.wrap(one_line(view.text), WIDTH, initial_indent="   ", subsequent_indent="   ")
     )
     return lines
+
+
+def _flag_option(flag: str, what: str) -> object:
+    return typer.Option(
+        flag,
+        help=f"Keep {what} (include, the default), leave them out (exclude: keeps only "
+        "records known not to be) or keep only them (only).",
+    )
 
 
 def search_command(
@@ -54,6 +66,39 @@ def search_command(
         typer.Option("--source", help="Only passages of this source (repeatable)."),
     ] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", help="How many passages.")] = 10,
+    retracted: Annotated[str, _flag_option("--retracted", "retracted records")] = "include",
+    concern: Annotated[
+        str, _flag_option("--expression-of-concern", "records with an expression of concern")
+    ] = "include",
+    preprint: Annotated[str, _flag_option("--preprint", "preprints")] = "include",
+    published_from: Annotated[
+        str | None,
+        typer.Option(
+            "--from",
+            metavar="DATE",
+            help="Only records published on or after this date: YYYY, YYYY-MM or YYYY-MM-DD "
+            "(2021 = from 2021-01-01). Records whose date is unknown or too coarse to decide "
+            "are left out and counted.",
+        ),
+    ] = None,
+    published_to: Annotated[
+        str | None,
+        typer.Option(
+            "--to",
+            metavar="DATE",
+            help="Only records published on or before this date: YYYY, YYYY-MM or YYYY-MM-DD "
+            "(2021-06 = to 2021-06-30).",
+        ),
+    ] = None,
+    status: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--status",
+            metavar="STATUS",
+            help="Only trials with this ClinicalTrials.gov overall status, e.g. RECRUITING "
+            "(repeatable; other sources are left out).",
+        ),
+    ] = None,
     demo_key: DemoKeyOpt = False,
     json_out: JsonOpt = False,
 ) -> None:
@@ -63,17 +108,44 @@ def search_command(
     policy = seal_policy(settings, demo_key, keyring=keyring)
     con = trusted_snapshot(snapshot, settings, policy).search_connection()
     try:
-        hits = search_passages(con, query, keyring, sources=source or (), limit=limit)
+        filters = make_filters(
+            sources=source or (),
+            retracted=retracted,
+            expression_of_concern=concern,
+            preprint=preprint,
+            published_from=published_from,
+            published_to=published_to,
+            statuses=status or (),
+            held_statuses=held_statuses(con) if status else (),
+            names=CLI_NAMES,
+        )
+        page = search_page(con, query, keyring, filters, limit=limit)
     finally:
         con.close()
+    hits = page.hits
     if json_out:
-        typer.echo(to_json({"query": query, "demo_key": keyring.demo, "results": hits}))
+        typer.echo(
+            to_json(
+                {
+                    "query": query,
+                    "filters": filters.canonical(),
+                    "demo_key": keyring.demo,
+                    "total": page.total,
+                    "excluded_unknown": page.excluded_unknown,
+                    "results": hits,
+                }
+            )
+        )
         return
     if not hits:
-        typer.echo(f"no passage matches {one_line(query)!r}")
-        return
+        narrowed = " with these filters" if filters != SearchFilters() else ""
+        typer.echo(f"no passage matches {one_line(query)!r}{narrowed}")
     for number, hit in enumerate(hits, start=1):
         typer.echo("\n".join(_passage_lines(hit, number)))
+    if len(hits) < page.total:
+        typer.echo(f"shown: {len(hits)} of {page.total} matching passages (--limit)")
+    for line in undecided_lines(page.excluded_unknown):
+        typer.echo(line)
     if keyring.demo:
         typer.echo("note: handles minted with the public demo key", err=True)
 

@@ -33,6 +33,7 @@ from audit.errors import CiteSealError
 from audit.report import FAIL_ON_ITEMS, Report
 from audit.terminal import one_line
 from pipeline.serve import service
+from pipeline.serve.cursor import MAX_CURSOR_CHARS
 from pipeline.serve.service import (
     DRUG_LABELS,
     LITERATURE,
@@ -52,6 +53,7 @@ from pipeline.serve.service import (
     Served,
     SnapshotInfo,
 )
+from pipeline.snapshot.filters import INCLUSIONS, MAX_STATUSES, TRIAL_STATUSES
 from pipeline.snapshot.search import MAX_QUERY_CHARS
 
 if TYPE_CHECKING:
@@ -120,6 +122,49 @@ TrialSources = Annotated[list[str], _sources(TRIALS)]
 LabelSources = Annotated[list[str], _sources(DRUG_LABELS)]
 
 
+def _flag(what: str) -> Any:
+    return Field(
+        description=f"include (default: {what} are kept, and every result carries its flags), "
+        f"exclude (only records known not to be {what}: unknown ones are left out and "
+        f"counted in excluded_unknown) or only (only {what}).",
+        **_schema(enum=list(INCLUSIONS)),
+    )
+
+
+def _date(end: bool) -> Any:
+    side = "on or before" if end else "on or after"
+    example = "2021-06 = to 2021-06-30" if end else "2021 = from 2021-01-01"
+    return Field(
+        description=f"Only records published {side} this date: YYYY, YYYY-MM or YYYY-MM-DD "
+        f"({example}). A record whose date is unknown or too coarse to decide is left out and "
+        "counted in excluded_unknown.",
+        **_schema(pattern=r"^\d{4}(-\d{2}(-\d{2})?)?$", maxLength=10),
+    )
+
+
+Preprint = Annotated[str, _flag("preprints")]
+Retracted = Annotated[str, _flag("retracted records")]
+Concern = Annotated[str, _flag("records with an expression of concern")]
+DateFrom = Annotated[str | None, _date(end=False)]
+DateTo = Annotated[str | None, _date(end=True)]
+Statuses = Annotated[
+    list[str],
+    Field(
+        description="Only trials with these ClinicalTrials.gov overall statuses "
+        "(e.g. RECRUITING, COMPLETED); a trial without a status is left out and counted.",
+        **_schema(items={"enum": list(TRIAL_STATUSES)}, maxItems=MAX_STATUSES, uniqueItems=True),
+    ),
+]
+Cursor = Annotated[
+    str | None,
+    Field(
+        description="next_cursor of the previous page; pass it with the same query and "
+        "filters. It stays valid while this server serves this snapshot.",
+        **_schema(maxLength=MAX_CURSOR_CHARS),
+    ),
+]
+
+
 def build_server(served: Served) -> "MCPServer":
     """The MCP server over ``served`` (its tools; transports are the caller's)."""
     from mcp.server.apps import client_supports_apps
@@ -144,13 +189,33 @@ def build_server(served: Served) -> "MCPServer":
         query: Query,
         limit: Limit = 10,
         sources: LiteratureSources = [],  # noqa: B006
+        retracted: Retracted = "include",
+        expression_of_concern: Concern = "include",
+        preprint: Preprint = "include",
+        published_from: DateFrom = None,
+        published_to: DateTo = None,
+        cursor: Cursor = None,
     ) -> Annotated[CallToolResult, SearchResult]:
         """Search the snapshot's papers (PubMed, Europe PMC, PubTator3, Crossref) by BM25.
 
         Each passage comes with its handle: cite it exactly as given. Flags (retracted,
-        expression_of_concern, preprint) are shown on each passage."""
+        expression_of_concern, preprint) are shown on each passage. Filters: retracted,
+        expression_of_concern, preprint (include/exclude/only), publication date range. More
+        pages: pass next_cursor back as cursor."""
         return _result(
-            lambda: service.search(served, "literature", query, limit=limit, sources=sources)
+            lambda: service.search(
+                served,
+                "literature",
+                query,
+                limit=limit,
+                sources=sources,
+                retracted=retracted,
+                expression_of_concern=expression_of_concern,
+                preprint=preprint,
+                published_from=published_from,
+                published_to=published_to,
+                cursor=cursor,
+            )
         )
 
     @mcp.tool(annotations=read_only)
@@ -158,11 +223,27 @@ def build_server(served: Served) -> "MCPServer":
         query: Query,
         limit: Limit = 10,
         sources: TrialSources = [],  # noqa: B006
+        status: Statuses = [],  # noqa: B006
+        published_from: DateFrom = None,
+        published_to: DateTo = None,
+        cursor: Cursor = None,
     ) -> Annotated[CallToolResult, SearchResult]:
         """Search the snapshot's ClinicalTrials.gov records by BM25; each passage has its
-        handle (trial handles pin the registry version they were issued from)."""
+        handle (trial handles pin the registry version they were issued from). Filters:
+        overall status, first-posted date range. More pages: pass next_cursor back as
+        cursor."""
         return _result(
-            lambda: service.search(served, "trials", query, limit=limit, sources=sources)
+            lambda: service.search(
+                served,
+                "trials",
+                query,
+                limit=limit,
+                sources=sources,
+                statuses=status,
+                published_from=published_from,
+                published_to=published_to,
+                cursor=cursor,
+            )
         )
 
     @mcp.tool(annotations=read_only)
@@ -170,11 +251,24 @@ def build_server(served: Served) -> "MCPServer":
         query: Query,
         limit: Limit = 10,
         sources: LabelSources = [],  # noqa: B006
+        published_from: DateFrom = None,
+        published_to: DateTo = None,
+        cursor: Cursor = None,
     ) -> Annotated[CallToolResult, SearchResult]:
         """Search the snapshot's openFDA drug labels by BM25; each passage has its handle
-        (label handles pin the label version they were issued from)."""
+        (label handles pin the label version they were issued from). Filter: the label
+        version's effective-date range. More pages: pass next_cursor back as cursor."""
         return _result(
-            lambda: service.search(served, "drug_labels", query, limit=limit, sources=sources)
+            lambda: service.search(
+                served,
+                "drug_labels",
+                query,
+                limit=limit,
+                sources=sources,
+                published_from=published_from,
+                published_to=published_to,
+                cursor=cursor,
+            )
         )
 
     @mcp.tool(annotations=read_only)

@@ -2,7 +2,7 @@
 
 Each function takes the :class:`Served` snapshot (trusted before the server started) and the
 tool's plain arguments, checks every bound itself (so a model gets one exact, actionable
-sentence, not a validator dump), and calls the code the CLI uses: ``search_passages`` and
+sentence, not a validator dump), and calls the code the CLI uses: ``search_page`` and
 ``record_passages`` (:mod:`pipeline.snapshot.search`), ``parse_answer`` / ``parse_claims`` and
 the audit engine. Errors are :class:`~audit.errors.CiteSealError` subclasses only; the MCP
 layer turns them into ``isError`` results.
@@ -55,12 +55,17 @@ from audit.report import (
     fail_on_items,
 )
 from audit.terminal import one_line
+from pipeline.serve.cursor import SearchKey, issue_cursor, read_cursor
+from pipeline.snapshot.filters import SearchFilters, make_filters, undecided_lines
 from pipeline.snapshot.search import (
     MAX_QUERY_CHARS,
     PassageView,
     RecordView,
+    SearchPage,
+    check_query,
+    held_statuses,
     record_passages,
-    search_passages,
+    search_page,
 )
 from pipeline.snapshot.trust import TrustedSnapshot
 
@@ -160,6 +165,21 @@ class SearchResult(BaseModel):
     sources: list[str]
     demo_key: bool = Field(description="Handles were minted with the public demo key.")
     results: list[PassageView]
+    filters: dict[str, Any] = Field(
+        default_factory=dict, description="The filters applied, as parsed."
+    )
+    offset: int = Field(default=0, description="Position of the first result in the ranking.")
+    total: int = Field(default=0, description="Passages that match the query and filters.")
+    excluded_unknown: dict[str, int] = Field(
+        default_factory=dict,
+        description="Per filter: records left out because the filter could not decide "
+        "(their flag, date or status is unknown).",
+    )
+    next_cursor: str | None = Field(
+        default=None,
+        description="Pass it as cursor, with the same query and filters, for the next page; "
+        "null on the last page.",
+    )
 
 
 class FetchedRecord(BaseModel):
@@ -228,7 +248,10 @@ def _passage_text(view: PassageView, number: int | None = None) -> str:
     handle = view.handle or (
         f"{view.record_id}@{view.version}/{view.path} (no handle scheme: cannot be cited)"
     )
-    context = [one_line(c) for c in (view.title, view.section, view.source, view.status) if c]
+    facts = (view.title, view.section, view.source, view.status)
+    context = [one_line(c) for c in facts if c]
+    if view.published:
+        context.append(f"published {one_line(view.published)}")
     score = f" (score {view.score:.3f})" if view.score is not None else ""
     return (
         f"{head}{one_line(handle)}{score}\n   {' — '.join(context)}{_flags_text(view.flags)}\n"
@@ -249,9 +272,22 @@ def _bounded_count(values: Sequence[object], name: str, limit: int) -> None:
 
 
 def search(
-    served: Served, kind: str, query: str, *, limit: int = 10, sources: Sequence[str] = ()
+    served: Served,
+    kind: str,
+    query: str,
+    *,
+    limit: int = 10,
+    sources: Sequence[str] = (),
+    retracted: str = "include",
+    expression_of_concern: str = "include",
+    preprint: str = "include",
+    published_from: str | None = None,
+    published_to: str | None = None,
+    statuses: Sequence[str] = (),
+    cursor: str | None = None,
 ) -> Outcome:
-    """BM25 over the passages of one kind of source (``SEARCHES``), optionally fewer sources."""
+    """BM25 over the passages of one kind of source (``SEARCHES``), filtered
+    (:mod:`pipeline.snapshot.filters`), one page at a time (:mod:`pipeline.serve.cursor`)."""
     allowed = SEARCHES[kind]
     unknown = [s for s in sources if s not in allowed]
     if unknown:
@@ -261,18 +297,57 @@ def search(
     if not 1 <= limit <= MAX_RESULTS:
         raise InputError(f"limit must be between 1 and {MAX_RESULTS}, got {limit}")
     chosen = list(dict.fromkeys(sources)) or list(allowed)
-    with served.cursor() as con:
-        hits = search_passages(con, query, served.keyring, sources=chosen, limit=limit)
-    if served.ensure_search(query, limit, chosen, len(hits)):
+    check_query(query)
+
+    def page_of() -> tuple[SearchFilters, SearchKey, int, SearchPage]:
         with served.cursor() as con:
-            hits = search_passages(con, query, served.keyring, sources=chosen, limit=limit)
-    value = SearchResult(query=query, sources=chosen, demo_key=served.keyring.demo, results=hits)
+            filters = make_filters(
+                sources=chosen,
+                retracted=retracted,
+                expression_of_concern=expression_of_concern,
+                preprint=preprint,
+                published_from=published_from,
+                published_to=published_to,
+                statuses=statuses,
+                held_statuses=held_statuses(con) if statuses else (),
+            )
+            key = SearchKey(kind, query, filters.canonical(), served.trusted.sha256)
+            offset = read_cursor(served.keyring, cursor, key) if cursor else 0
+            page = search_page(con, query, served.keyring, filters, limit=limit, offset=offset)
+            return filters, key, offset, page
+
+    filters, key, offset, page = page_of()
+    if not offset and served.ensure_search(query, limit, chosen, len(page.hits)):
+        filters, key, offset, page = page_of()  # --online harvested the query: a new snapshot
+    hits = page.hits
+    after = offset + len(hits)
+    value = SearchResult(
+        query=query,
+        sources=chosen,
+        demo_key=served.keyring.demo,
+        results=hits,
+        filters=filters.canonical(),
+        offset=offset,
+        total=page.total,
+        excluded_unknown=page.excluded_unknown,
+        next_cursor=issue_cursor(served.keyring, key, after) if after < page.total else None,
+    )
     if not hits:
         text = f"no passage of {', '.join(chosen)} matches {one_line(query)!r}"
+        if filters != SearchFilters(sources=tuple(chosen)):
+            text += " with these filters"
+        if offset:
+            text += f" beyond the first {offset}"
     else:
-        lines = [f"{len(hits)} passages for {one_line(query)!r} ({', '.join(chosen)}):"]
-        lines += [_passage_text(hit, n) for n, hit in enumerate(hits, start=1)]
+        lines = [
+            f"passages {offset + 1}-{after} of {page.total} for {one_line(query)!r} "
+            f"({', '.join(chosen)}):"
+        ]
+        lines += [_passage_text(hit, n) for n, hit in enumerate(hits, start=offset + 1)]
         text = "\n".join(lines)
+    text += "".join(f"\n{line}" for line in undecided_lines(page.excluded_unknown))
+    if value.next_cursor:
+        text += f"\nmore results: call again with the same arguments and cursor={value.next_cursor}"
     return Outcome(value, text + _demo_note(served))
 
 

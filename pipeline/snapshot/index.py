@@ -156,13 +156,12 @@ def numbered(con: duckdb.DuckDBPyConnection) -> bool:
     return "search_vocab" in table_names(con)
 
 
-def search_sql(*, sources: bool, numbered: bool = True) -> str:
-    """BM25 over the current, non-withdrawn passage versions; parameters $query, $limit
-    (and $sources, a string of source names joined by the store's separator).
+def scored_sql(*, numbered: bool = True) -> str:
+    """The CTEs ``q, stats, df, scored``: the BM25 score of every passage version that holds
+    a term of the query (parameter $query), as ``scored(docid, score)``.
 
     ``numbered``: the index holds term numbers (``search_vocab``, migration 4); False for an
     older snapshot whose ``search_terms`` hold the terms themselves."""
-    where = "AND list_contains(string_split($sources, $sep), s.source)" if sources else ""
     stems = f"""SELECT DISTINCT stem(w, 'porter') AS term
     FROM ({words_sql("(SELECT 1 AS one)", "$query", "one")})"""  # noqa: S608
     if numbered:
@@ -171,8 +170,7 @@ def search_sql(*, sources: bool, numbered: bool = True) -> str:
     else:
         key = "term"
         query_terms = stems
-    return f"""
-WITH q AS ({query_terms}),
+    return f"""q AS ({query_terms}),
 stats AS (SELECT count(*) AS n, avg(length) AS avgdl FROM search_docs),
 df AS (
     SELECT {key}, count(*) AS df FROM search_terms JOIN q USING ({key}) GROUP BY {key}
@@ -187,15 +185,31 @@ scored AS (
     JOIN search_docs d USING (docid)
     CROSS JOIN stats
     GROUP BY t.docid
-)
-SELECT p.record_id, p.version, p.path, p.section, p.text, scored.score, s.source, r.title,
-       r.retracted, r.expression_of_concern, r.preprint, r.status
-FROM scored
+)"""  # noqa: S608
+
+
+HITS_FROM = """FROM scored
 JOIN search_docs d USING (docid)
 JOIN record_state s ON s.record_id = d.record_id AND s.current_version = d.version
 JOIN passages p ON p.record_id = d.record_id AND p.version = d.version AND p.path = d.path
 JOIN records r ON r.record_id = d.record_id AND r.version = d.version
-WHERE NOT s.withdrawn {where}
+WHERE NOT s.withdrawn"""
+"""The scored passages of the current, non-withdrawn version of each record, with the
+passage (``p``), its record version (``r``) and the record's state (``s``)."""
+
+
+def search_sql(*, sources: bool, numbered: bool = True) -> str:
+    """BM25 over the current, non-withdrawn passage versions; parameters $query, $limit
+    (and $sources, a string of source names joined by the store's separator).
+
+    ``numbered``: see :func:`scored_sql`. Filtered, paged search is
+    :func:`pipeline.snapshot.search.search_page`."""
+    where = "AND list_contains(string_split($sources, $sep), s.source)" if sources else ""
+    return f"""
+WITH {scored_sql(numbered=numbered)}
+SELECT p.record_id, p.version, p.path, p.section, p.text, scored.score, s.source, r.title,
+       r.retracted, r.expression_of_concern, r.preprint, r.status
+{HITS_FROM} {where}
 ORDER BY scored.score DESC, p.record_id, p.seq
 LIMIT $limit
-"""  # noqa: S608
+"""

@@ -21,12 +21,19 @@ from audit.errors import CitationSyntaxError, InputError
 from audit.handles import PINNED_SCHEMES, SCHEMES, Locator, mint, parse_locator
 from audit.keys import Keyring
 from pipeline.errors import SnapshotError
-from pipeline.records import SOURCES
-from pipeline.snapshot.index import INDEX_VERSION, numbered, search_sql
+from pipeline.snapshot.filters import (
+    FLAGS,
+    PUBLISHED_SQL,
+    SearchFilters,
+    filter_states,
+    parse_sources,
+)
+from pipeline.snapshot.index import HITS_FROM, INDEX_VERSION, numbered, scored_sql
 from pipeline.snapshot.store import SEP, connect, first_line, load_fts, read_meta
 
 MAX_QUERY_CHARS = 1_000
 MAX_LIMIT = 1_000
+MAX_OFFSET = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -42,6 +49,7 @@ class PassageView:
     title: str | None = None
     flags: dict[str, bool | None] = field(default_factory=dict)
     status: str | None = None  # the record's status (registry status, publication status…)
+    published: str | None = None  # the record's date as its source gives it (filters.py)
 
 
 @dataclass(frozen=True)
@@ -97,6 +105,124 @@ def open_snapshot(path: Path) -> duckdb.DuckDBPyConnection:
     return con
 
 
+@dataclass(frozen=True)
+class SearchPage:
+    """One page of a filtered search: ``hits`` (best first), from position ``offset`` of the
+    ``total`` passages that match the query and pass every filter. ``excluded_unknown``
+    counts, per active filter that can be undecided, the *records* matching the query that
+    no filter rejected but this one could not decide (its value unknown): left out, never
+    silently (see :mod:`pipeline.snapshot.filters`)."""
+
+    hits: list[PassageView]
+    offset: int
+    total: int
+    excluded_unknown: dict[str, int]
+
+
+def check_query(query: str) -> None:
+    """Raise unless ``query`` is a search query within bounds."""
+    if not query.strip():
+        raise InputError("the search query is empty")
+    if len(query) > MAX_QUERY_CHARS:
+        raise InputError(f"the search query is {len(query)} characters; at most {MAX_QUERY_CHARS}")
+
+
+def page_sql(states: Sequence[tuple[str, str]], *, numbered: bool = True) -> str:
+    """The paged, filtered search: one row per hit of the page, each carrying ``total`` and
+    one undecided count per filter (one row of NULL hit columns when the page is empty).
+    Parameters: $query, $limit, $offset and the filters' own (:func:`filter_states`)."""
+    facts = (
+        "p.record_id, p.version, p.path, p.seq, scored.score, s.source, "
+        "r.title, r.retracted, r.expression_of_concern, r.preprint, r.status, r.metadata, "
+        "r.version_date, r.year"
+    )
+    # the date is worked out for every hit only when a filter needs it; else for the page
+    dated = PUBLISHED_SQL if any(name == "published" for name, _ in states) else "NULL::VARCHAR"
+    names = [f"f{n}" for n in range(len(states))]
+    columns = "".join(f", {sql} AS {name}" for name, (_, sql) in zip(names, states, strict=True))
+    kept = " AND ".join(f"{name} = 1" for name in names) or "TRUE"
+    undecided = [
+        f"(SELECT count(DISTINCT record_id) FROM states WHERE {name} IS NULL"  # noqa: S608
+        + "".join(f" AND {other} IS DISTINCT FROM 0" for other in names if other != name)
+        + f") AS u{n}"
+        for n, name in enumerate(names)
+    ]
+    summary = ", ".join(["(SELECT count(*) FROM kept) AS total", *undecided])
+    order = "score DESC, record_id, seq"
+    return f"""
+WITH {scored_sql(numbered=numbered)},
+hits AS (SELECT {facts} {HITS_FROM}),
+dated AS (SELECT *, {dated} AS published FROM hits),
+states AS MATERIALIZED (SELECT *{columns} FROM dated),
+kept AS (SELECT * FROM states WHERE {kept}),
+paged AS (SELECT * FROM kept ORDER BY {order} LIMIT $limit OFFSET $offset),
+page AS (SELECT paged.* REPLACE (coalesce(published, {PUBLISHED_SQL}) AS published),
+         t.section, t.text FROM paged JOIN passages t USING (record_id, version, path)),
+summary AS (SELECT {summary})
+SELECT summary.*, page.record_id, page.version, page.path, page.section, page.text,
+       page.score, page.source, page.title, page.retracted, page.expression_of_concern,
+       page.preprint, page.status, page.published
+FROM summary LEFT JOIN page ON TRUE
+ORDER BY page.{order.replace(", ", ", page.")}
+"""  # noqa: S608
+
+
+def search_page(
+    con: duckdb.DuckDBPyConnection,
+    query: str,
+    keyring: Keyring,
+    filters: SearchFilters = SearchFilters(),  # noqa: B008 (frozen: never mutated)
+    *,
+    limit: int = 10,
+    offset: int = 0,
+) -> SearchPage:
+    """The ``limit`` best passages for ``query`` (BM25) that pass ``filters``, from position
+    ``offset`` of the ranking, with handles. The ranking is a total order (score, then
+    record id, then passage order), so consecutive pages never repeat or skip a passage."""
+    check_query(query)
+    if not 1 <= limit <= MAX_LIMIT:
+        raise InputError(f"--limit must be between 1 and {MAX_LIMIT}, got {limit}")
+    if not 0 <= offset <= MAX_OFFSET:
+        raise InputError(f"the offset must be between 0 and {MAX_OFFSET}, got {offset}")
+    compiled = filter_states(filters, sep=SEP)
+    params: dict[str, object] = {"query": query, "limit": limit, "offset": offset}
+    params.update(compiled.params)
+    try:
+        sql = page_sql(compiled.states, numbered=numbered(con))
+        rows = con.execute(sql, params).fetchall()
+    except duckdb.Error as error:
+        raise SnapshotError(f"search failed: {first_line(error)}") from None
+    width = 1 + len(compiled.states)
+    total = int(rows[0][0]) if rows else 0
+    excluded = {name: int(rows[0][1 + n]) for n, (name, _) in enumerate(compiled.states)}
+    undecidable = {"published", "statuses", *FLAGS}
+    hits = [_view(keyring, row[width:]) for row in rows if row[width] is not None]
+    return SearchPage(
+        hits=hits,
+        offset=offset,
+        total=total,
+        excluded_unknown={k: v for k, v in excluded.items() if k in undecidable},
+    )
+
+
+def _view(keyring: Keyring, row: Sequence[Any]) -> PassageView:
+    rid, version, path, section, text, score, source, title, ret, eoc, pre, status, pub = row
+    return PassageView(
+        record_id=rid,
+        version=version,
+        path=path,
+        section=section,
+        text=text,
+        handle=handle_for(keyring, rid, version, path),
+        score=round(float(score), 4),
+        source=source,
+        title=title,
+        flags={"retracted": ret, "expression_of_concern": eoc, "preprint": pre},
+        status=status,
+        published=pub,
+    )
+
+
 def search_passages(
     con: duckdb.DuckDBPyConnection,
     query: str,
@@ -106,39 +232,24 @@ def search_passages(
     limit: int = 10,
 ) -> list[PassageView]:
     """The ``limit`` best passages for ``query`` (BM25), best first, with handles."""
-    if not query.strip():
-        raise InputError("the search query is empty")
-    if len(query) > MAX_QUERY_CHARS:
-        raise InputError(f"the search query is {len(query)} characters; at most {MAX_QUERY_CHARS}")
+    check_query(query)
     if not 1 <= limit <= MAX_LIMIT:
         raise InputError(f"--limit must be between 1 and {MAX_LIMIT}, got {limit}")
-    unknown = [s for s in sources if s not in SOURCES]
-    if unknown:
-        raise InputError(f"unknown source {unknown[0]!r}; expected one of {', '.join(SOURCES)}")
-    params: dict[str, object] = {"query": query, "limit": limit}
-    if sources:
-        params.update(sources=SEP.join(sources), sep=SEP)
+    filters = SearchFilters(sources=parse_sources(sources))
+    return search_page(con, query, keyring, filters, limit=limit).hits
+
+
+def held_statuses(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The overall statuses the snapshot's trials hold (current versions)."""
     try:
-        sql = search_sql(sources=bool(sources), numbered=numbered(con))
-        rows = con.execute(sql, params).fetchall()
+        rows = con.execute(
+            "SELECT DISTINCT r.status FROM records r JOIN record_state s "
+            "ON s.record_id = r.record_id AND s.current_version = r.version "
+            "WHERE s.source = 'clinicaltrials' AND r.status IS NOT NULL ORDER BY 1"
+        ).fetchall()
     except duckdb.Error as error:
-        raise SnapshotError(f"search failed: {first_line(error)}") from None
-    return [
-        PassageView(
-            record_id=rid,
-            version=version,
-            path=path,
-            section=section,
-            text=text,
-            handle=handle_for(keyring, rid, version, path),
-            score=round(float(score), 4),
-            source=source,
-            title=title,
-            flags={"retracted": ret, "expression_of_concern": eoc, "preprint": pre},
-            status=status,
-        )
-        for rid, version, path, section, text, score, source, title, ret, eoc, pre, status in rows
-    ]
+        raise SnapshotError(f"cannot read trial statuses: {first_line(error)}") from None
+    return [str(row[0]) for row in rows]
 
 
 def _check_record_id(record_id: str) -> None:

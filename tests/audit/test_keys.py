@@ -367,3 +367,30 @@ def test_retired_keys_verify_the_seals_they_made_but_never_seal() -> None:
     assert rotated.seal(b"m") == Keyring([KEY_B]).seal(b"m")
     assert rotated.holds(fingerprint(KEY_A)) and rotated.holds(fingerprint(KEY_B))
     assert not old.holds(fingerprint(KEY_B))
+
+
+# -- derived tags (paging cursors) ------------------------------------------------------------
+
+
+def test_a_derived_tag_is_the_hmac_under_the_key_derived_for_its_purpose() -> None:
+    derived = hmac.new(KEY_A, b"citeseal derived key v1\x00cursor", hashlib.sha256).digest()
+    expected = hmac.new(derived, b"page 2", hashlib.sha256).digest()
+    keyring = Keyring([KEY_A])
+    assert keyring.derived_tag(b"cursor", b"page 2") == expected
+    assert keyring.derived_tag_verifies(b"cursor", b"page 2", expected)
+
+
+def test_a_derived_tag_fails_for_another_purpose_message_key_or_length() -> None:
+    keyring = Keyring([KEY_A])
+    tag = keyring.derived_tag(b"cursor", b"page 2")
+    assert not keyring.derived_tag_verifies(b"cursor2", b"page 2", tag)
+    assert not keyring.derived_tag_verifies(b"cursor", b"page 3", tag)
+    assert not Keyring([KEY_B]).derived_tag_verifies(b"cursor", b"page 2", tag)
+    assert not keyring.derived_tag_verifies(b"cursor", b"page 2", tag[:16])
+    assert tag != hmac.new(KEY_A, b"page 2", hashlib.sha256).digest()  # not the plain HMAC
+    assert tag.hex() != keyring.seal(b"page 2")  # nor a seal
+
+
+def test_retired_keys_verify_the_derived_tags_they_made() -> None:
+    tag = Keyring([KEY_A]).derived_tag(b"cursor", b"m")
+    assert Keyring.from_keys(KEY_B, [KEY_A]).derived_tag_verifies(b"cursor", b"m", tag)

@@ -218,7 +218,7 @@ def test_search_results_show_a_registry_withdrawn_trial(demo_pair: tuple[Path, P
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[1] == (
         "   Extended-Release Zentravir in Adults With Farrow Syndrome — Brief title — "
-        "clinicaltrials — status WITHDRAWN"
+        "clinicaltrials — status WITHDRAWN — published 2024-05-02"
     )
     as_json = json.loads(run_cli("search", "extended-release", "-s", corpus, "--json").stdout)
     assert as_json["results"][0]["status"] == "WITHDRAWN"

@@ -1,0 +1,108 @@
+"""``citeseal search`` filters: what each option keeps, and one-line errors (exit 2)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from pipeline.snapshot.filters import TRIAL_STATUSES
+from tests.conftest import TEST_KEY_HEX
+from tests.pipeline.snapshot.planted_search import QUERY, write_planted
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory: pytest.TempPathFactory) -> str:
+    folder = tmp_path_factory.mktemp("planted-cli") / "planted"
+    return str(write_planted(folder / "planted-1.duckdb"))
+
+
+def search(snapshot: str, *args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-c", "from pipeline.cli import main; main()", "search", QUERY]
+    return subprocess.run(
+        [*command, "-s", snapshot, "--demo-key", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "CITESEAL_KEY": TEST_KEY_HEX},
+    )
+
+
+def test_search_options_filter_and_json_reports_total_filters_and_undecided(
+    planted: str,
+) -> None:
+    done = search(planted, "--retracted", "only", "--from", "2020", "--to", "2020-12", "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert {r["record_id"] for r in result["results"]} == {"pmid:99100002"}
+    assert result["results"][0]["flags"]["retracted"] is True
+    assert result["results"][0]["published"] == "2020"
+    assert result["total"] == 2  # its two passages
+    # pmid:99100004 is undecided on both filters (no flag known, no date): counted under each
+    assert result["excluded_unknown"] == {"retracted": 1, "published": 1}
+    assert result["filters"] == {
+        "sources": [],
+        "retracted": "only",
+        "expression_of_concern": "include",
+        "preprint": "include",
+        "published_from": "2020",
+        "published_to": "2020-12",
+        "statuses": [],
+    }
+
+
+def test_search_text_says_how_many_records_a_date_range_left_out_undated(planted: str) -> None:
+    done = search(planted, "--from", "2021-06", "--status", "recruiting", "--status", "TERMINATED")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    handles = [line.split("~")[0] for line in lines if "~" in line]
+    assert handles == [
+        "1. nct:NCT99100001@2025-01-15/trial.brief_summary.1",
+        "2. nct:NCT99100004@2025-01-15/trial.brief_summary.1",
+    ]
+    # NCT99100003 has neither a date nor a status: undecided on both, counted under each
+    assert lines[-2:] == [
+        "left out: 1 record whose publication date is unknown or not precise enough for the range",
+        "left out: 1 record whose trial overall status is unknown",
+    ]
+    assert "status RECRUITING — published 2022-01-10" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--retracted", "hide"], "--retracted must be one of include, exclude, only, got 'hide'"),
+        (
+            ["--expression-of-concern", "maybe"],
+            "--expression-of-concern must be one of include, exclude, only, got 'maybe'",
+        ),
+        (
+            ["--from", "2021-13"],
+            "--from has no month 13: got '2021-13', expected YYYY, YYYY-MM or YYYY-MM-DD",
+        ),
+        (
+            ["--from", "2022", "--to", "2021"],
+            "--from 2022 is after --to 2021; the range holds no date",
+        ),
+        (
+            ["--status", "RECRUTING"],
+            "unknown trial status 'RECRUTING'; expected one of " + ", ".join(TRIAL_STATUSES),
+        ),
+    ],
+)
+def test_invalid_search_filters_exit_2_with_one_line(
+    planted: str, args: list[str], message: str
+) -> None:
+    done = search(planted, *args)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"error: {message}\n")
+
+
+def test_search_that_filters_everything_out_says_the_filters_did(planted: str) -> None:
+    done = search(planted, "--preprint", "only", "--source", "pubmed")
+    assert (done.returncode, done.stdout) == (
+        0,
+        "no passage matches 'zorblax' with these filters\n",
+    )
