@@ -30,39 +30,44 @@ CLAUSE_BREAK = re.compile(r"[;:]|\b(?:but|however|although|whereas|while|yet)\b"
 NEGATION_SCOPE = 4
 """How many tokens after a negation cue it reaches (within the clause)."""
 
-STOPWORDS = frozenset(
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+STOPWORDS = _words(
     """a an the of in on at to for from by with and or as is are was were be been being it its
     this that these those there their they them we our us you your he she his her which who
     whom what when where how than then so such can will would shall should do does did done
     has have had having also into onto over under about after before between among per via
     both each any all some most more less very much many other others same own only just
-    yes i me my mine one two vs versus et al s t""".split()
+    yes i me my mine one two vs versus et al s t"""
 )
 
-UP = frozenset(
+UP = _words(
     """increase increases increased increasing raise raises raised raising higher rise
     rises rising elevated elevate elevates greater worsen worsens worsened worse
     aggravate aggravates aggravated exacerbate exacerbates exacerbated promote promotes
-    promoted enhance enhances enhanced boost boosts boosted amplify amplifies""".split()
+    promoted enhance enhances enhanced boost boosts boosted amplify amplifies"""
 )
-DOWN = frozenset(
+DOWN = _words(
     """decrease decreases decreased decreasing reduce reduces reduced reducing reduction
     lower lowers lowered lowering fewer lessen lessens decline declines declined
     drop drops dropped diminish diminishes diminished protective protect protects protected
     protection prevent prevents prevented prevention inhibit inhibits inhibited suppress
     suppresses suppressed mitigate mitigates mitigated attenuate attenuates attenuated
-    alleviate alleviates alleviated""".split()
+    alleviate alleviates alleviated"""
 )
-NEGATIONS = frozenset(
+NEGATIONS = _words(
     """not no never without neither nor cannot none nothing lack lacks lacked absence
     don't doesn't didn't isn't aren't wasn't weren't won't can't couldn't shouldn't wouldn't
-    hasn't haven't hadn't""".split()
+    hasn't haven't hadn't"""
 )
-HEDGES = frozenset(
+HEDGES = _words(
     """may might could possibly possible potentially potential perhaps suggest suggests
     suggested suggesting suggestive unclear unknown uncertain speculate speculative
     hypothesize hypothesized hypothesis likely unlikely appear appears seem seems
-    putative presumably""".split()
+    putative presumably"""
 )
 HEDGE_PHRASES = (
     "further studies",
@@ -203,9 +208,9 @@ SIGNIFICANT = re.compile(
 )
 
 
-THERAPY_CLAIM = frozenset(
+THERAPY_CLAIM = _words(
     """cure cures cured treat treats treated treatment kill kills killed
-    prevent prevents prevented protect protects protected remedy""".split()
+    prevent prevents prevented protect protects protected remedy"""
 )
 NO_THERAPY = re.compile(
     r"\bno\s+(?:(?:known|specific|effective|proven|approved|definite|definitive|licensed|"

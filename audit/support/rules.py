@@ -243,33 +243,34 @@ def _context(text: str, start: int, end: int) -> set[str]:
     """The quantity a figure measures: the two content words before it ("mortality was 13 %"),
     and the one after "of" ("13 % of patients"); never words further on ("… with X")."""
     before = cues.content(cues.tokens(text, max(0, start - 60), start))[-2:]
-    after = [w for w in cues.tokens(text, end, min(len(text), end + 40))[:2]]
+    after = cues.tokens(text, end, min(len(text), end + 40))[:2]
     named = after[1:] if len(after) == 2 and after[0].low == "of" else []
     return {w.stem for w in before + cues.content(named)}
 
 
 def _contradiction(claim: Stance, ev: Stance) -> str | None:
     """The explicit signal by which the span denies the claim, or None."""
-    if not claim.negative:
-        if claim.therapy and ev.no_therapy:
-            return f'the passage says there is "{ev.no_therapy}" where the claim asserts one'
-        if ev.null and (claim.effect or claim.asserted_stems):
-            return f"the passage reports a null finding ({ev.null}) where the claim asserts an effect"
-        for way, negated in (("up", ev.neg_up), ("down", ev.neg_down)):
-            if negated and way in claim.effect:
-                return f"the passage negates the direction the claim asserts ({way})"
-        for way, other in (("up", "down"), ("down", "up")):
-            if way in claim.effect and other in ev.effect and way not in ev.effect:
-                if claim.objects.get(way, frozenset()) & ev.objects.get(other, frozenset()):
-                    return f"the passage reports the opposite direction ({other}) on the same outcome"
-        if "null" not in ev.ratio_effects and claim.effect and ev.ratio_effects:
-            if not claim.effect & set(ev.ratio_effects):
-                return "the passage's ratio and interval point the other way"
-        denied = claim.asserted_stems & ev.negated_stems
-        if denied:
-            return f'the passage negates "{sorted(denied)[0]}", which the claim asserts'
-    elif not ev.negative and ev.effect and (ev.significant or ev.ratio_effects):
-        return "the passage reports a significant effect where the claim denies one"
+    if claim.negative:
+        if not ev.negative and ev.effect and (ev.significant or ev.ratio_effects):
+            return "the passage reports a significant effect where the claim denies one"
+        return None
+    if claim.therapy and ev.no_therapy:
+        return f'the passage says there is "{ev.no_therapy}" where the claim asserts one'
+    if ev.null and (claim.effect or claim.asserted_stems):
+        return f"the passage reports a null finding ({ev.null}) where the claim asserts an effect"
+    for way, negated in (("up", ev.neg_up), ("down", ev.neg_down)):
+        if negated and way in claim.effect:
+            return f"the passage negates the direction the claim asserts ({way})"
+    for way, other in (("up", "down"), ("down", "up")):
+        opposite = way in claim.effect and other in ev.effect and way not in ev.effect
+        if opposite and claim.objects.get(way, frozenset()) & ev.objects.get(other, frozenset()):
+            return f"the passage reports the opposite direction ({other}) on the same outcome"
+    ratios = set(ev.ratio_effects)
+    if ratios and "null" not in ratios and claim.effect and not claim.effect & ratios:
+        return "the passage's ratio and interval point the other way"
+    denied = claim.asserted_stems & ev.negated_stems
+    if denied:
+        return f'the passage negates "{sorted(denied)[0]}", which the claim asserts'
     return None
 
 
@@ -347,10 +348,8 @@ class RulesJudge:
             )
         if said.negative != seen.negative:
             side = "passage" if seen.negative else "claim"
-            return self._result(
-                "abstain", f"only the {side} is negated, and no explicit denial was found ({terms}).",
-                evidence, span,
-            )  # fmt: skip
+            reason = f"only the {side} is negated, and no explicit denial was found ({terms})."
+            return self._result("abstain", reason, evidence, span)
         if said.effect and seen.effect and not said.effect & seen.effect:
             return self._result(
                 "abstain", f"the directions differ on different outcomes ({terms}).", evidence, span

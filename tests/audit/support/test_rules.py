@@ -59,22 +59,24 @@ def test_an_unrelated_passage_is_not_mentioned_without_a_span() -> None:
     assert result.evidence is None
 
 
+MORTALITY_13 = "Mortality was 13 % among zentravir patients."
+MORTALITY_30 = "Mortality was 30 % among zentravir patients."
+
+
 @pytest.mark.parametrize(
     ("claim", "passage", "label"),
     [
-        ("Mortality was 30 % among zentravir patients", "Mortality was 13 % among zentravir patients.", "contradicted"),
-        ("Mortality was 30 % among zentravir patients", "Mortality was 30 % among zentravir patients.", "supported"),
-        ("Mortality was more than 20 % among zentravir patients", "Mortality was 30 % among zentravir patients.", "supported"),
+        (MORTALITY_30.rstrip("."), MORTALITY_13, "contradicted"),
+        (MORTALITY_30.rstrip("."), MORTALITY_30, "supported"),
+        ("Mortality was more than 20 % among zentravir patients", MORTALITY_30, "supported"),
     ],
-)  # fmt: skip
+)
 def test_figures_with_units_and_signs_are_compared(claim: str, passage: str, label: str) -> None:
     assert judge(claim, passage).label == label
 
 
 def test_a_different_figure_names_both_figures() -> None:
-    result = judge(
-        "Mortality was 30 % among zentravir patients", "Mortality was 13 % among zentravir patients."
-    )
+    result = judge(MORTALITY_30.rstrip("."), MORTALITY_13)
     assert result.reason == (
         'the passage gives a different figure ("30 %" against "13 %") (3 of 3 claim terms).'
     )
@@ -90,7 +92,9 @@ def test_figures_of_different_quantities_are_not_compared() -> None:
 
 
 def test_a_ratio_whose_interval_crosses_one_reads_as_no_effect() -> None:
-    result = judge("zentravir lowers mortality", "Zentravir and mortality: HR 0.97 (0.84\u20131.12).")
+    result = judge(
+        "zentravir lowers mortality", "Zentravir and mortality: HR 0.97 (0.84\u20131.12)."
+    )
     assert result.label == "contradicted"
     assert result.reason == (
         "the passage reports a null finding (a confidence interval containing 1) where the claim "
@@ -231,7 +235,9 @@ def test_entities_with_offsets_outside_the_text_are_ignored() -> None:
         ("zentravir raises mortality", "  \n ", "the passage has no text to read."),
     ],
 )
-def test_empty_input_is_an_abstention_with_the_reason(claim: str, passage: str, reason: str) -> None:
+def test_empty_input_is_an_abstention_with_the_reason(
+    claim: str, passage: str, reason: str
+) -> None:
     result = judge(claim, passage)
     assert (result.label, result.reason, result.evidence) == ("abstain", reason, None)
 
@@ -247,11 +253,12 @@ def test_input_longer_than_the_limit_is_an_abstention() -> None:
     assert result.reason == "the claim or passage is longer than 200,000 characters."
 
 
-WORDS = st.sampled_from(
+VOCABULARY = (
     "zentravir raises does not increase the risk no association HR 0.97 ( 0.84 \u2013 1.12 ) "
     "30 % 13 % may lower mortality . ; but significantly reduced no specific treatment "
-    "cures vitamin D \u00e9 \n".split(" ")
+    "cures vitamin D \u00e9 \n"
 )
+WORDS = st.sampled_from(VOCABULARY.split(" "))
 TEXT = st.one_of(st.text(max_size=300), st.lists(WORDS, max_size=60).map(" ".join))
 
 
