@@ -51,8 +51,6 @@ class Thresholds:
     contradict: float = 0.3
     contradict_terms: int = 2
     """Minimum number of shared claim terms for ``contradicted``."""
-    similarity: float = 0.0
-    """Minimum rapidfuzz token_set_ratio (0–1) for ``supported``."""
 
 
 @dataclass(frozen=True)
@@ -354,7 +352,7 @@ class RulesJudge:
             return self._result(
                 "abstain", f"the directions differ on different outcomes ({terms}).", evidence, span
             )
-        if match.overlap >= limits.support and match.similarity >= limits.similarity:
+        if match.overlap >= limits.support:
             what = f"it matches {figures[1]}" if figures else f"it holds {terms}"
             if said.effect and said.effect & seen.effect:
                 what += f" with the same direction ({'/'.join(sorted(said.effect & seen.effect))})"
