@@ -1,4 +1,4 @@
-"""Run the benchmarks: ``python -m pipeline.bench [snapshot|audit|site|live|mcp ...]``."""
+"""Run the benchmarks: ``python -m pipeline.bench [snapshot|audit|site|live|mcp|support ...]``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-BENCHES = ("snapshot", "audit", "site", "live", "mcp")
+BENCHES = ("snapshot", "audit", "site", "live", "mcp", "support")
 
 
 def main(argv: list[str]) -> int:

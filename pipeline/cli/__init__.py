@@ -21,6 +21,7 @@ from audit.terminal import one_line
 from pipeline.cli import (
     audit_cmd,
     demo_cmd,
+    evaluate_support_cmd,
     handle_cmd,
     key_cmd,
     parse_cmd,
@@ -55,6 +56,7 @@ for _module in (
     demo_cmd,
     replay_cmd,
     serve_cmd,
+    evaluate_support_cmd,
 ):
     _module.register(app)
 

@@ -1,0 +1,365 @@
+"""The default claim-support judge: deterministic, offline, explainable rules.
+
+:class:`RulesJudge` reads one claim against one passage in three steps.
+
+1. **The span.** The passage is cut into sentences; each is scored by how many of the claim's
+   terms it holds (content-word stems, and PubTator3 entities by normalised identifier: a
+   claim word that is a mention of identifier X in the passage matches every mention of X, so
+   "vitamin D" meets "cholecalciferol" when the annotations give both the same identifier)
+   and by rapidfuzz ``token_set_ratio``. The best sentence is ``SupportResult.evidence``
+   (offsets into ``Evidence.text``).
+2. **The signals**, read on the claim and on the span: direction words (up/down) and whether a
+   negation covers them, null-finding phrases, ratios with intervals (a CI containing 1 is no
+   effect), numbers with units and signs (compared only when both sides name the same
+   quantity: same unit and a shared term beside the number), words the passage negates that
+   the claim asserts (or the reverse), and hedges.
+3. **The label.** Fewer shared terms than :attr:`Thresholds.mention` → ``not_mentioned``.
+   ``contradicted`` needs an explicit signal (null finding, negated or opposite direction on
+   the same object, a ratio, disagreeing figures, a negated shared word), an unhedged span,
+   and at least :attr:`Thresholds.contradict` of the claim's terms. ``supported`` needs
+   :attr:`Thresholds.support` of the terms, the same polarity and direction, and no
+   disagreeing figure. Anything else — conflicting signals, a hedged span, too few shared
+   terms for a verdict — is ``abstain`` with the reason.
+
+Every reason is one sentence naming the signal. The judge never raises for its input.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from rapidfuzz import fuzz
+
+from audit.support import cues, numbers
+from audit.support.model import Evidence, EvidenceSpan, SupportLabel, SupportResult
+
+NAME = "rules"
+VERSION = "1.0"
+MAX_TEXT = 200_000
+"""Characters of claim or evidence read; longer input is abstained on (never truncated)."""
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])|\n\s*\n")
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Fractions of the claim's terms a sentence must hold (tuned on HealthVer dev; see
+    docs/support.md)."""
+
+    mention: float = 0.1
+    support: float = 0.3
+    contradict: float = 0.3
+    contradict_terms: int = 2
+    """Minimum number of shared claim terms for ``contradicted``."""
+
+
+@dataclass(frozen=True)
+class Stance:
+    """What one text asserts: directions (negated or not), null findings, ratios, figures."""
+
+    up: bool
+    down: bool
+    neg_up: bool
+    neg_down: bool
+    null: str | None
+    negated_stems: frozenset[str]
+    asserted_stems: frozenset[str]
+    ratio_effects: tuple[str, ...]
+    quantities: tuple[numbers.Quantity, ...]
+    hedge: bool
+    significant: bool
+    therapy: bool
+    no_therapy: str | None
+    objects: dict[str, frozenset[str]] = field(default_factory=dict)
+
+    @property
+    def negative(self) -> bool:
+        return bool(self.null or self.neg_up or self.neg_down or self.negated_stems)
+
+    @property
+    def effect(self) -> set[str]:
+        found = {d for d, on in (("up", self.up), ("down", self.down)) if on}
+        return found | {e for e in self.ratio_effects if e != "null"}
+
+
+def _heads(words: list[cues.Token], index: int) -> bool:
+    """Whether ``words[index]`` is the first content word after a negation cue (the word
+    "no" or "not" bears on: "not linked", "no vaccine", never a word further on)."""
+    for back in range(index - 1, max(-1, index - cues.NEGATION_SCOPE - 1), -1):
+        if words[back].low in cues.NEGATIONS:
+            return True
+        if cues.content([words[back]]):
+            return False
+    return False
+
+
+def _stance(text: str, start: int, end: int) -> Stance:
+    words = cues.tokens(text, start, end)
+    up = down = neg_up = neg_down = False
+    negated_stems: set[str] = set()
+    asserted: set[str] = set()
+    objects: dict[str, set[str]] = {"up": set(), "down": set()}
+    meaningful = {w.stem for w in cues.content(words)}
+    for i, word in enumerate(words):
+        is_neg = cues.negated(text, words, i)
+        way = cues.direction(word)
+        if way is not None:
+            if is_neg:
+                neg_up, neg_down = neg_up or way == "up", neg_down or way == "down"
+            else:
+                up, down = up or way == "up", down or way == "down"
+                objects[way] |= {w.stem for w in cues.content(words[i + 1 : i + 4])}
+        elif word.stem in meaningful:
+            (negated_stems if is_neg and _heads(words, i) else asserted).add(word.stem)
+    nulls = cues.null_findings(text, start, end)
+    found_ratios = numbers.ratios(text, start, end)
+    if not nulls and any(r.effect == "null" for r in found_ratios):
+        null = "a confidence interval containing 1"
+    else:
+        null = f'"{text[nulls[0][0] : nulls[0][1]]}"' if nulls else None
+    return Stance(
+        up=up,
+        down=down,
+        neg_up=neg_up,
+        neg_down=neg_down,
+        null=null,
+        negated_stems=frozenset(negated_stems - asserted),
+        asserted_stems=frozenset(asserted),
+        ratio_effects=tuple(r.effect for r in found_ratios),
+        quantities=tuple(numbers.quantities(text, start, end)),
+        hedge=cues.hedged(text, words),
+        significant=cues.significant(text, start, end),
+        therapy=any(w.low in cues.THERAPY_CLAIM for w in words),
+        no_therapy=cues.no_therapy(text, start, end),
+        objects={k: frozenset(v) for k, v in objects.items()},
+    )
+
+
+def sentences(text: str) -> list[tuple[int, int]]:
+    """The sentences of ``text`` as ``(start, end)`` offsets, whitespace trimmed."""
+    spans: list[tuple[int, int]] = []
+    position = 0
+    for match in [*SENTENCE_END.finditer(text), None]:
+        stop = len(text) if match is None else match.start()
+        piece = text[position:stop]
+        lead = len(piece) - len(piece.lstrip())
+        body = piece.strip()
+        if body:
+            spans.append((position + lead, position + lead + len(body)))
+        if match is not None:
+            position = match.end()
+    return spans
+
+
+def _entity_index(evidence: Evidence) -> tuple[dict[str, set[str]], list[tuple[int, int, str]]]:
+    """Mention texts per identifier, and the valid entity spans of the evidence."""
+    names: dict[str, set[str]] = {}
+    spans: list[tuple[int, int, str]] = []
+    size = len(evidence.text)
+    for entity in evidence.entities:
+        ident = (entity.identifier or "").strip()
+        if not ident or ident == "-" or not 0 <= entity.start < entity.end <= size:
+            continue
+        mention = (entity.text or evidence.text[entity.start : entity.end]).strip().lower()
+        spans.append((entity.start, entity.end, ident))
+        if len(mention) > 1:
+            names.setdefault(ident, set()).add(mention)
+    return names, spans
+
+
+def _claim_terms(claim: str, names: dict[str, set[str]]) -> set[str]:
+    """The claim's terms: ``id:X`` for words that are a passage mention of X, else stems."""
+    words = cues.content(cues.tokens(claim))
+    low = claim.lower()
+    covered: set[int] = set()
+    terms: set[str] = set()
+    for ident, mentions in names.items():
+        for mention in mentions:
+            for m in re.finditer(r"(?<!\w)" + re.escape(mention) + r"(?!\w)", low):
+                terms.add(f"id:{ident}")
+                covered |= {i for i, w in enumerate(words) if m.start() <= w.start < m.end()}
+    terms |= {w.stem for i, w in enumerate(words) if i not in covered}
+    return terms
+
+
+def _sentence_terms(
+    text: str, span: tuple[int, int], entity_spans: list[tuple[int, int, str]]
+) -> set[str]:
+    start, end = span
+    terms = {w.stem for w in cues.content(cues.tokens(text, start, end))}
+    return terms | {f"id:{i}" for s, e, i in entity_spans if s < end and e > start}
+
+
+@dataclass(frozen=True)
+class _Match:
+    span: tuple[int, int]
+    shared: int
+    total: int
+    similarity: float
+
+    @property
+    def overlap(self) -> float:
+        return self.shared / self.total if self.total else 0.0
+
+
+def best_match(claim: str, evidence: Evidence) -> _Match | None:
+    """The sentence of the evidence that best matches the claim (None: no sentence)."""
+    names, entity_spans = _entity_index(evidence)
+    terms = _claim_terms(claim, names)
+    best: _Match | None = None
+    for span in sentences(evidence.text):
+        shared = len(terms & _sentence_terms(evidence.text, span, entity_spans))
+        similarity = fuzz.token_set_ratio(claim.lower(), evidence.text[span[0] : span[1]].lower())
+        match = _Match(span, shared, len(terms), similarity / 100)
+        key = (match.overlap, match.similarity)
+        if best is None or key > (best.overlap, best.similarity):
+            best = match
+    return best
+
+
+def _figures(claim: Stance, ev: Stance, claim_text: str, ev_text: str) -> tuple[str, str] | None:
+    """``("agree"|"disagree", figure)`` for the claim figures the span also quantifies."""
+    verdict: tuple[str, str] | None = None
+    for q in claim.quantities:
+        near_claim = _context(claim_text, q.start, q.end)
+        same = [
+            o
+            for o in ev.quantities
+            if o.unit == q.unit and near_claim & _context(ev_text, o.start, o.end)
+        ]
+        if not same:
+            continue
+        figure = claim_text[q.start : q.end]
+        if any(q.agrees(o) for o in same):
+            verdict = verdict or ("agree", figure)
+        else:
+            return "disagree", f'"{figure}" against "{ev_text[same[0].start : same[0].end]}"'
+    return verdict
+
+
+def _context(text: str, start: int, end: int) -> set[str]:
+    """The quantity a figure measures: the two content words before it ("mortality was 13 %"),
+    and the one after "of" ("13 % of patients"); never words further on ("… with X")."""
+    before = cues.content(cues.tokens(text, max(0, start - 60), start))[-2:]
+    after = cues.tokens(text, end, min(len(text), end + 40))[:2]
+    named = after[1:] if len(after) == 2 and after[0].low == "of" else []
+    return {w.stem for w in before + cues.content(named)}
+
+
+def _contradiction(claim: Stance, ev: Stance) -> str | None:
+    """The explicit signal by which the span denies the claim, or None."""
+    if claim.negative:
+        if not ev.negative and ev.effect and (ev.significant or ev.ratio_effects):
+            return "the passage reports a significant effect where the claim denies one"
+        return None
+    if claim.therapy and ev.no_therapy:
+        return f'the passage says there is "{ev.no_therapy}" where the claim asserts one'
+    if ev.null and (claim.effect or claim.asserted_stems):
+        return f"the passage reports a null finding ({ev.null}) where the claim asserts an effect"
+    for way, negated in (("up", ev.neg_up), ("down", ev.neg_down)):
+        if negated and way in claim.effect:
+            return f"the passage negates the direction the claim asserts ({way})"
+    for way, other in (("up", "down"), ("down", "up")):
+        opposite = way in claim.effect and other in ev.effect and way not in ev.effect
+        if opposite and claim.objects.get(way, frozenset()) & ev.objects.get(other, frozenset()):
+            return f"the passage reports the opposite direction ({other}) on the same outcome"
+    ratios = set(ev.ratio_effects)
+    if ratios and "null" not in ratios and claim.effect and not claim.effect & ratios:
+        return "the passage's ratio and interval point the other way"
+    denied = claim.asserted_stems & ev.negated_stems
+    if denied:
+        return f'the passage negates "{sorted(denied)[0]}", which the claim asserts'
+    return None
+
+
+class RulesJudge:
+    """The default judge (see the module docstring for the rules)."""
+
+    def __init__(self, thresholds: Thresholds | None = None) -> None:
+        self.thresholds = thresholds or Thresholds()
+
+    @property
+    def name(self) -> str:
+        return NAME
+
+    @property
+    def version(self) -> str:
+        return VERSION
+
+    def _result(
+        self, label: SupportLabel, reason: str, evidence: Evidence, span: tuple[int, int] | None
+    ) -> SupportResult:
+        found = None
+        if span is not None:
+            found = EvidenceSpan(start=span[0], end=span[1], text=evidence.text[span[0] : span[1]])
+        return SupportResult(
+            label=label, reason=reason, evidence=found, judge=NAME, judge_version=VERSION
+        )
+
+    def judge(self, claim: str, evidence: Evidence) -> SupportResult:
+        """One judgment of ``claim`` against ``evidence`` (never raises for its input)."""
+        if len(claim) > MAX_TEXT or len(evidence.text) > MAX_TEXT:
+            return self._result(
+                "abstain", f"the claim or passage is longer than {MAX_TEXT:,} characters.",
+                evidence, None,
+            )  # fmt: skip
+        if not cues.content(cues.tokens(claim)):
+            return self._result("abstain", "the claim has no words to look for.", evidence, None)
+        match = best_match(claim, evidence)
+        if match is None:
+            return self._result("abstain", "the passage has no text to read.", evidence, None)
+        return self._decide(claim, evidence, match)
+
+    def _decide(self, claim: str, evidence: Evidence, match: _Match) -> SupportResult:
+        limits, span, text = self.thresholds, match.span, evidence.text
+        terms = f"{match.shared} of {match.total} claim terms"
+        if match.overlap < limits.mention:
+            where = span if match.shared else None
+            return self._result(
+                "not_mentioned", f"no sentence of the passage holds the claim (best: {terms}).",
+                evidence, where,
+            )  # fmt: skip
+        said = _stance(claim, 0, len(claim))
+        seen = _stance(text, span[0], span[1])
+        figures = _figures(said, seen, claim, text)
+        denial = _contradiction(said, seen)
+        if figures and figures[0] == "disagree":
+            denial = denial or f"the passage gives a different figure ({figures[1]})"
+        strong = match.overlap >= limits.contradict and match.shared >= limits.contradict_terms
+        if said.therapy and seen.no_therapy and not said.negative:
+            strong = True  # "no treatment for Y" denies "X cures Y" whatever X is
+        if denial and strong:
+            if seen.hedge:
+                return self._result(
+                    "abstain", f"{denial}, but it hedges, so the denial is not explicit.",
+                    evidence, span,
+                )  # fmt: skip
+            if figures and figures[0] == "agree":
+                return self._result(
+                    "abstain", f"signals conflict: {denial}, yet it matches {figures[1]}.",
+                    evidence, span,
+                )  # fmt: skip
+            return self._result("contradicted", f"{denial} ({terms}).", evidence, span)
+        if denial:
+            return self._result(
+                "abstain", f"{denial}, but the sentence shares only {terms}.", evidence, span
+            )
+        if said.negative != seen.negative:
+            side = "passage" if seen.negative else "claim"
+            reason = f"only the {side} is negated, and no explicit denial was found ({terms})."
+            return self._result("abstain", reason, evidence, span)
+        if said.effect and seen.effect and not said.effect & seen.effect:
+            return self._result(
+                "abstain", f"the directions differ on different outcomes ({terms}).", evidence, span
+            )
+        if match.overlap >= limits.support:
+            what = f"it matches {figures[1]}" if figures else f"it holds {terms}"
+            if said.effect and said.effect & seen.effect:
+                what += f" with the same direction ({'/'.join(sorted(said.effect & seen.effect))})"
+            return self._result(
+                "supported", f"the best-matching sentence says the same: {what}.", evidence, span
+            )
+        return self._result(
+            "abstain", f"the best-matching sentence holds only {terms}, too few for a verdict.",
+            evidence, span,
+        )  # fmt: skip

@@ -1,0 +1,115 @@
+"""CLI: ``citeseal evaluate-support FILE.csv [--judge NAME] [--labels …] [--part …] [--json]``.
+
+Scores a claim-support judge on a labelled CSV (claim, evidence, label; HealthVer's column
+names by default) with :mod:`audit.support.evaluate`: macro-F1 over the judged pairs with the
+coverage, per-class precision/recall, contradicted precision, the abstention rate and the
+confusion matrix. A malformed CSV (a missing column, a short row, an unmapped label) is a
+one-line error naming the row, exit 2; nothing is written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Annotated, cast
+
+import typer
+
+from audit.errors import InputError
+from audit.support.evaluate import (
+    DEFAULT_LABELS,
+    PARTS,
+    Evaluation,
+    Part,
+    parse_label_map,
+    read_pairs,
+    score,
+    select,
+    to_text,
+)
+from audit.support.judges import DEFAULT_JUDGE, JUDGES, make_judge
+from audit.support.model import Evidence
+from pipeline.cli.options import JsonOpt
+
+MAX_BYTES = 256 * 1024 * 1024
+
+
+def _read(file: Path) -> str:
+    try:
+        if file.stat().st_size > MAX_BYTES:
+            raise InputError(f"{file} is larger than {MAX_BYTES // (1024 * 1024)} MB")
+        return file.read_bytes().decode("utf-8-sig")
+    except IsADirectoryError:
+        raise InputError(f"{file} is a directory, not a CSV file") from None
+    except FileNotFoundError:
+        raise InputError(f"{file} does not exist") from None
+    except UnicodeDecodeError as error:
+        raise InputError(f"{file} is not UTF-8 (byte {error.start})") from None
+    except OSError as error:
+        raise InputError(f"cannot read {file}: {error.strerror or error}") from None
+
+
+def evaluate_file(
+    file: Path,
+    *,
+    judge_name: str,
+    labels: str,
+    part: str,
+    columns: tuple[str, str, str],
+) -> Evaluation:
+    """Read, judge and score one labelled CSV file."""
+    if part not in PARTS:
+        raise InputError(f"--part: expected one of {', '.join(PARTS)}, got {part!r}")
+    mapping = parse_label_map(labels)
+    judge = make_judge(judge_name, os.environ)
+    claim, evidence, label = columns
+    pairs = read_pairs(
+        _read(file), mapping, claim=claim, evidence=evidence, label=label, source=str(file)
+    )
+    chosen = select(pairs, cast(Part, part))
+    if not chosen:
+        raise InputError(f"{file}: no pairs in part {part!r}")
+    predicted = [judge.judge(p.claim, Evidence(text=p.evidence)).label for p in chosen]
+    return score(chosen, predicted, judge=judge.name, judge_version=judge.version, part=part)
+
+
+def evaluate_support_command(
+    file: Annotated[Path, typer.Argument(metavar="FILE.csv", help="A labelled CSV file.")],
+    judge: Annotated[
+        str, typer.Option("--judge", help=f"The judge to score ({', '.join(sorted(JUDGES))}).")
+    ] = DEFAULT_JUDGE,
+    labels: Annotated[
+        str, typer.Option("--labels", help="How the file's labels map to verdicts.")
+    ] = DEFAULT_LABELS,
+    part: Annotated[
+        str,
+        typer.Option(
+            "--part", help="all, or one half of the claims (grouped by claim): tune, held-out."
+        ),
+    ] = "all",
+    claim_column: Annotated[str, typer.Option("--claim-column", help="Claim column.")] = "claim",
+    evidence_column: Annotated[
+        str, typer.Option("--evidence-column", help="Evidence column.")
+    ] = "evidence",
+    label_column: Annotated[str, typer.Option("--label-column", help="Label column.")] = "label",
+    json_out: JsonOpt = False,
+) -> None:
+    """Score a claim-support judge on a labelled CSV (macro-F1, P/R, confusion matrix)."""
+    result = evaluate_file(
+        file,
+        judge_name=judge.strip(),
+        labels=labels,
+        part=part.strip(),
+        columns=(claim_column, evidence_column, label_column),
+    )
+    if json_out:
+        typer.echo(json.dumps(result.model_dump(mode="json"), indent=2))
+        return
+    for line in to_text(result):
+        typer.echo(line)
+
+
+def register(app: typer.Typer) -> None:
+    """Attach ``citeseal evaluate-support`` to the root app."""
+    app.command("evaluate-support")(evaluate_support_command)

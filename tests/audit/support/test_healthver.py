@@ -1,0 +1,66 @@
+"""The rules judge on HealthVer dev (../shared/datasets; skipped when it is not there).
+
+The figures are floors just under what was measured (docs/support.md): the thresholds were
+tuned on the ``tune`` half of the claims; ``held-out`` is the other half.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from audit.support.evaluate import (
+    DEFAULT_LABELS,
+    Evaluation,
+    parse_label_map,
+    read_pairs,
+    score,
+    select,
+)
+from audit.support.model import Evidence
+from audit.support.rules import RulesJudge
+from tests.conftest import SHARED
+
+HEALTHVER = SHARED / "datasets" / "healthver-dev.csv"
+pytestmark = pytest.mark.skipif(
+    not HEALTHVER.is_file(), reason="../shared/datasets/healthver-dev.csv is not there"
+)
+
+
+@pytest.fixture(scope="module")
+def figures() -> dict[str, Evaluation]:
+    pairs = read_pairs(HEALTHVER.read_text(encoding="utf-8"), parse_label_map(DEFAULT_LABELS))
+    judge = RulesJudge()
+    found: dict[str, Evaluation] = {}
+    for part in ("all", "tune", "held-out"):
+        chosen = select(pairs, part)
+        labels = [judge.judge(p.claim, Evidence(p.evidence)).label for p in chosen]
+        found[part] = score(chosen, labels, judge=judge.name, judge_version=judge.version)
+    return found
+
+
+def test_healthver_dev_is_the_whole_split(figures: dict[str, Evaluation]) -> None:
+    assert (figures["all"].pairs, figures["all"].claims) == (1917, 230)
+    assert figures["tune"].pairs + figures["held-out"].pairs == 1917
+
+
+def test_on_the_tuning_half_the_goals_are_met(figures: dict[str, Evaluation]) -> None:
+    tune = figures["tune"]
+    assert tune.macro_f1 > 0.47
+    assert tune.contradicted_precision is not None and tune.contradicted_precision >= 0.8
+    assert tune.coverage >= 0.5
+
+
+def test_on_the_whole_dev_split_contradicted_stays_precise(figures: dict[str, Evaluation]) -> None:
+    whole = figures["all"]
+    assert whole.contradicted_precision is not None and whole.contradicted_precision >= 0.8
+    assert whole.macro_f1 >= 0.45
+    assert whole.coverage >= 0.5
+
+
+def test_on_the_held_out_half_the_figures_do_not_fall_below_those_reported(
+    figures: dict[str, Evaluation],
+) -> None:
+    held = figures["held-out"]  # below the goals: see docs/support.md
+    assert held.macro_f1 >= 0.40
+    assert held.contradicted_precision is not None and held.contradicted_precision >= 0.7
+    assert held.coverage >= 0.5

@@ -1,0 +1,295 @@
+"""The rules judge, one signal at a time, on our own invented sentences."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from audit.support.model import Entity, Evidence, SupportResult
+from audit.support.rules import NAME, VERSION, RulesJudge, best_match, sentences
+
+JUDGE = RulesJudge()
+VITAMIN_D = "MESH:D014807"
+
+
+def judge(claim: str, passage: str, entities: tuple[Entity, ...] = ()) -> SupportResult:
+    result = JUDGE.judge(claim, Evidence(text=passage, entities=entities))
+    if result.evidence is not None:
+        span = result.evidence
+        assert passage[span.start : span.end] == span.text
+    return result
+
+
+def test_the_planted_case_raises_against_does_not_increase_is_contradicted() -> None:
+    result = judge(
+        "zentravir raises the risk of stroke",
+        "In this cohort, zentravir does not increase the risk of stroke.",
+    )
+    assert result.label == "contradicted"
+    assert result.reason == (
+        'the passage reports a null finding ("does not increase") where the claim asserts an '
+        "effect (3 of 4 claim terms)."
+    )
+    assert result.evidence is not None and result.evidence.start == 0
+    assert (result.judge, result.judge_version) == (NAME, VERSION)
+
+
+def test_a_paraphrase_with_the_same_direction_is_supported() -> None:
+    result = judge(
+        "zentravir raises the risk of stroke",
+        "Farrowland was sunny. Zentravir use was associated with a higher risk of stroke.",
+    )
+    assert result.label == "supported"
+    assert result.reason == (
+        "the best-matching sentence says the same: it holds 3 of 4 claim terms with the same "
+        "direction (up)."
+    )
+    assert result.evidence is not None
+    assert result.evidence.text == "Zentravir use was associated with a higher risk of stroke."
+
+
+def test_an_unrelated_passage_is_not_mentioned_without_a_span() -> None:
+    result = judge(
+        "zentravir raises the risk of stroke",
+        "The invented registry followed patients in Farrowland for five years.",
+    )
+    assert result.label == "not_mentioned"
+    assert result.reason == "no sentence of the passage holds the claim (best: 0 of 4 claim terms)."
+    assert result.evidence is None
+
+
+MORTALITY_13 = "Mortality was 13 % among zentravir patients."
+MORTALITY_30 = "Mortality was 30 % among zentravir patients."
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "label"),
+    [
+        (MORTALITY_30.rstrip("."), MORTALITY_13, "contradicted"),
+        (MORTALITY_30.rstrip("."), MORTALITY_30, "supported"),
+        ("Mortality was more than 20 % among zentravir patients", MORTALITY_30, "supported"),
+    ],
+)
+def test_figures_with_units_and_signs_are_compared(claim: str, passage: str, label: str) -> None:
+    assert judge(claim, passage).label == label
+
+
+def test_a_different_figure_names_both_figures() -> None:
+    result = judge(MORTALITY_30.rstrip("."), MORTALITY_13)
+    assert result.reason == (
+        'the passage gives a different figure ("30 %" against "13 %") (3 of 3 claim terms).'
+    )
+
+
+def test_figures_of_different_quantities_are_not_compared() -> None:
+    # 13 % measures mortality, the claim's 30 % measures weight gain: no figure signal at all
+    result = judge(
+        "Weight gain reached 30 % with zentravir",
+        "Mortality was 13 % with zentravir, and weight gain reached thirty percent.",
+    )
+    assert result.label != "contradicted"
+
+
+def test_a_ratio_whose_interval_crosses_one_reads_as_no_effect() -> None:
+    result = judge(
+        "zentravir lowers mortality", "Zentravir and mortality: HR 0.97 (0.84\u20131.12)."
+    )
+    assert result.label == "contradicted"
+    assert result.reason == (
+        "the passage reports a null finding (a confidence interval containing 1) where the claim "
+        "asserts an effect (2 of 3 claim terms)."
+    )
+
+
+def test_a_ratio_below_one_agrees_with_lowers() -> None:
+    result = judge(
+        "zentravir lowers mortality", "Zentravir lowered mortality (HR 0.71, 95% CI 0.60-0.84)."
+    )
+    assert result.label == "supported"
+
+
+def test_a_ratio_above_one_contradicts_lowers() -> None:
+    result = judge("zentravir lowers mortality", "Zentravir and mortality: HR 1.40 (1.10 to 1.80).")
+    assert result.label == "contradicted"
+    assert result.reason == (
+        "the passage's ratio and interval point the other way (2 of 3 claim terms)."
+    )
+
+
+def test_a_hedged_denial_is_an_abstention_not_a_contradiction() -> None:
+    result = judge("zentravir lowers mortality", "Zentravir may not lower mortality.")
+    assert result.label == "abstain"
+    assert result.reason == (
+        "the passage negates the direction the claim asserts (down), but it hedges, so the "
+        "denial is not explicit."
+    )
+
+
+@pytest.mark.parametrize(
+    "passage",
+    [
+        "No association between zentravir and stroke was found.",
+        "Stroke rates did not differ between zentravir and placebo groups.",
+        "Zentravir was not significantly associated with stroke.",
+    ],
+)
+def test_null_finding_phrasing_contradicts_an_asserted_association(passage: str) -> None:
+    assert judge("zentravir is associated with stroke", passage).label == "contradicted"
+
+
+def test_a_significant_effect_contradicts_a_claim_of_no_change() -> None:
+    result = judge(
+        "zentravir does not change mortality",
+        "Zentravir significantly reduced mortality in the trial.",
+    )
+    assert result.label == "contradicted"
+    assert result.reason == (
+        "the passage reports a significant effect where the claim denies one (2 of 3 claim terms)."
+    )
+
+
+def test_two_negated_texts_agree() -> None:
+    result = judge(
+        "zentravir does not change mortality", "Zentravir did not change mortality in the trial."
+    )
+    assert result.label == "supported"
+
+
+def test_the_opposite_direction_on_the_same_outcome_contradicts() -> None:
+    result = judge(
+        "zentravir reduces the risk of stroke", "Zentravir increases the risk of stroke in adults."
+    )
+    assert result.label == "contradicted"
+    assert result.reason == (
+        "the passage reports the opposite direction (up) on the same outcome (3 of 4 claim terms)."
+    )
+
+
+def test_opposite_directions_on_different_outcomes_do_not_contradict() -> None:
+    result = judge(
+        "zentravir reduces the risk of stroke",
+        "Zentravir increases appetite but reduces the risk of stroke.",
+    )
+    assert result.label == "supported"
+
+
+def test_negation_scope_ends_at_a_clause_break() -> None:
+    # "no" covers "zentravir trial", not what follows "but"
+    result = judge(
+        "zentravir raises mortality in Farrowland",
+        "No zentravir trial ran in 2020, but zentravir raises mortality in Farrowland.",
+    )
+    assert result.label == "supported"
+
+
+def test_negation_bears_on_the_next_content_word_only() -> None:
+    # "no vaccine for Farrow syndrome" denies a vaccine, not the syndrome the claim names
+    result = judge(
+        "Farrow syndrome spreads among zentravir users",
+        "There is no vaccine for Farrow syndrome among zentravir users.",
+    )
+    assert result.label != "contradicted"
+
+
+def test_no_known_treatment_contradicts_a_cure() -> None:
+    result = judge(
+        "farrocillin cures Farrow syndrome", "There is no specific treatment for Farrow syndrome."
+    )
+    assert result.label == "contradicted"
+    assert result.reason == (
+        'the passage says there is "no specific treatment" where the claim asserts one '
+        "(2 of 4 claim terms)."
+    )
+
+
+def test_entities_with_one_identifier_are_one_term_whatever_their_words() -> None:
+    text = "Vitamin D levels were measured. Cholecalciferol lowered the rate of falls."
+    entities = (
+        Entity(0, 9, "Chemical", VITAMIN_D, "Vitamin D"),
+        Entity(32, 47, "Chemical", VITAMIN_D, "Cholecalciferol"),
+    )
+    claim = "vitamin D lowers falls"
+    with_ids = best_match(claim, Evidence(text=text, entities=entities))
+    without = best_match(claim, Evidence(text=text))
+    assert with_ids is not None and without is not None
+    assert (with_ids.shared, with_ids.total) == (3, 3)
+    assert (without.shared, without.total) == (2, 3)
+    result = judge(claim, text, entities)
+    assert result.label == "supported"
+    assert result.evidence is not None
+    assert result.evidence.text == "Cholecalciferol lowered the rate of falls."
+
+
+def test_entities_with_offsets_outside_the_text_are_ignored() -> None:
+    bad = (Entity(5, 500, "Chemical", VITAMIN_D, "x"), Entity(3, 1, "Gene", "1", None))
+    assert judge("vitamin D lowers falls", "Vitamin D lowered falls.", bad).label == "supported"
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "reason"),
+    [
+        ("", "Zentravir raises mortality.", "the claim has no words to look for."),
+        ("the of and", "Zentravir raises mortality.", "the claim has no words to look for."),
+        ("zentravir raises mortality", "", "the passage has no text to read."),
+        ("zentravir raises mortality", "  \n ", "the passage has no text to read."),
+    ],
+)
+def test_empty_input_is_an_abstention_with_the_reason(
+    claim: str, passage: str, reason: str
+) -> None:
+    result = judge(claim, passage)
+    assert (result.label, result.reason, result.evidence) == ("abstain", reason, None)
+
+
+def test_sentences_are_trimmed_offsets() -> None:
+    text = "  One sentence. Two sentences!\n\nthree "
+    assert [text[a:b] for a, b in sentences(text)] == ["One sentence.", "Two sentences!", "three"]
+
+
+def test_input_longer_than_the_limit_is_an_abstention() -> None:
+    result = judge("zentravir raises mortality", "zentravir " * 30_000)
+    assert result.label == "abstain"
+    assert result.reason == "the claim or passage is longer than 200,000 characters."
+
+
+VOCABULARY = (
+    "zentravir raises does not increase the risk no association HR 0.97 ( 0.84 \u2013 1.12 ) "
+    "30 % 13 % may lower mortality . ; but significantly reduced no specific treatment "
+    "cures vitamin D \u00e9 \n"
+)
+WORDS = st.sampled_from(VOCABULARY.split(" "))
+TEXT = st.one_of(st.text(max_size=300), st.lists(WORDS, max_size=60).map(" ".join))
+
+
+@st.composite
+def evidence(draw: st.DrawFn) -> Evidence:
+    text = draw(TEXT)
+    entities = draw(
+        st.lists(
+            st.builds(
+                Entity,
+                st.integers(-3, len(text) + 3),
+                st.integers(-3, len(text) + 3),
+                st.none() | st.text(max_size=5),
+                st.none() | st.sampled_from(["", "-", VITAMIN_D, "MESH:D1"]),
+                st.none() | st.text(max_size=10),
+            ),
+            max_size=4,
+        )
+    )
+    return Evidence(text=text, entities=tuple(entities))
+
+
+@settings(max_examples=400, deadline=None)
+@given(claim=TEXT, passage=evidence())
+def test_the_judge_never_raises_and_its_span_is_always_cut_from_the_passage(
+    claim: str, passage: Evidence
+) -> None:
+    result = JUDGE.judge(claim, passage)
+    assert result.reason.endswith(".")
+    assert "\n" not in result.reason or "\n" in claim + passage.text
+    if result.evidence is not None:
+        span = result.evidence
+        assert 0 <= span.start <= span.end <= len(passage.text)
+        assert passage.text[span.start : span.end] == span.text

@@ -1,0 +1,133 @@
+"""``citeseal evaluate-support``: through the CLI's one error boundary, in-process."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from pipeline.cli import main
+
+CSV = (
+    "id,evidence,claim,label,topic_ip,question\n"
+    '1,"In this cohort, zentravir does not increase the risk of stroke.",'
+    "Zentravir raises the risk of stroke,Refutes,1,q\n"
+    "2,Zentravir use was associated with a higher risk of stroke.,"
+    "Zentravir raises the risk of stroke,Supports,1,q\n"
+    "3,The invented registry followed patients in Farrowland.,"
+    "Zentravir raises the risk of stroke,Neutral,1,q\n"
+    "4,Zentravir may not lower mortality.,Zentravir lowers mortality,Refutes,2,q\n"
+)
+
+
+@dataclass
+class Done:
+    code: int
+    out: str
+    err: str
+
+
+def run(*args: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Done:
+    monkeypatch.setattr(sys, "argv", ["citeseal", "evaluate-support", *args])
+    code = 0
+    try:
+        main()
+    except SystemExit as exit_:
+        code = int(exit_.code or 0)
+    out, err = capsys.readouterr()
+    return Done(code, out, err)
+
+
+@pytest.fixture
+def labelled(tmp_path: Path) -> Path:
+    path = tmp_path / "pairs.csv"
+    path.write_text(CSV, encoding="utf-8")
+    return path
+
+
+def test_text_output_states_coverage_macro_f1_classes_and_the_confusion_matrix(
+    labelled: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    done = run(str(labelled), monkeypatch=monkeypatch, capsys=capsys)
+    assert done.code == 0, done.err
+    lines = done.out.splitlines()
+    assert lines[0] == "judge rules 1.0; part all: 4 pairs, 2 claims"
+    assert lines[1] == "coverage 0.750 (3 judged, 1 abstained; abstention rate 0.250)"
+    assert lines[2] == (
+        "macro-F1 1.000 over judged pairs; accuracy 1.000; contradicted precision 1.000"
+    )
+    assert lines[4].split() == ["supported", "1", "1", "1.000", "1.000", "1.000", "1.000"]
+    assert lines[5].split() == ["contradicted", "2", "1", "1.000", "1.000", "0.500", "1.000"]
+    assert lines[-2].split() == ["contradicted", "0", "1", "0", "1"]
+
+
+def test_json_output_is_the_same_figures_as_data(
+    labelled: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    done = run(str(labelled), "--json", monkeypatch=monkeypatch, capsys=capsys)
+    assert done.code == 0, done.err
+    data = json.loads(done.out)
+    assert (data["judge"], data["pairs"], data["abstained"]) == ("rules", 4, 1)
+    assert data["contradicted_precision"] == 1.0
+    assert data["confusion"]["contradicted"] == {
+        "supported": 0, "contradicted": 1, "not_mentioned": 0, "abstain": 1,
+    }  # fmt: skip
+    assert [c["label"] for c in data["classes"]] == ["supported", "contradicted", "not_mentioned"]
+
+
+def test_mapped_labels_and_named_columns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "mine.csv"
+    path.write_text("s,p,g\nZentravir raises mortality,Zentravir raised mortality.,yes\n")
+    done = run(
+        str(path), "--labels", "yes=supported,no=contradicted", "--claim-column", "s",
+        "--evidence-column", "p", "--label-column", "g", "--json",
+        monkeypatch=monkeypatch, capsys=capsys,
+    )  # fmt: skip
+    assert done.code == 0, done.err
+    assert json.loads(done.out)["classes"][0]["correct"] == 1
+
+
+@pytest.mark.parametrize(
+    ("content", "args", "message"),
+    [
+        (CSV + "5,only two\n", (), "error: {path} row 6: expected 6 fields, got 2"),
+        (
+            CSV.replace("Neutral", "Unsure"),
+            (),
+            "error: {path} row 4: label 'Unsure' is not mapped"
+            " (mapped: neutral, refutes, supports)",
+        ),
+        (CSV, ("--judge", "oracle"), "error: unknown judge 'oracle'; choose one of rules"),
+        (CSV, ("--part", "half"), "error: --part: expected one of all, tune, held-out, got 'half'"),
+        (CSV, ("--labels", "Supports"), "error: --labels: expected NAME=LABEL, got 'Supports'"),
+        (b"claim,evidence,label\n\xff,b,Supports\n", (), "error: {path} is not UTF-8 (byte 21)"),
+    ],
+)  # fmt: skip
+def test_bad_input_is_one_error_line_and_exit_2(
+    tmp_path: Path,
+    content: str | bytes,
+    args: tuple[str, ...],
+    message: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = tmp_path / "bad.csv"
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+    done = run(str(path), *args, monkeypatch=monkeypatch, capsys=capsys)
+    assert (done.code, done.out) == (2, "")
+    assert done.err.splitlines() == [message.format(path=path)]
+
+
+def test_a_missing_file_is_one_error_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    done = run(str(tmp_path / "none.csv"), monkeypatch=monkeypatch, capsys=capsys)
+    assert (done.code, done.err) == (2, f"error: {tmp_path / 'none.csv'} does not exist\n")
