@@ -50,8 +50,10 @@ _MARKER = re.compile(
     r"^[ \t]{0,3}(?:\[(?P<a>\d+)\]|(?P<b>\d+)[.)]|[-*+](?:[ \t]+\[(?P<c>\d+)\])?)[ \t]+"
 )
 _FOOTNOTE = re.compile(r"^[ \t]{0,3}\[\^?(?P<label>[\w-]+)\]:[ \t]+\S")
+_PARTICLES = r"(?:(?:van|von|de|der|den|del|della|di|da|du|la|le|dos|das|ter|ten|zu|al|el) )*"
 _AUTHOR_START = re.compile(
-    r"^[A-ZÀ-Þ][\w'’-]+(?: [a-z]{1,3})?(?: [A-ZÀ-Þ][\w'’-]+)?, (?:[A-Z]\.|[A-Z][a-z])"
+    rf"^{_PARTICLES}[A-ZÀ-Þ][\w'’-]+(?: [a-z]{{1,3}})?(?: [A-ZÀ-Þ][\w'’-]+)?"
+    r", (?:[A-Z]\.|[A-Z][a-z])"
 )
 _URL = re.compile(r"<?https?://\S+")
 _YEAR_PAREN = re.compile(r"\((?P<y>1[5-9]\d\d|20\d\d)[a-z]?(?:,[^)]*)?\)")
@@ -59,7 +61,7 @@ _YEAR = re.compile(r"(?<![\d./-])(1[5-9]\d\d|20\d\d)[a-z]?(?![\d/-])")
 _QUOTED = re.compile(r"[\"“](?P<t>[^\"”]{3,}?)[,.]?[\"”]")
 _VANCOUVER = re.compile(
     r"^(?P<a>(?:[A-ZÀ-Þ][\w'’-]*(?: [a-z]{1,3})?(?: [A-ZÀ-Þ][\w'’-]+)* [A-Z]{1,3}"
-    r"(?:,[ \t]*|[ \t]*(?=et al)))+(?:et al)?)\.[ \t]+(?P<rest>.*)$",
+    r"(?:,[ \t]*|[ \t]*(?=et al)|(?=\.)))+(?:et al)?)\.[ \t]+(?P<rest>.*)$",
     re.DOTALL,
 )
 _SENTENCE_END = re.compile(r"(?<=[^\s.][.?!])\s+(?=[\w\"“*_(\[])|(?<=\.[\"”])\s+")
@@ -261,6 +263,8 @@ def _metadata(text: str) -> tuple[str | None, tuple[str, ...], int | None, str |
         after = pieces[1] if len(pieces) == 2 else ""
     venue_match = re.match(r"^[\s,.;:]*(?P<v>[^\d;,.()]*[^\d;,.()\s])", after)
     venue = venue_match.group("v") if venue_match else None
+    if venue and venue.startswith("In "):  # a chapter: "In Handbook (pp. 1-20)"
+        venue = venue[3:]
     return _tidy(title), _authors(authors_text), year, _tidy(venue)
 
 
@@ -275,7 +279,7 @@ def _authors(text: str) -> tuple[str, ...]:
     text = text.strip(" ,;:")
     if not text:
         return ()
-    if re.search(r"[A-Z]\.,", text) or "&" in text:
+    if re.search(r",\s+(?:[A-Z]\.\s?)+(?:,|$|\s+&)", text) or "&" in text:
         parts = re.split(r"(?<=\.),\s+(?:&\s+)?|\s+&\s+|,?\s+and\s+", text)
     else:
         parts = re.split(r",\s+|\s+and\s+", text)

@@ -237,6 +237,7 @@ _BLOCKS = frozenset(
         "html",
     }
 )
+_LINKED = ("http://", "https://", "doi:")
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 
 
@@ -248,6 +249,7 @@ class _TextParser(HTMLParser):
         self.pieces: list[tuple[str, int, int, bool]] = []  # text, line, column, synthetic
         self._dropped: list[str] = []
         self._lists: list[int | None] = []  # the next number of each open list (None: ul)
+        self._links: list[tuple[str, int, int, int]] = []  # href, line, column, first piece
 
     def _add(self, text: str, *, synthetic: bool = False) -> None:
         if self._dropped or not text:
@@ -259,7 +261,9 @@ class _TextParser(HTMLParser):
         if tag in _DROPPED:
             self._dropped.append(tag)
             return
-        if tag in _HEADINGS:
+        if tag == "a":
+            self._open_link(attrs)
+        elif tag in _HEADINGS:
             self._add("\n\n" + "#" * int(tag[1]) + " ", synthetic=True)
         elif tag == "li":
             number = self._lists[-1] if self._lists else None
@@ -273,10 +277,38 @@ class _TextParser(HTMLParser):
         elif tag == "br" or tag in _BLOCKS:
             self._add("\n", synthetic=True)
 
+    def _open_link(self, attrs: list[tuple[str, str | None]]) -> None:
+        href = next((v for k, v in attrs if k == "href" and v), None)
+        if self._dropped or not href or not href.lower().startswith(_LINKED):
+            return
+        line, column = self.getpos()
+        tag_text = self.get_starttag_text() or ""
+        at = tag_text.find(href)
+        if at < 0:  # the value was written with entities: point at the tag itself
+            at = 0
+        before = tag_text[:at]
+        if "\n" in before:
+            line += before.count("\n")
+            column = len(before) - before.rfind("\n") - 1
+        else:
+            column += at
+        self._links.append((href, line, column + 1, len(self.pieces)))
+
+    def _close_link(self) -> None:
+        """A link's target is text too, after the link text, unless the text already has it."""
+        href, line, column, first = self._links.pop()
+        shown = "".join(piece[0] for piece in self.pieces[first:])
+        if href not in shown:
+            self.pieces.append((" <", line, column, True))
+            self.pieces.append((href, line, column, False))
+            self.pieces.append(("> ", line, column, True))
+
     def handle_endtag(self, tag: str) -> None:
         if self._dropped and self._dropped[-1] == tag:
             self._dropped.pop()
             return
+        if tag == "a" and self._links:
+            self._close_link()
         if tag in ("ol", "ul") and self._lists:
             self._lists.pop()
         if tag in _BLOCKS or tag in _HEADINGS or tag == "li":
