@@ -13,7 +13,7 @@ Schemes and grammars (case-insensitive unless stated; docs/references.md has exa
   DOI (``10.1101/…v2``) goes to ``version``; an arXiv DataCite DOI also yields its arXiv id.
 - **PMID**: ``PMID[:] N``, ``pubmed.ncbi.nlm.nih.gov/N``, ``ncbi.nlm.nih.gov/pubmed/N``,
   ``europepmc.org/(abstract|article)/MED/N``. A bare number is never a PMID. Normalised: the
-  digits without leading zeros. More than 8 digits is reported invalid.
+  digits without leading zeros. Zero, or more than 8 digits, is reported invalid.
 - **PMCID**: ``PMC N`` (optionally ``PMCID:``), in ``ncbi.nlm.nih.gov/pmc/articles/``,
   ``pmc.ncbi.nlm.nih.gov/articles/`` or ``europepmc.org/(article|abstract)/PMC/`` URLs.
   Normalised: ``PMC`` + digits without leading zeros.
@@ -167,11 +167,12 @@ def _trim(doi: str) -> str:
 def _pmids(text: str) -> list[Found]:
     out = []
     for m in _PMID.finditer(text):
-        digits = m.group("n")
+        value = str(int(m.group("n")))
         problem = None
-        if len(digits) > 8:
-            problem = f"a PMID has 1 to 8 digits, got {len(digits)}"
-        value = str(int(digits))
+        if len(value) > 8:
+            problem = f"a PMID has 1 to 8 digits, got {len(value)}"
+        elif value == "0":
+            problem = "a PMID is a positive number, got 0"
         out.append(Found("pmid", value, m.group(0), m.start(), m.end(), None, not problem, problem))
     return out
 
@@ -292,9 +293,10 @@ def identifiers_in_field(scheme: Scheme, value: str) -> list[Found]:
         return []
     m = _BARE[scheme].fullmatch(text)
     if m:
-        for item in find_identifiers(_PREFIX[scheme] + text):
+        prefix = "" if scheme == "pmcid" and text[:3].upper() == "PMC" else _PREFIX[scheme]
+        for item in find_identifiers(prefix + text):
             if item.scheme == scheme:
-                shift = offset - len(_PREFIX[scheme])
+                shift = offset - len(prefix)
                 return [_shifted(item, text, offset, shift)]
     problem = f"the {scheme} field holds no {scheme.upper()}: got {text[:80]!r}"
     return [Found(scheme, text, text, offset, offset + len(text), None, False, problem)]
@@ -302,7 +304,7 @@ def identifiers_in_field(scheme: Scheme, value: str) -> list[Found]:
 
 _PREFIX: dict[Scheme, str] = {
     "pmid": "PMID ",
-    "pmcid": "PMCID ",
+    "pmcid": "PMC",
     "arxiv": "arXiv:",
     "nct": "",
     "isbn": "ISBN ",

@@ -30,9 +30,7 @@ def text_pdf(pages: list[list[str]]) -> bytes:
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     ]
     for i, lines in enumerate(pages):
-        shown = b" ".join(
-            b"(%s) Tj 0 -14 Td" % line.encode("ascii") for line in lines
-        )
+        shown = b" ".join(b"(%s) Tj 0 -14 Td" % line.encode("ascii") for line in lines)
         stream = b"BT /F1 10 Tf 40 760 Td " + shown + b" ET"
         objects.append(
             b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
