@@ -199,7 +199,7 @@ def test_isbn_check_digits_follow_the_isbn_10_and_isbn_13_rules() -> None:
     assert isbn_check_digit("999999001") == "0"
     assert isbn_check_digit("080442957") == "X"
     assert isbn_check_digit("978999999000") == "4"
-    with pytest.raises(ValueError, match="^an ISBN body has 9 or 12 digits, got 3$"):
+    with pytest.raises(ValueError, match=r"^an ISBN body has 9 or 12 digits, got 3$"):
         isbn_check_digit("123")
 
 
