@@ -263,6 +263,8 @@ def csl_records(source: SourceText) -> tuple[Record, ...]:
                 index = _skip(text, end)
                 if text.startswith(",", index):
                     index = _skip(text, index + 1)
+                    if text.startswith("]", index):
+                        raise json.JSONDecodeError("Expecting value", text, index)
                 elif not text.startswith("]", index):
                     raise json.JSONDecodeError("Expecting ',' or ']'", text, index)
             index = _skip(text, index + 1)
