@@ -20,12 +20,15 @@ from __future__ import annotations
 
 import html
 import json
+import logging
 import re
 from bisect import bisect_right
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import get_args
+from typing import Any, get_args
 
 from audit.errors import DocumentError, InputError, LimitExceeded
 from audit.references.model import InputFormat, Span
@@ -131,6 +134,21 @@ class Input:
 
     source: SourceText
     records: tuple[Record, ...] | None = None
+
+
+@contextmanager
+def quiet_loggers(*names: str) -> Iterator[None]:
+    """Silence a third-party parser's own log lines while it runs: what it had to say about a
+    broken file reaches the person as one DocumentError line, not as stray stderr output."""
+    loggers = [logging.getLogger(name) for name in names]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
 
 
 def format_for(name: str, override: str | None = None) -> InputFormat:
@@ -357,16 +375,10 @@ def _pdf_text(data: bytes, name: str) -> SourceText:
     if not data.lstrip()[:5] == b"%PDF-":
         raise DocumentError(f"{name}: not a PDF: it does not start with %PDF-")
     try:
-        reader = PdfReader(BytesIO(data))
-        if reader.is_encrypted:
-            raise DocumentError(f"{name}: the PDF is encrypted; citeseal reads unencrypted PDFs")
-        if len(reader.pages) > MAX_PDF_PAGES:
-            raise LimitExceeded(
-                f"{name}: {len(reader.pages)} pages is over the limit of {MAX_PDF_PAGES} pages"
-            )
-        pages = [page.extract_text() or "" for page in reader.pages]
+        with quiet_loggers("pypdf"):
+            pages = _pdf_pages(PdfReader(BytesIO(data)), name)
     except (PyPdfError, ValueError, KeyError, TypeError, IndexError, AttributeError) as error:
-        detail = str(error).splitlines()[0] if str(error) else type(error).__name__
+        detail = str(error).splitlines()[0][:200] if str(error) else type(error).__name__
         raise DocumentError(f"{name}: the PDF does not parse: {detail}") from error
     if not any(page.strip() for page in pages):
         raise DocumentError(
@@ -379,6 +391,16 @@ def _pdf_text(data: bytes, name: str) -> SourceText:
         anchors.append(Anchor(offset, 1, 1, number))
         offset += len(page) + 2
     return SourceText(name, "pdf", "\n\n".join(pages), tuple(anchors))
+
+
+def _pdf_pages(reader: Any, name: str) -> list[str]:
+    if reader.is_encrypted:
+        raise DocumentError(f"{name}: the PDF is encrypted; citeseal reads unencrypted PDFs")
+    if len(reader.pages) > MAX_PDF_PAGES:
+        raise LimitExceeded(
+            f"{name}: {len(reader.pages)} pages is over the limit of {MAX_PDF_PAGES} pages"
+        )
+    return [page.extract_text() or "" for page in reader.pages]
 
 
 def json_string_offset(text: str, value: str, start: int, end: int) -> int:

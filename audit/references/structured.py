@@ -28,7 +28,7 @@ import re
 from typing import Any
 
 from audit.errors import DocumentError
-from audit.references.inputs import Field, Record, SourceText, json_string_offset
+from audit.references.inputs import Field, Record, SourceText, json_string_offset, quiet_loggers
 
 _YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
 
@@ -59,7 +59,8 @@ def bibtex_records(source: SourceText) -> tuple[Record, ...]:
         from bibtexparser.middlewares import LatexDecodingMiddleware
     except ImportError as error:
         raise DocumentError(f"{name}: reading BibTeX needs bibtexparser: {error}") from error
-    raw_library = parse_string(text)
+    with quiet_loggers("bibtexparser"):
+        raw_library = parse_string(text)
     for block in raw_library.failed_blocks:
         block_raw = (block.raw or "").strip()
         first = block_raw.splitlines()[0][:60] if block_raw else ""
@@ -67,9 +68,17 @@ def bibtex_records(source: SourceText) -> tuple[Record, ...]:
         problem = {
             "DuplicateBlockKeyBlock": "a second entry with the same key",
             "DuplicateFieldKeyBlock": "an entry with the same field twice",
-        }.get(kind, "a block that does not parse")
+        }.get(kind)
+        if problem is None:
+            reason = " ".join(str(getattr(block.error, "abort_reason", "") or "").split())
+            problem = (
+                f"a block that does not parse ({reason})"
+                if reason
+                else "a block that does not parse"
+            )
         raise DocumentError(f"{name}: line {(block.start_line or 0) + 1}: {problem}: {first}")
-    decoded = parse_string(text, append_middleware=[LatexDecodingMiddleware()])
+    with quiet_loggers("bibtexparser"):
+        decoded = parse_string(text, append_middleware=[LatexDecodingMiddleware()])
     if not raw_library.entries and text.strip() and "@" not in text:
         raise DocumentError(f"{name}: no BibTeX entry found (expected @type{{key, …}})")
     records = []

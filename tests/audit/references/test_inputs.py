@@ -177,7 +177,8 @@ def test_a_bibtex_block_that_does_not_parse_names_its_line() -> None:
     with pytest.raises(DocumentError) as caught:
         extract_bytes(data, "refs.bib")
     assert str(caught.value) == (
-        "refs.bib: line 3: a block that does not parse: @article{bad, title={never closed"
+        "refs.bib: line 3: a block that does not parse (Unexpectedly reached end of file.):"
+        " @article{bad, title={never closed"
     )
 
 
@@ -264,3 +265,12 @@ def test_parse_input_takes_bytes_for_stdin() -> None:
     parsed = parse_input(b"doi:10.5555/stdin", "-", "text")
     assert parsed.source.text == "doi:10.5555/stdin"
     assert parsed.records is None
+
+
+def test_the_parsers_own_log_lines_do_not_leak(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level("DEBUG")
+    with pytest.raises(DocumentError):
+        extract_bytes(b"@article{bad, title={never closed\n", "refs.bib")
+    with pytest.raises(DocumentError):
+        extract_bytes(b"%PDF-1.4\n1 0 obj << /Type", "broken.pdf")
+    assert [r.name for r in caplog.records if r.name.startswith(("bibtexparser", "pypdf"))] == []
