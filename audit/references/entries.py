@@ -29,6 +29,7 @@ taken as given (:mod:`audit.references.structured`).
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 
 from audit.references.identifiers import Found, find_identifiers, identifiers_in_field
@@ -101,11 +102,18 @@ def references_in_prose(source: SourceText) -> list[Reference]:
     text = source.text
     lines = _lines(text)
     entries = _entries(text, lines)
-    references: list[tuple[int, Reference]] = [(e.start, _from_entry(source, e)) for e in entries]
-    covered = [(e.start, e.end) for e in entries]
-    for found in _group(find_identifiers(text)):
+    everything = find_identifiers(text)
+    found_starts = [f.start for f in everything]
+    references: list[tuple[int, Reference]] = []
+    for entry in entries:
+        first = bisect_right(found_starts, entry.start - 1)
+        last = bisect_right(found_starts, entry.end - 1)
+        references.append((entry.start, _from_entry(source, entry, everything[first:last])))
+    starts = [e.start for e in entries]  # entries are sorted and disjoint
+    for found in _group(everything):
         head = found[0]
-        if any(start <= head.start < end for start, end in covered):
+        index = bisect_right(starts, head.start) - 1
+        if index >= 0 and head.start < entries[index].end:
             continue
         line_start = text.rfind("\n", 0, head.start) + 1
         line_end = text.find("\n", head.end)
@@ -207,17 +215,18 @@ def _section_entries(
     return entries
 
 
-def _from_entry(source: SourceText, entry: _Entry) -> Reference:
+def _from_entry(source: SourceText, entry: _Entry, found: list[Found]) -> Reference:
+    """One entry's Reference; ``found`` are the identifiers starting in it (text offsets)."""
     raw = source.text[entry.start : entry.end]
     marker = _MARKER.match(raw) or _FOOTNOTE.match(raw)
     skip = marker.end() if marker and _MARKER.match(raw) else 0
     if marker and not _MARKER.match(raw):
         skip = raw.index(":") + 1
-    found = find_identifiers(raw)
-    identifiers = _unique(_identifier(source, f, entry.start) for f in found)
+    identifiers = _unique(_identifier(source, f, 0) for f in found)
     body = list(raw)
     for item in found:
-        body[item.start : item.end] = " " * (item.end - item.start)
+        start, end = item.start - entry.start, min(item.end, entry.end) - entry.start
+        body[start:end] = " " * (end - start)
     plain = _URL.sub(" ", "".join(body)[skip:])
     plain = " ".join(plain.replace("*", " ").replace("_", " ").split())
     title, authors, year, venue = _metadata(plain)

@@ -18,8 +18,9 @@ Schemes and grammars (case-insensitive unless stated; docs/references.md has exa
   ``pmc.ncbi.nlm.nih.gov/articles/`` or ``europepmc.org/(article|abstract)/PMC/`` URLs.
   Normalised: ``PMC`` + digits without leading zeros.
 - **arXiv**: new ``\\d{4}\\.\\d{4,5}`` or old ``archive[.XX]/\\d{7}``, optional ``vN``; after
-  ``arXiv:`` or in an ``arxiv.org/abs|pdf|html/`` URL; an old-style id of a known archive also
-  bare (``hep-th/9901001``). The month is not checked (our synthetic ids are ``2099.*``).
+  ``arXiv:`` or ``arXiv`` and a space, or in an ``arxiv.org/abs|pdf|html/`` URL; an old-style
+  id of a known archive also bare (``hep-th/9901001``). The month is not checked (our
+  synthetic ids are ``2099.*``).
   Normalised: archive lower case, subject class upper case; ``vN`` goes to ``version``.
 - **NCT**: ``NCT`` + digits (upper-cased); anything but 8 digits is reported invalid.
 - **ISBN**: after ``ISBN``/``ISBN-10``/``ISBN-13``[``:``]: digit groups split by ``-`` or a
@@ -27,13 +28,15 @@ Schemes and grammars (case-insensitive unless stated; docs/references.md has exa
   boundary. The check digit is verified: a wrong one is reported invalid (``problem`` names the
   digit seen and the one expected), never dropped. Normalised: a valid ISBN as its ISBN-13.
 
-Where two matches overlap, the earlier scheme in the list above wins (a DOI holding
-``NCT99000001`` is one DOI).
+A prefix and its identifier stand on one line (``PMID:`` at a line's end does not take a
+number from the next line). Where two matches overlap, the earlier scheme in the list above
+wins (a DOI holding ``NCT99000001`` is one DOI).
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 from urllib.parse import unquote
 
@@ -66,8 +69,8 @@ _DOI = re.compile(
     r"""(?P<prefix>
         (?:https?://)?(?:dx\.|www\.)?doi\.org/
       | (?P<landing>https?://[^\s"<>]*?/)
-      | \bdoi:\s?
-      | \bdoi\s
+      | \bdoi:[^\S\n]?
+      | \bdoi[^\S\n]
     )?
     (?P<doi>10\.\d{4,9}(?:\.\d+)*(?:/|%2F)[^\s"<>]+)""",
     re.IGNORECASE | re.VERBOSE,
@@ -79,14 +82,14 @@ _VERSIONED_DOI = re.compile(r"^(10\.48550/arxiv\.\S+?|10\.1101/\S+?)(v\d+)$")
 _ARXIV_DOI = re.compile(r"^10\.48550/arxiv\.(.+)$")
 
 _PMID = re.compile(
-    r"""(?:\bPMID:?\s*
+    r"""(?:\bPMID:?[^\S\n]*
       | https?://(?:www\.)?(?:pubmed\.ncbi\.nlm\.nih\.gov/|ncbi\.nlm\.nih\.gov/pubmed/)
       | https?://(?:www\.)?europepmc\.org/(?:abstract|article)/MED/
     )(?P<n>\d+)\b""",
     re.IGNORECASE | re.VERBOSE,
 )
 _PMCID = re.compile(
-    r"""(?:\bPMCID:?\s*
+    r"""(?:\bPMCID:?[^\S\n]*
       | https?://(?:www\.)?(?:ncbi\.nlm\.nih\.gov/pmc/articles/|pmc\.ncbi\.nlm\.nih\.gov/articles/)
       | https?://(?:www\.)?europepmc\.org/(?:abstract|article)/PMC/
     )?\bPMC(?P<n>\d+)\b""",
@@ -99,28 +102,48 @@ _ARCHIVES = (
     "|quant-ph|math|cs|q-bio|q-fin|stat"
 )
 _ARXIV = re.compile(
-    rf"""(?:\barXiv:\s?{_ARXIV_ANON}
+    rf"""(?:\barXiv(?::[^\S\n]?|[^\S\n]){_ARXIV_ANON}
       | https?://(?:www\.|export\.)?arxiv\.org/(?:abs|pdf|html)/{_ARXIV_ANON}(?:\.pdf)?
       | \b(?=(?:{_ARCHIVES})(?:\.[a-z]{{2}})?/\d{{7}}){_ARXIV_ANON}
     )(?![\w.]*\d)""",
     re.IGNORECASE | re.VERBOSE,
 )
 _NCT = re.compile(r"\bNCT(?P<n>\d+)\b", re.IGNORECASE)
-_ISBN = re.compile(r"\bISBN(?:-?1[03])?:?\s*(?P<n>\d[\d -]{0,20}[\dX]?)", re.IGNORECASE)
+_ISBN = re.compile(r"\bISBN(?:-?1[03])?:?[^\S\n]*(?P<n>\d[\d -]{0,20}[\dX]?)", re.IGNORECASE)
 
 
 def find_identifiers(text: str) -> list[Found]:
     """Every identifier in ``text``, in order of position; overlaps resolved by scheme order."""
     found: list[Found] = []
+    taken = _Intervals()
     for finder in (_dois, _pmcids, _pmids, _arxivs, _ncts, _isbns):
         for item in finder(text):
-            if item.scheme == "arxiv" and any(
-                f.scheme == "doi" and (f.start, f.end) == (item.start, item.end) for f in found
-            ):
+            derived = item.scheme == "arxiv" and found and found[-1].scheme == "doi"
+            if derived and (found[-1].start, found[-1].end) == (item.start, item.end):
                 found.append(item)  # the arXiv id an arXiv DataCite DOI stands for
-            elif not any(item.start < f.end and f.start < item.end for f in found):
+            elif not taken.overlaps(item.start, item.end):
+                taken.add(item.start, item.end)
                 found.append(item)
     return sorted(found, key=lambda f: (f.start, f.scheme != "doi"))
+
+
+class _Intervals:
+    """Disjoint [start, end) spans, sorted, with an overlap test in O(log n)."""
+
+    def __init__(self) -> None:
+        self._starts: list[int] = []
+        self._ends: list[int] = []
+
+    def overlaps(self, start: int, end: int) -> bool:
+        index = bisect_right(self._starts, start)
+        before = index > 0 and self._ends[index - 1] > start
+        after = index < len(self._starts) and self._starts[index] < end
+        return before or after
+
+    def add(self, start: int, end: int) -> None:
+        index = bisect_right(self._starts, start)
+        self._starts.insert(index, start)
+        self._ends.insert(index, end)
 
 
 def normalise_doi(doi: str) -> str:

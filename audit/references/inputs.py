@@ -72,13 +72,15 @@ class SourceText:
     text: str
     anchors: tuple[Anchor, ...] = (Anchor(0, 1, 1),)
     _newlines: list[int] = field(default_factory=list, repr=False, compare=False)
+    _offsets: list[int] = field(default_factory=list, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._newlines.extend(m.start() for m in re.finditer("\n", self.text))
+        self._offsets.extend(a.offset for a in self.anchors)
 
     def position(self, offset: int) -> tuple[int, int, int | None]:
         """Line, column and page of ``text[offset]`` in the file."""
-        index = bisect_right([a.offset for a in self.anchors], offset) - 1
+        index = bisect_right(self._offsets, offset) - 1
         anchor = self.anchors[max(index, 0)]
         base = min(anchor.offset, offset)
         first = bisect_right(self._newlines, base - 1)

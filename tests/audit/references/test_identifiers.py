@@ -117,6 +117,7 @@ FORMS = [
         None,
     ),
     ("arXiv:2099.01234", "arxiv", "2099.01234", "arXiv:2099.01234", None),
+    ("arXiv preprint arXiv 2099.01235", "arxiv", "2099.01235", "arXiv 2099.01235", None),
     ("arxiv: 2099.0123v4.", "arxiv", "2099.0123", "arxiv: 2099.0123v4", "v4"),
     (
         "https://arxiv.org/abs/2099.54321v1",
@@ -171,6 +172,10 @@ def test_arxiv_datacite_doi_also_yields_its_arxiv_id_with_the_same_span() -> Non
 
 def test_an_nct_inside_a_doi_is_part_of_the_doi_only() -> None:
     assert [f.scheme for f in find_identifiers("doi:10.5555/NCT99000001")] == ["doi"]
+
+
+def test_a_prefix_never_takes_its_number_from_the_next_line() -> None:
+    assert find_identifiers("PMID:\n2. doi:\n10 ISBN\n9999990029 arXiv:\n2099.01234") == []
 
 
 def test_bare_numbers_and_new_style_arxiv_ids_without_prefix_are_not_identifiers() -> None:
