@@ -56,9 +56,11 @@ def bibtex_records(source: SourceText) -> tuple[Record, ...]:
     name, text = source.name, source.text
     try:
         from bibtexparser.entrypoint import parse_string
-        from bibtexparser.middlewares import LatexDecodingMiddleware
+        from pylatexenc.latex2text import LatexNodes2Text
     except ImportError as error:
-        raise DocumentError(f"{name}: reading BibTeX needs bibtexparser: {error}") from error
+        raise DocumentError(
+            f"{name}: reading BibTeX needs bibtexparser and pylatexenc: {error}"
+        ) from error
     with quiet_loggers("bibtexparser"):
         raw_library = parse_string(text)
     for block in raw_library.failed_blocks:
@@ -77,19 +79,18 @@ def bibtex_records(source: SourceText) -> tuple[Record, ...]:
                 else "a block that does not parse"
             )
         raise DocumentError(f"{name}: line {(block.start_line or 0) + 1}: {problem}: {first}")
-    with quiet_loggers("bibtexparser"):
-        decoded = parse_string(text, append_middleware=[LatexDecodingMiddleware()])
+    decoder = LatexNodes2Text(math_mode="verbatim")
     if not raw_library.entries and text.strip() and "@" not in text:
         raise DocumentError(f"{name}: no BibTeX entry found (expected @type{{key, …}})")
     records = []
     cursor = 0
-    for raw, nice in zip(raw_library.entries, decoded.entries, strict=True):
+    for raw in raw_library.entries:
         written = raw.raw or ""
         start = text.find(written, cursor) if written else -1
         start = start if start >= 0 else _line_offset(text, raw.start_line or 0)
         end = start + len(written)
         cursor = end
-        records.append(_bib_record(text, raw, nice, start, end))
+        records.append(_bib_record(text, raw, decoder, start, end))
     return tuple(records)
 
 
@@ -100,9 +101,9 @@ def _line_offset(text: str, line: int) -> int:
     return offset
 
 
-def _bib_record(text: str, raw: Any, nice: Any, start: int, end: int) -> Record:
+def _bib_record(text: str, raw: Any, decoder: Any, start: int, end: int) -> Record:
     fields = {k.lower(): f.value for k, f in raw.fields_dict.items()}
-    shown = {k.lower(): f.value for k, f in nice.fields_dict.items()}
+    shown = {k: _latex(decoder, str(fields[k])) for k in _SHOWN if fields.get(k)}
 
     def locate(key: str) -> Field:
         value = str(fields[key])
@@ -137,6 +138,19 @@ def _bib_record(text: str, raw: Any, nice: Any, start: int, end: int) -> Record:
         venue=_clean(_unbrace(venue)),
         identifier_fields=tuple(ids),
     )
+
+
+_SHOWN = ("title", "author", "editor", "journal", "journaltitle", "booktitle", "publisher")
+_LATEX = re.compile(r"[\\~$]")
+
+
+def _latex(decoder: Any, value: str) -> str:
+    """A field's text with LaTeX decoded (only when it holds a macro, ``~`` or ``$``: decoding
+    is slow, and plain text only needs its braces dropped)."""
+    if _LATEX.search(value):
+        with quiet_loggers("pylatexenc"):
+            return str(decoder.latex_to_text(value))
+    return value
 
 
 def _unbrace(value: object) -> str | None:
