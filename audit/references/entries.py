@@ -89,10 +89,10 @@ def extract_document(parsed: Input) -> ExtractedDocument:
 
 
 def _lines(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each line of ``text``, ``end`` before its newline."""
+    """(start, end) of each line of ``text``, ``end`` before its newline (``\r\n`` too)."""
     out, offset = [], 0
     for line in text.split("\n"):
-        out.append((offset, offset + len(line)))
+        out.append((offset, offset + len(line.removesuffix("\r"))))
         offset += len(line) + 1
     return out
 

@@ -122,6 +122,14 @@ def test_an_identifier_written_twice_in_one_entry_is_listed_once() -> None:
     ]
 
 
+def test_crlf_line_ends_read_like_lf() -> None:
+    document = extract_bytes(
+        b"Text.\r\n\r\n## References\r\n\r\n1. A. doi:10.5555/c1\r\n2. B.\r\n", "w.md"
+    )
+    assert _entries(document) == [("1", ["10.5555/c1"]), ("2", [])]
+    assert document.references[0].raw == "1. A. doi:10.5555/c1"
+
+
 def test_an_entry_keeps_its_raw_text_as_written() -> None:
     text = "## References\n1. Smith AB. **Bold** title.\n   doi:10.5555/raw1\n"
     (reference,) = _md(text).references
