@@ -8,7 +8,8 @@ catches it, prints ``error: <message>`` (plus advice when there is some) and exi
     ├── InputError                      bad input given by the user (file, option, text)
     │   ├── CitationSyntaxError         a handle or citation breaks the grammar (has a span)
     │   ├── LimitExceeded               an input exceeds a documented limit
-    │   └── NothingToAudit              an answer or claims file without sentences or citations
+    │   ├── NothingToAudit              an answer or claims file without sentences or citations
+    │   └── DocumentError               a document does not read in its format (names the file)
     ├── KeyringError                    key missing, unreadable, too short, too open
     ├── CorpusError                     a snapshot cannot be opened or read
     └── (pipeline.errors)               HarvestError (transient/terminal), SnapshotError, …
@@ -76,6 +77,11 @@ class LimitExceeded(InputError):
 
 class NothingToAudit(InputError):
     """An answer holds nothing to judge (empty, no sentence, no claim): never a pass."""
+
+
+class DocumentError(InputError):
+    """A document given to a reference check cannot be read in its format: the message names
+    the file and the first problem (``refs.bib: line 5: …``, ``scan.pdf: no text layer``)."""
 
 
 class KeyringError(CiteSealError):

@@ -1,0 +1,99 @@
+"""audit.references.structured: BibTeX, RIS and CSL-JSON records and their exact errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from audit.errors import DocumentError
+from audit.references import extract_bytes
+
+# --- BibTeX --------------------------------------------------------------------------------
+
+
+def test_a_bibtex_block_that_does_not_parse_names_its_line() -> None:
+    data = b"@article{ok, title={Fine}}\n\n@article{bad, title={never closed\n"
+    with pytest.raises(DocumentError) as caught:
+        extract_bytes(data, "refs.bib")
+    assert str(caught.value) == (
+        "refs.bib: line 3: a block that does not parse (Unexpectedly reached end of file.):"
+        " @article{bad, title={never closed"
+    )
+
+
+def test_a_duplicate_bibtex_key_is_an_error() -> None:
+    data = b"@article{k, title={A}}\n@article{k, title={B}}\n"
+    with pytest.raises(DocumentError) as caught:
+        extract_bytes(data, "dup.bib")
+    assert str(caught.value) == (
+        "dup.bib: line 2: a second entry with the same key: @article{k, title={B}}"
+    )
+
+
+def test_a_bib_file_without_entries_is_an_error_not_an_empty_result() -> None:
+    with pytest.raises(DocumentError) as caught:
+        extract_bytes(b"just some prose\n", "notes.bib")
+    assert str(caught.value) == "notes.bib: no BibTeX entry found (expected @type{key, …})"
+
+
+def test_bibtex_eprint_of_type_pubmed_is_a_pmid() -> None:
+    data = b"@article{k, title={A}, eprint={99000011}, eprinttype={pubmed}}"
+    (identifier,) = extract_bytes(data, "e.bib").identifiers
+    assert (identifier.scheme, identifier.value, identifier.span.column) == ("pmid", "99000011", 32)
+
+
+# --- RIS -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (
+            b"hello\nTY  - JOUR\nER  - \n",
+            "r.ris: line 1: expected a RIS tag line like 'TY  - JOUR', got 'hello'",
+        ),
+        (b"TI  - A\nER  - \n", "r.ris: line 1: TI outside a record (expected TY)"),
+        (b"TY  - JOUR\nTI  - A\n", "r.ris: line 1: the record has no ER line"),
+        (
+            b"TY  - JOUR\nTY  - BOOK\nER  - \n",
+            "r.ris: line 2: TY before the ER of the record at line 1",
+        ),
+    ],
+)
+def test_broken_ris_is_one_line_naming_the_line(data: bytes, message: str) -> None:
+    with pytest.raises(DocumentError) as caught:
+        extract_bytes(data, "r.ris")
+    assert str(caught.value) == message
+
+
+def test_an_issn_in_ris_sn_is_not_read_as_an_isbn() -> None:
+    data = b"TY  - JOUR\nSN  - 1234-5678\nER  - \n"
+    document = extract_bytes(data, "r.ris")
+    assert len(document.references) == 1
+    assert document.identifiers == ()
+
+
+# --- CSL-JSON ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b'[{"id": "a"}, ]', "c.json: line 1 column 15: Expecting value"),
+        (b'[{"id": "a"} {"id": "b"}]', "c.json: line 1 column 14: Expecting ',' or ']'"),
+        (b'{"id": "a"} x', "c.json: line 1 column 13: Extra data"),
+        (b'["a"]', "c.json: item 1 is not a JSON object"),
+        (b'[{"title": {"x": 1}}]', "c.json: item 1: title is not a string"),
+        (b'[{"author": "Smith"}]', "c.json: item 1: author is not a list of objects"),
+    ],
+)
+def test_broken_csl_json_is_one_line_naming_the_place(data: bytes, message: str) -> None:
+    with pytest.raises(DocumentError) as caught:
+        extract_bytes(data, "c.json")
+    assert str(caught.value) == message
+
+
+def test_a_single_csl_item_is_read_like_an_array_of_one() -> None:
+    document = extract_bytes(b'{"id": "x", "DOI": "10.5555/one"}', "one.json")
+    assert [(r.label, r.identifiers[0].value) for r in document.references] == [
+        ("x", "10.5555/one")
+    ]
