@@ -217,8 +217,8 @@ def _supported_report() -> Report:
 def test_support_shows_label_judge_reason_and_evidence_escaped_in_text() -> None:
     lines = render_text(_supported_report()).splitlines()
     assert lines[-2:] == [
-        "                   support: contradicted (hostile\\u001b[31m 1): Red \\u001b[31malert\\u202e "
-        "*bold* [link](x)",
+        "                   support: contradicted (hostile\\u001b[31m 1): Red "
+        "\\u001b[31malert\\u202e *bold* [link](x)",
         '                   evidence [19:36]: "does not increase"',
     ]
 

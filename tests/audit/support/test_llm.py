@@ -55,7 +55,7 @@ class FakeLLM:
                 except (BrokenPipeError, ConnectionResetError):  # the client timed out
                     pass
 
-            def log_message(self, *args: object) -> None:
+            def log_message(self, format: str, *args: object) -> None:
                 pass
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
