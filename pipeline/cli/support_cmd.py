@@ -45,7 +45,10 @@ def support_judge(name: str | None) -> Judge:
 
 def support_command(
     claim: Annotated[
-        str, typer.Argument(help="The sentence to check, as written.", show_default=False)
+        str,
+        typer.Argument(
+            help="The sentence to check, as written.", show_default=False, metavar="CLAIM"
+        ),
     ],
     handles: Annotated[
         list[str],

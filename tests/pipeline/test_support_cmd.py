@@ -12,6 +12,7 @@ from audit.report import Report
 from audit.support import judges
 from tests.audit.planted import OTHER, h, make_corpus, write_snapshot
 from tests.audit.support.fakes import FakeJudge
+from tests.audit.support.test_llm import FakeLLM, answer, openai_reply
 from tests.pipeline.test_audit_cmd import run, write
 
 CONCLUSION = h("pmid:99000001/abstract.4")
@@ -165,3 +166,33 @@ def test_audit_without_support_is_unchanged(
         assert "support" not in out.lower()
         _, supported, _ = run(monkeypatch, capsys, *base, "-f", fmt, "--support")
         assert "support" in supported.lower()
+
+
+def test_audit_with_the_llm_judge_records_model_and_prompt_and_keeps_the_key_out(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    snapshot: Path,
+) -> None:
+    fake = FakeLLM(lambda body: openai_reply(answer("contradicted", "does not increase the risk")))
+    try:
+        monkeypatch.setenv("CITESEAL_LLM_URL", fake.url + "/v1")
+        monkeypatch.setenv("CITESEAL_LLM_MODEL", "tiny-model")
+        monkeypatch.setenv("CITESEAL_LLM_API_KEY_ENV", "MY_LLM_KEY")
+        monkeypatch.setenv("MY_LLM_KEY", "sk-secret-value-0001")
+        answer_file = write(tmp_path, "a.md", f"{PLANTED} [{CONCLUSION}]\n")
+        code, out, err = run(
+            monkeypatch,
+            capsys,
+            *("audit", str(answer_file), "--snapshot", str(snapshot), "--demo-key"),
+            *("--support", "--judge", "llm-openai", "--fail-on", "contradicted", "-f", "json"),
+        )
+    finally:
+        fake.close()
+    assert code == 1
+    support = Report.model_validate_json(out).citations()[0].support
+    assert support is not None
+    assert (support.label, support.judge) == ("contradicted", "llm-openai")
+    assert support.judge_version.startswith("1 model=tiny-model prompt=sha256:")
+    assert "sk-secret-value-0001" not in out + err
+    assert fake.requests[0][1]["authorization"] == "Bearer sk-secret-value-0001"
