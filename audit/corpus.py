@@ -13,7 +13,9 @@ What a corpus knows, in the snapshot's terms:
   current version, its relations (retraction notices, preprint links, …), and whether the
   harvest this snapshot holds refreshed it (``refreshed``; else ``last_seen`` names the
   snapshot whose harvest last did: the record is as that snapshot had it);
-- per (record, version, path): the passage text and its folded form.
+- per (record, version, path): the passage text and its folded form, and the PubTator3
+  annotations on it (:meth:`InMemoryCorpus.annotations`, :meth:`DuckDBCorpus.annotations`:
+  read only for claim support, :mod:`audit.support.run`).
 """
 
 from __future__ import annotations
@@ -59,6 +61,16 @@ class StoredPassage(NamedTuple):
     @property
     def key(self) -> PassageKey:
         return PassageKey(self.record_id, self.version, self.path)
+
+
+class StoredAnnotation(NamedTuple):
+    """A PubTator3 annotation on one passage: ``text[start:end]`` of the passage is the mention."""
+
+    start: int
+    end: int
+    text: str | None
+    type: str | None
+    identifier: str | None
 
 
 class StoredRelation(NamedTuple):
@@ -144,6 +156,7 @@ class InMemoryCorpus:
     created_at: str | None = None
     _records: dict[str, StoredRecord] = field(default_factory=dict)
     _passages: dict[PassageKey, StoredPassage] = field(default_factory=dict)
+    _annotations: dict[PassageKey, list[StoredAnnotation]] = field(default_factory=dict)
 
     def add_record(
         self,
@@ -181,6 +194,20 @@ class InMemoryCorpus:
                     record_id, version, path, section, text, fold(text)
                 )
         return record
+
+    def add_annotations(self, key: PassageKey, annotations: Iterable[StoredAnnotation]) -> None:
+        """Annotate one passage (PubTator3 entities, spans relative to its text)."""
+        self._annotations.setdefault(key, []).extend(annotations)
+
+    def all_annotations(self) -> dict[PassageKey, list[StoredAnnotation]]:
+        """Every annotation by passage (for writing the corpus out, in tests)."""
+        return {k: list(v) for k, v in self._annotations.items()}
+
+    def annotations(
+        self, keys: Collection[PassageKey]
+    ) -> dict[PassageKey, tuple[StoredAnnotation, ...]]:
+        """The annotations of the passages among ``keys``, by start (absent keys are missing)."""
+        return {k: tuple(sorted(self._annotations[k])) for k in keys if k in self._annotations}
 
     def all_records(self) -> list[StoredRecord]:
         """Every record, in the order added (for writing the corpus out, in tests)."""

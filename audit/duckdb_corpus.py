@@ -23,6 +23,7 @@ from audit.corpus import (
     PassageKey,
     PathRef,
     SnapshotIdentity,
+    StoredAnnotation,
     StoredPassage,
     StoredRecord,
     StoredRelation,
@@ -91,6 +92,18 @@ WITH k AS (
 )
 SELECT p.record_id, p.version, p.path, p.section, p.text, nullif(p.folded, p.text)
 FROM passages p JOIN k USING (record_id, path)
+"""
+
+
+# Read only for claim support (audit.support.run); a snapshot without the table cannot say.
+_ANNOTATIONS_SQL = """
+WITH k AS (
+    SELECT DISTINCT s[1] AS record_id, s[2] AS version, s[3] AS path
+    FROM (SELECT string_split(unnest(string_split($1, chr(30))), chr(31)) AS s)
+)
+SELECT a.record_id, a.version, a.path, a.start, a."end", a.text, a.type, a.identifier
+FROM annotations a JOIN k USING (record_id, version, path)
+ORDER BY a.record_id, a.version, a.path, a.start, a."end", a.identifier NULLS LAST
 """
 
 
@@ -291,3 +304,15 @@ class DuckDBCorpus:
                 if len(held) > 1:
                     held.sort(key=lambda p: (seq.get((p.record_id, p.version), 0), p.version))
         return found
+
+    def annotations(
+        self, keys: Collection[PassageKey]
+    ) -> dict[PassageKey, tuple[StoredAnnotation, ...]]:
+        """The PubTator3 annotations of the passages among ``keys``, by start (a passage
+        without any is missing)."""
+        if not keys:
+            return {}
+        found: dict[PassageKey, list[StoredAnnotation]] = {}
+        for rid, version, path, *rest in self._fetch(_ANNOTATIONS_SQL, [_blob(keys)]):
+            found.setdefault(PassageKey(rid, version, path), []).append(StoredAnnotation(*rest))
+        return {k: tuple(v) for k, v in found.items()}

@@ -246,6 +246,7 @@ def _citation_result(
         passage=lookup.passage_view(verdict.passage),
         current_passage=lookup.passage_view(verdict.current_passage),
         record=lookup.record_view(record) if shows_record and record else None,
+        support=None,  # claim support is judged afterwards, on request (audit.support.run)
     )
 
 

@@ -32,6 +32,7 @@ import audit
 from audit.errors import CorpusError
 from audit.report import CitationResult, PassageView, Report, SentenceResult, partial_note
 from audit.resources import resources
+from audit.support.model import SupportResult
 
 TEMPLATES_DIR = resources().templates
 STATIC_DIR = resources().static
@@ -57,6 +58,19 @@ FLAG_LABELS = {
     "version_changed": "version changed",
     "not_refreshed": "not refreshed",
 }
+SUPPORT_LABELS = {
+    "supported": "supported: the passage says so",
+    "contradicted": "contradicted: the passage says otherwise",
+    "not_mentioned": "not mentioned: the passage does not say",
+    "abstain": "abstained: the judge is not sure",
+}
+SUPPORT_BADGES = {
+    "supported": "pass",
+    "contradicted": "fail",
+    "not_mentioned": "warn",
+    "abstain": "warn",
+}
+"""The badge style of each label (the stylesheet's pass/fail/warn colours)."""
 STATUS_LABELS = {"cited": "cited", "uncited": "uncited", "invalid_only": "invalid citations only"}
 
 
@@ -172,6 +186,21 @@ class RecordLine:
 
 
 @dataclass(frozen=True)
+class SupportView:
+    """The claim-support judgment of one ok citation: its label, reason, the evidence span
+    highlighted in the passage as issued (by its offsets), and the judge that gave it."""
+
+    label: str
+    label_text: str
+    badge: str  # pass | fail | warn: the stylesheet's colours
+    reason: str
+    judge: str
+    judge_version: str
+    span: str | None  # "12–40", the evidence's character offsets
+    evidence: tuple[Segment, ...]  # the passage with the span marked; empty without a span
+
+
+@dataclass(frozen=True)
 class CitationView:
     anchor: str  # "s3c1"
     number: int
@@ -189,6 +218,7 @@ class CitationView:
     issued: PassageBlock | None
     current: PassageBlock | None
     changes: tuple[Segment, ...]  # word diff issued → now; empty when the text is unchanged
+    support: SupportView | None = None  # only when the audit judged claim support
 
 
 @dataclass(frozen=True)
@@ -346,6 +376,42 @@ def _citation_view(citation: CitationResult, anchor: str, number: int) -> Citati
         issued=_block("As issued", issued, None if in_current else mark, note),
         current=_block("As it is now", current, mark if in_current else None, note),
         changes=changes,
+        support=_support_view(citation.support, issued),
+    )
+
+
+def marked_span(text: str, start: int, end: int) -> tuple[Segment, ...]:
+    """``text`` with ``text[start:end]`` marked (plain text when the span is not inside it)."""
+    if not 0 <= start < end <= len(text):
+        return (Segment("same", text),) if text else ()
+    parts = (
+        Segment("same", text[:start]),
+        Segment("mark", text[start:end]),
+        Segment("same", text[end:]),
+    )
+    return tuple(p for p in parts if p.text)
+
+
+def _support_view(support: SupportResult | None, passage: PassageView | None) -> SupportView | None:
+    if support is None:
+        return None
+    span = support.evidence
+    shown = (
+        passage is not None
+        and span is not None
+        and passage.text[span.start : span.end] == span.text
+    )
+    return SupportView(
+        label=support.label,
+        label_text=SUPPORT_LABELS.get(support.label, support.label),
+        badge=SUPPORT_BADGES.get(support.label, "warn"),
+        reason=support.reason,
+        judge=support.judge,
+        judge_version=support.judge_version,
+        span=f"{span.start}–{span.end}" if span is not None else None,
+        evidence=marked_span(passage.text, span.start, span.end)
+        if shown and passage is not None and span is not None
+        else (),
     )
 
 

@@ -8,6 +8,8 @@ The text format is compact, one line per sentence and per citation::
     warning: partial snapshot (crossref partial): …     (only when the snapshot is partial)
     [1] cited: Zentravir exposure does not increase the risk of Farrow syndrome.
         ok             pmid:99000001/abstract.4~x3k9q "does not increase the risk"
+                       support: supported (rules 1): … one sentence …   (with --support)
+                       evidence [12:38]: "does not increase the risk"
     [2] invalid_only: …
         quote_mismatch pmid:…~… "…"
                        closest: "…" (0.8491)
@@ -22,10 +24,15 @@ Markdown renderer can be steered by an answer.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from audit.report import CitationResult, Report, SentenceResult, partial_note
+from audit.support.model import SupportResult
 from audit.terminal import one_line
 from audit.verdicts import describe, is_claim
+
+if TYPE_CHECKING:
+    from audit.support.run import SupportCheck
 
 VERDICT_WIDTH = 15  # "quote_mismatch" and one space
 _INDENT = "    "
@@ -108,6 +115,21 @@ def _citation_lines(citation: CitationResult) -> list[str]:
     standing = record_standing(citation)
     if standing:
         lines.append(f"{_UNDER}record: {clean_text(standing)}")
+    if citation.support is not None:
+        lines.extend(_UNDER + line for line in support_lines(citation.support))
+    return lines
+
+
+def support_lines(support: SupportResult) -> list[str]:
+    """``support: LABEL (judge version): reason`` and, when there is one, the evidence span
+    with its character offsets into the passage as issued."""
+    lines = [
+        f"support: {support.label} ({clean_text(support.judge)} "
+        f"{clean_text(support.judge_version)}): {clean_text(support.reason)}"
+    ]
+    span = support.evidence
+    if span is not None:
+        lines.append(f'evidence [{span.start}:{span.end}]: "{clean_text(span.text)}"')
     return lines
 
 
@@ -194,6 +216,16 @@ def _md_citation(citation: CitationResult) -> list[str]:
     standing = record_standing(citation)
     if standing:
         lines.append(f"     - record: {md_text(standing)}")
+    support = citation.support
+    if support is not None:
+        line = (
+            f"     - support **{support.label}** (judge {md_code(support.judge)} "
+            f"{md_code(support.judge_version)}): {md_text(support.reason)}"
+        )
+        if support.evidence is not None:
+            span = support.evidence
+            line += f" Evidence \\[{span.start}:{span.end}\\]: “{md_text(span.text)}”"
+        lines.append(line)
     return lines
 
 
@@ -232,4 +264,36 @@ def render_markdown(report: Report) -> str:
         lines.append(f"{sentence.index}. **{label}**: {md_text(sentence.text)}")
         for citation in sentence.citations:
             lines.extend(_md_citation(citation))
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# One claim against handles (citeseal support)
+
+
+def render_support_check(check: SupportCheck) -> str:
+    """The text of ``citeseal support``: the claim, the judge, then per handle its verdict and
+    the judge's support (ends with a newline)::
+
+        claim: Zentravir raises the risk of Farrow syndrome.
+        judge: rules 1
+        ok             pmid:99000001/abstract.4~x3k9q
+                       support: contradicted (rules 1): …
+                       evidence [0:62]: "…"
+        forged         pmid:99000001/abstract.4~x3k9r
+                       not judged: the check code does not verify
+    """
+    lines = [
+        f"claim: {clean_text(check.claim)}",
+        f"judge: {clean_text(check.judge)} {clean_text(check.judge_version)}",
+    ]
+    for result in check.results:
+        lines.append(f"{result.verdict:<{VERDICT_WIDTH - 1}} {clean_text(result.handle)}")
+        if result.support is not None:
+            lines.extend(
+                _UNDER.removeprefix(_INDENT) + line for line in support_lines(result.support)
+            )
+        else:
+            why = f": {clean_text(result.detail)}" if result.detail else ""
+            lines.append(f"{' ' * VERDICT_WIDTH}not judged{why}")
     return "\n".join(lines) + "\n"

@@ -16,19 +16,26 @@ raising the contract version.
     └── sentences [{index, text, kind, status,
                     citations [{raw, handle, record_id, quote, verdict, detail,
                                 flags [{name, detail}], checked_against, closest_match,
-                                similarity, passage, current_passage, record}]}]
+                                similarity, passage, current_passage, record,
+                                support {label, reason, evidence {start, end, text},
+                                         judge, judge_version}}]}]
+
+``support`` is there only when the audit ran with claim support (``--support``): the key is
+left out, not null, otherwise, so a report without it is byte-identical to one from before.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
+from functools import cache
 from typing import Any, Literal, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from audit import CONTRACT_VERSION
 from audit.errors import InputError
+from audit.support.model import SupportResult
 
 Verdict = Literal["malformed", "forged", "unavailable", "withdrawn", "quote_mismatch", "ok"]
 """Per-citation verdict, in ladder order: the first that applies wins."""
@@ -63,8 +70,11 @@ FailOnItem = Literal[
     "preprint",
     "version_changed",
     "not_refreshed",
+    "contradicted",
 ]
-"""What ``--fail-on`` accepts: any non-ok verdict, a sentence status, or a flag."""
+"""What ``--fail-on`` accepts: any non-ok verdict, a sentence status, a flag, or a claim-support
+label (``contradicted``: an ok citation whose passage the support judge found contradicting the
+sentence; only with claim support, see :func:`audit.verdicts.overall`)."""
 FAIL_ON_ITEMS: tuple[FailOnItem, ...] = get_args(FailOnItem)
 
 
@@ -92,6 +102,12 @@ _M = TypeVar("_M", bound=_Model)
 _set = object.__setattr__
 
 
+@cache
+def _omitted_when_none(cls: type[BaseModel]) -> tuple[str, ...]:
+    """The fields of ``cls`` its dump leaves out when None (``exclude_if``: ``support``)."""
+    return tuple(name for name, info in cls.model_fields.items() if info.exclude_if is not None)
+
+
 def assemble(cls: type[_M], /, **values: Any) -> _M:
     """A report model from values the audit engine built itself, without validating them.
 
@@ -102,7 +118,11 @@ def assemble(cls: type[_M], /, **values: Any) -> _M:
     """
     model = cls.__new__(cls)
     _set(model, "__dict__", values)
-    _set(model, "__pydantic_fields_set__", set(values))
+    fields = set(values)
+    for name in _omitted_when_none(cls):  # left out of the dump when None: not "set" then
+        if values.get(name) is None:
+            fields.discard(name)
+    _set(model, "__pydantic_fields_set__", fields)
     _set(model, "__pydantic_extra__", None)
     _set(model, "__pydantic_private__", None)
     return model
@@ -175,6 +195,12 @@ class CitationResult(_Model):
         default=None, description="The same path in the current version, when that differs."
     )
     record: RecordView | None = None
+    support: SupportResult | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="Claim support (audits with --support, ok citations only): does the passage "
+        "as issued support the sentence? Absent when the audit did not judge it.",
+    )
 
 
 class SentenceResult(_Model):

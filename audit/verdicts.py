@@ -28,8 +28,11 @@ but neither counted nor warned about.
 
 Overall (:func:`overall`): ``fail`` when a citation is malformed or forged, or anything named
 by ``fail_on`` occurs; ``warn`` when a citation is withdrawn, unavailable or a quote_mismatch,
-a sentence is invalid_only or uncited, a retracted paper is cited, or a cited record was not
-refreshed; ``pass`` otherwise.
+a sentence is invalid_only or uncited, a retracted paper is cited, a cited record was not
+refreshed, or (with claim support) an ok citation's passage contradicts its sentence; ``pass``
+otherwise. An ``abstain`` of the support judge never fails or warns on its own. A policy that
+fails on ``contradicted`` fails closed: an ok citation the support judge did not judge (an
+audit without claim support, a re-audit) fails it as "not judged", never passes silently.
 """
 
 from __future__ import annotations
@@ -442,9 +445,14 @@ def fail_on_policy(extra: Iterable[FailOnItem] = ()) -> list[FailOnItem]:
     return [item for item in FAIL_ON_ITEMS if item in chosen]
 
 
+UNJUDGED = "support_unjudged"
+"""Not a fail-on item: the ok citations without a support result (see :func:`overall`)."""
+
+
 def _occurrences(sentences: Sequence[SentenceResult]) -> dict[str, int]:
-    """How often each fail-on item occurs: verdicts, claim statuses, flags of ok citations."""
-    seen: dict[str, int] = dict.fromkeys(FAIL_ON_ITEMS, 0)
+    """How often each fail-on item occurs: verdicts, claim statuses, flags of ok citations,
+    contradicted support labels (and :data:`UNJUDGED`)."""
+    seen: dict[str, int] = dict.fromkeys((*FAIL_ON_ITEMS, UNJUDGED), 0)
     for sentence in sentences:
         if is_claim(sentence.kind, len(sentence.citations)) and sentence.status != "cited":
             seen[sentence.status] += 1
@@ -454,6 +462,11 @@ def _occurrences(sentences: Sequence[SentenceResult]) -> dict[str, int]:
                 continue
             for flag in citation.flags:
                 seen[flag.name] += 1
+            support = citation.support
+            if support is None:
+                seen[UNJUDGED] += 1
+            elif support.label == "contradicted":
+                seen["contradicted"] += 1
     return seen
 
 
@@ -477,6 +490,14 @@ _WORDING: Mapping[str, tuple[str, str]] = {
         "citation of a record this snapshot did not refresh",
         "citations of records this snapshot did not refresh",
     ),
+    "contradicted": (
+        "citation whose passage contradicts its sentence",
+        "citations whose passages contradict their sentences",
+    ),
+    UNJUDGED: (
+        "ok citation not judged for claim support",
+        "ok citations not judged for claim support",
+    ),
 }
 
 
@@ -494,6 +515,7 @@ WARN_ITEMS: tuple[FailOnItem, ...] = (
     "retracted",
     "uncited",
     "not_refreshed",
+    "contradicted",
 )
 """What makes an answer warn (when the fail-on policy does not already make it fail)."""
 
@@ -509,6 +531,8 @@ def overall(
     seen = _occurrences(sentences)
     policy = fail_on_policy(fail_on)
     fails = [f"fail: {describe(i, seen[i])}" for i in policy if seen[i]]
+    if "contradicted" in policy and seen[UNJUDGED]:  # fail closed: it cannot know
+        fails.append(f"fail: {describe(UNJUDGED, seen[UNJUDGED])}")
     warns = [f"warn: {describe(i, seen[i])}" for i in WARN_ITEMS if seen[i] and i not in policy]
     if fails:
         return "fail", fails + warns

@@ -31,6 +31,7 @@ from pipeline.cli import (
     serve_cmd,
     site_cmd,
     snapshot_cmd,
+    support_cmd,
 )
 from pipeline.cli.output import safe_streams
 from pipeline.settings import env_flag
@@ -51,6 +52,7 @@ for _module in (
     snapshot_cmd,
     search_cmd,
     audit_cmd,
+    support_cmd,
     reaudit_cmd,
     site_cmd,
     demo_cmd,

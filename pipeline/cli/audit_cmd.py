@@ -5,6 +5,10 @@ Inputs are read lazily and audited in chunks through one snapshot connection
 is written (or printed) and dropped before the next chunk is read. Exit code: 0 when every
 input passes or warns, 1 when any fails, 2 when any input is bad or has nothing to audit (the
 others are still audited; each bad one gets its own ``error:`` line and no report).
+
+``--support`` adds claim support to every ok citation (:func:`audit.support.run.with_support`,
+the judge named by ``--judge``); without it the reports are exactly as before.
+``--fail-on contradicted`` needs ``--support`` (refused otherwise: it could never fire).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from audit.paths import public_path
 from audit.terminal import html_text, one_line
 from pipeline.cli.common import keyring_from_settings, seal_policy, trusted_snapshot
 from pipeline.cli.options import DemoKeyOpt, SnapshotOpt
+from pipeline.cli.support_cmd import JudgeOpt, support_judge
 from pipeline.settings import Settings, source_date_epoch
 
 if TYPE_CHECKING:  # the engine, report models and DuckDB load only when a command runs
@@ -257,10 +262,23 @@ def audit_command(
     claims: Annotated[
         bool, typer.Option("--claims", help="Read every input as structured claims JSON.")
     ] = False,
+    support: Annotated[
+        bool,
+        typer.Option(
+            "--support",
+            help="Also judge whether each ok citation's passage supports its sentence.",
+        ),
+    ] = False,
+    judge: JudgeOpt = None,
     demo_key: DemoKeyOpt = False,
 ) -> None:
     """Audit answers' citations against a frozen snapshot (exit 1 on fail, 2 on bad input)."""
     policy = parse_fail_on(fail_on or [])
+    if not support and "contradicted" in policy:
+        raise InputError("--fail-on contradicted needs --support (claim support is off)")
+    if not support and judge is not None:
+        raise InputError("--judge needs --support (claim support is off)")
+    chosen = support_judge(judge) if support else None
     sources = expand_inputs(files, claims=claims)
     many = len(sources) > 1
     if fmt is Format.html and many and out is None:
@@ -279,6 +297,10 @@ def audit_command(
     inputs = _Inputs(sources)
     with trusted.corpus() as corpus:
         reports = audit_many(inputs, corpus, keyring, fail_on=policy, now=now)
+        if chosen is not None:
+            from audit.support.run import support_many
+
+            reports = support_many(reports, corpus, chosen)
         failed = _emit(reports, inputs, fmt, out, many)
     if inputs.bad:
         raise typer.Exit(2)

@@ -28,7 +28,7 @@ from audit.support.evaluate import (
     select,
     to_text,
 )
-from audit.support.judges import DEFAULT_JUDGE, JUDGES, make_judge
+from audit.support.judges import DEFAULT_JUDGE, JUDGES, judge_by_name
 from audit.support.model import Evidence
 from pipeline.cli.options import JsonOpt
 
@@ -62,7 +62,7 @@ def evaluate_file(
     if part not in PARTS:
         raise InputError(f"--part: expected one of {', '.join(PARTS)}, got {part!r}")
     mapping = parse_label_map(labels)
-    judge = make_judge(judge_name, os.environ)
+    judge = judge_by_name(judge_name, os.environ)
     claim, evidence, label = columns
     pairs = read_pairs(
         _read(file), mapping, claim=claim, evidence=evidence, label=label, source=str(file)

@@ -31,6 +31,12 @@ from audit.citations import MAX_ANSWER_CHARS, MAX_QUOTE_CHARS
 from audit.claims import MAX_CLAIMS_BYTES
 from audit.errors import CiteSealError
 from audit.report import FAIL_ON_ITEMS, Report
+from audit.support.run import (
+    MAX_CLAIM_CHARS,
+    MAX_SUPPORT_HANDLE_CHARS,
+    MAX_SUPPORT_HANDLES,
+    SupportCheck,
+)
 from audit.terminal import one_line
 from pipeline.serve import service
 from pipeline.serve.cursor import MAX_CURSOR_CHARS
@@ -343,6 +349,35 @@ def build_server(served: Served) -> "MCPServer":
             lambda: service.audit(served, answer=answer or None, claims=claims, fail_on=fail_on)
         )
         return app.with_view(result, client_supports_apps(ctx))
+
+    @mcp.tool(annotations=read_only)
+    def check_support(
+        claim: Annotated[
+            str,
+            Field(
+                description=f"The sentence to check, as written (at most {MAX_CLAIM_CHARS:,} "
+                "characters).",
+                **_schema(minLength=1, maxLength=MAX_CLAIM_CHARS),
+            ),
+        ],
+        handles: Annotated[
+            list[str],
+            Field(
+                description=f"The handles citing it (1-{MAX_SUPPORT_HANDLES}, each at most "
+                f"{MAX_SUPPORT_HANDLE_CHARS} characters).",
+                **_schema(
+                    minItems=1,
+                    maxItems=MAX_SUPPORT_HANDLES,
+                    items={"maxLength": MAX_SUPPORT_HANDLE_CHARS},
+                ),
+            ),
+        ],
+    ) -> Annotated[CallToolResult, SupportCheck]:
+        """Does each cited passage support the claim? Each handle is first judged by the audit
+        engine (a forged or unavailable handle is reported, never judged); the claim is then
+        judged against the passage as issued: supported, contradicted, not_mentioned, or
+        abstain (not sure), with a one-sentence reason and the evidence span."""
+        return _result(lambda: service.support(served, claim, handles))
 
     @mcp.tool(annotations=read_only)
     def describe_contract() -> Annotated[CallToolResult, Contract]:

@@ -45,7 +45,7 @@ from audit.duckdb_corpus import DuckDBCorpus
 from audit.engine import CitationInput, audit_answer, judge_citations
 from audit.errors import InputError, LimitExceeded
 from audit.keys import Keyring
-from audit.render_text import render_text
+from audit.render_text import render_support_check, render_text
 from audit.report import (
     DEFAULT_FAIL_ON,
     FAIL_ON_ITEMS,
@@ -54,6 +54,9 @@ from audit.report import (
     CitationResult,
     fail_on_items,
 )
+from audit.support.judges import DEFAULT_JUDGE, judge_by_name
+from audit.support.model import Judge
+from audit.support.run import check_support
 from audit.terminal import one_line
 from pipeline.serve.cursor import SearchKey, issue_cursor, read_cursor
 from pipeline.snapshot.filters import SearchFilters, make_filters, undecided_lines
@@ -438,6 +441,18 @@ def audit(
             now=now,
         )
     return Outcome(report, render_text(report))
+
+
+def support(
+    served: Served, claim: str, handle_texts: Sequence[str], *, judge: Judge | None = None
+) -> Outcome:
+    """Each handle audited by the engine, then the claim judged against the passage as issued
+    of each ok one (the default, deterministic judge unless ``judge`` is given; the server
+    never calls an LLM on a client's behalf)."""
+    chosen = judge if judge is not None else judge_by_name(DEFAULT_JUDGE, {})
+    with served.corpus() as corpus:
+        check = check_support(claim, handle_texts, corpus, served.keyring, chosen)
+    return Outcome(check, render_support_check(check))
 
 
 def identity(served: Served) -> SnapshotIdentity:

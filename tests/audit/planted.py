@@ -220,6 +220,11 @@ def write_snapshot(
                 "INSERT INTO passages VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [p.record_id, p.version, p.path, seq, p.section, p.text, p.folded],
             )
+        for key, annotations in corpus.all_annotations().items():
+            con.executemany(
+                "INSERT INTO annotations VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [[*key, a.start, a.end, a.text, a.type, a.identifier] for a in annotations],
+            )
     finally:
         con.close()
     if seal is not None:

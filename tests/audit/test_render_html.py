@@ -19,8 +19,10 @@ from audit.render_html import (
     render_report_html,
     word_diff,
 )
+from audit.support.model import EvidenceSpan, SupportResult
+from audit.support.run import with_support
 from pipeline.bench.bench_site import make_report
-from tests.audit.planted import KEYRING, h, stale_corpus
+from tests.audit.planted import KEYRING, h, make_corpus, stale_corpus
 
 
 def test_word_diff_marks_whole_words_and_keeps_spacing() -> None:
@@ -100,3 +102,31 @@ def test_the_page_shows_a_citation_of_a_record_the_snapshot_did_not_refresh() ->
     ) in html
     assert "<li>warn: 1 citation of a record this snapshot did not refresh</li>" in html
     assert "<strong>Warning:</strong> partial snapshot (crossref partial)" in html
+
+
+class _ScriptJudge:
+    name = "<b>judge</b>"
+    version = "1"
+
+    def judge(self, claim: str, evidence: object) -> SupportResult:
+        return SupportResult(
+            label="contradicted",
+            reason="<script>alert(1)</script> says otherwise",
+            evidence=EvidenceSpan(start=19, end=36, text="does not increase"),
+            judge=self.name,
+            judge_version=self.version,
+        )
+
+
+def test_support_is_shown_escaped_with_the_evidence_span_marked() -> None:
+    corpus = make_corpus()
+    answer = f"Zentravir raises the risk [{h('pmid:99000001/abstract.4')}]."
+    plain = audit_answer(parse_answer(answer), corpus, KEYRING)
+    page = render_report_html(with_support(plain, corpus, _ScriptJudge()))
+    assert "<script>alert" not in page and "<b>judge" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; says otherwise" in page
+    assert "(judge &lt;b&gt;judge&lt;/b&gt; 1)" in page
+    assert "contradicted: the passage says otherwise" in page
+    assert "Zentravir exposure <mark>does not increase</mark> the risk of Farrow syndrome." in page
+    assert "characters 19–36 of the passage as issued highlighted" in page
+    assert "Claim support" not in render_report_html(plain)

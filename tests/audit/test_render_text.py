@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from audit.citations import parse_answer
 from audit.engine import AnswerInput, CitationInput, SentenceInput, audit_answer
 from audit.render_text import clean_text, md_code, md_text, render_markdown, render_text
 from audit.report import Report
+from audit.support.model import EvidenceSpan, SupportResult
+from audit.support.run import with_support
 from tests.audit.planted import KEYRING, h, make_corpus, stale_corpus
 
 CORPUS = stale_corpus({"setid:5eed0001-0000-4000-8000-000000000001": "s-0"}, openfda="failed")
@@ -186,3 +189,50 @@ def test_the_verdict_line_names_a_fail_on_item_that_failed_the_answer() -> None:
     )
     default = audit_answer(answer, CORPUS, KEYRING)  # forged: the counts say why
     assert render_text(default).splitlines()[0] == "verdict: FAIL  (2 citations: 1 forged, 1 ok)"
+
+
+class _HostileJudge:
+    """A judge whose reason and evidence carry terminal and Markdown control text."""
+
+    name = "hostile\x1b[31m"
+    version = "1"
+
+    def judge(self, claim: str, evidence: object) -> SupportResult:
+        return SupportResult(
+            label="contradicted",
+            reason="Red \x1b[31malert\u202e *bold* [link](x)",
+            evidence=EvidenceSpan(start=19, end=36, text="does not increase"),
+            judge=self.name,
+            judge_version=self.version,
+        )
+
+
+def _supported_report() -> Report:
+    corpus = make_corpus()
+    answer = f"Zentravir raises the risk [{h('pmid:99000001/abstract.4')}]."
+    report = audit_answer(parse_answer(answer), corpus, KEYRING)
+    return with_support(report, corpus, _HostileJudge())
+
+
+def test_support_shows_label_judge_reason_and_evidence_escaped_in_text() -> None:
+    lines = render_text(_supported_report()).splitlines()
+    assert lines[-2:] == [
+        "                   support: contradicted (hostile\\u001b[31m 1): Red "
+        "\\u001b[31malert\\u202e *bold* [link](x)",
+        '                   evidence [19:36]: "does not increase"',
+    ]
+
+
+def test_support_is_escaped_in_markdown() -> None:
+    line = render_markdown(_supported_report()).splitlines()[-1]
+    assert line == (
+        "     - support **contradicted** (judge `hostile\\u001b[31m` `1`): Red \\\\u001b\\[31malert"
+        "\\\\u202e \\*bold\\* \\[link\\]\\(x\\) Evidence \\[19:36\\]: “does not increase”"
+    )
+
+
+def test_a_report_without_support_renders_as_before() -> None:
+    corpus = make_corpus()
+    answer = f"Zentravir raises the risk [{h('pmid:99000001/abstract.4')}]."
+    report = audit_answer(parse_answer(answer), corpus, KEYRING)
+    assert "support" not in render_text(report) and "support" not in render_markdown(report)

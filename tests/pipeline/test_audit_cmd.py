@@ -283,7 +283,7 @@ def test_snapshot_folder_uses_the_newest_file(
             ("{answer}", "--fail-on", "typo"),
             "error: unknown --fail-on value 'typo' (expected one of malformed, forged, "
             "unavailable, withdrawn, quote_mismatch, uncited, invalid_only, retracted, "
-            "expression_of_concern, preprint, version_changed, not_refreshed)",
+            "expression_of_concern, preprint, version_changed, not_refreshed, contradicted)",
         ),
         (
             ("{answer}", "{answer}", "-f", "html"),

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from audit.errors import InputError
-from audit.support.judges import DEFAULT_JUDGE, JUDGES, make_judge
+from audit.support.judges import DEFAULT_JUDGE, JUDGES, judge_by_name
 from audit.support.model import Evidence
 from audit.support.rules import RulesJudge
 
 
 def test_the_default_judge_is_the_rules_judge_and_reads_no_setting() -> None:
-    judge = make_judge(DEFAULT_JUDGE, {})
+    judge = judge_by_name(DEFAULT_JUDGE, {})
     assert isinstance(judge, RulesJudge)
     assert (judge.name, judge.version) == ("rules", "1.0")
     result = judge.judge("zentravir raises mortality", Evidence("Zentravir raised mortality."))
@@ -20,11 +20,11 @@ def test_the_default_judge_is_the_rules_judge_and_reads_no_setting() -> None:
 
 def test_every_registered_factory_builds_a_judge_named_as_registered() -> None:
     assert "rules" in JUDGES
-    assert make_judge("rules", {"ANYTHING": "x"}).name == "rules"
+    assert judge_by_name("rules", {"ANYTHING": "x"}).name == "rules"
 
 
 def test_an_unknown_judge_is_one_error_naming_the_choices() -> None:
     with pytest.raises(InputError) as caught:
-        make_judge("oracle", {})
+        judge_by_name("oracle", {})
     choices = ", ".join(sorted(JUDGES))
-    assert caught.value.message == f"unknown judge 'oracle'; choose one of {choices}"
+    assert caught.value.message == f"unknown judge 'oracle' (expected one of {choices})"
