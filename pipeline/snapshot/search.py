@@ -21,9 +21,9 @@ from audit.errors import CitationSyntaxError, InputError
 from audit.handles import PINNED_SCHEMES, SCHEMES, Locator, mint, parse_locator
 from audit.keys import Keyring
 from pipeline.errors import SnapshotError
-from pipeline.records import SOURCES
 from pipeline.snapshot.index import INDEX_VERSION, numbered, search_sql
 from pipeline.snapshot.store import SEP, connect, first_line, load_fts, read_meta
+from pipeline.sources import names
 
 MAX_QUERY_CHARS = 1_000
 MAX_LIMIT = 1_000
@@ -112,9 +112,9 @@ def search_passages(
         raise InputError(f"the search query is {len(query)} characters; at most {MAX_QUERY_CHARS}")
     if not 1 <= limit <= MAX_LIMIT:
         raise InputError(f"--limit must be between 1 and {MAX_LIMIT}, got {limit}")
-    unknown = [s for s in sources if s not in SOURCES]
+    unknown = [s for s in sources if s not in names()]
     if unknown:
-        raise InputError(f"unknown source {unknown[0]!r}; expected one of {', '.join(SOURCES)}")
+        raise InputError(f"unknown source {unknown[0]!r}; expected one of {', '.join(names())}")
     params: dict[str, object] = {"query": query, "limit": limit}
     if sources:
         params.update(sources=SEP.join(sources), sep=SEP)

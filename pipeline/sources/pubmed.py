@@ -22,13 +22,24 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Annotated
+
+from pydantic import Field, StrictBool
 
 from pipeline.errors import ParseError
 from pipeline.http import HttpClient
 from pipeline.records import ParseResult, Record, Refusal, relation_kind
 from pipeline.sources import citable
 from pipeline.sources import jsonshape as shape
+from pipeline.sources.base import ById, Plugin, Rate, Request, Search, Shapes, Step
+from pipeline.sources.paging import send, walk
+from pipeline.sources.spec_types import PMID, Limit, Strict, Window, id_list
 from pipeline.xmlsafe import Element, clean, load_json, parse_xml, text_of
+
+if TYPE_CHECKING:
+    import httpx
+
+    from pipeline.settings import Settings
 
 log = logging.getLogger("citeseal.sources.pubmed")
 
@@ -436,6 +447,53 @@ def _book(node: Element) -> Record | Refusal:
 
 
 # -- harvest ---------------------------------------------------------------------------------
+class ESearch:
+    """The pages of one esearch (a :class:`~pipeline.sources.base.Pager`): PMIDs matching
+    ``term``, at most ``limit`` and at most 10,000, 500 per page."""
+
+    def __init__(
+        self, term: str, *, limit: int, mindate: str | None = None, maxdate: str | None = None
+    ) -> None:
+        self.term, self.mindate, self.maxdate = term, mindate, maxdate
+        self.limit = min(limit, ESEARCH_CAP)
+        self.ids: list[str] = []
+        self.known: set[str] = set()  # beside the list: membership in O(1), order kept by it
+        self.start = 0
+
+    def _request(self) -> Request | None:
+        if len(self.ids) >= self.limit:
+            return None
+        params: dict[str, str | int] = {
+            "db": "pubmed",
+            "term": self.term,
+            "retstart": self.start,
+            "retmax": min(ESEARCH_PAGE, self.limit - len(self.ids)),
+            "retmode": "json",
+        }
+        if self.mindate or self.maxdate:
+            params["datetype"] = "pdat"
+            params["mindate"] = self.mindate or "1800"
+            params["maxdate"] = self.maxdate or "3000"
+        return Request(ESEARCH_URL, params)
+
+    def first(self) -> Request | None:
+        return self._request()
+
+    def step(self, response: httpx.Response) -> Step:
+        result = parse(response.content)
+        for pmid in result.ids:
+            if pmid not in self.known:
+                self.known.add(pmid)
+                self.ids.append(pmid)
+        if result.next is None:
+            return Step(None, result.refused)
+        self.start = int(result.next)
+        return Step(self._request(), result.refused)
+
+    def result(self) -> list[str]:
+        return self.ids[: self.limit]
+
+
 def search_ids(
     client: HttpClient,
     term: str,
@@ -445,32 +503,15 @@ def search_ids(
     maxdate: str | None = None,
 ) -> list[str]:
     """PMIDs matching ``term`` (esearch, paged), at most ``limit`` and at most 10,000."""
-    ids: list[str] = []
-    known: set[str] = set()  # beside the list: membership in O(1), order kept by the list
-    start = 0
-    limit = min(limit, ESEARCH_CAP)
-    while len(ids) < limit:
-        params: dict[str, str | int] = {
-            "db": "pubmed",
-            "term": term,
-            "retstart": start,
-            "retmax": min(ESEARCH_PAGE, limit - len(ids)),
-            "retmode": "json",
-        }
-        if mindate or maxdate:
-            params["datetype"] = "pdat"
-            params["mindate"] = mindate or "1800"
-            params["maxdate"] = maxdate or "3000"
-        result = parse(client.get(ESEARCH_URL, params=params, source=SOURCE).content)
-        client.report_refused(SOURCE, result.refused)
-        for pmid in result.ids:
-            if pmid not in known:
-                known.add(pmid)
-                ids.append(pmid)
-        if result.next is None:
-            break
-        start = int(result.next)
-    return ids[:limit]
+    return walk(client, SOURCE, ESearch(term, limit=limit, mindate=mindate, maxdate=maxdate))
+
+
+def efetch_request(batch: Sequence[str]) -> Request:
+    """The efetch of one batch of PMIDs: a GET, or a POST above :data:`EFETCH_GET_MAX` ids."""
+    form = {"db": "pubmed", "id": ",".join(batch), "retmode": "xml"}
+    if len(batch) > EFETCH_GET_MAX:
+        return Request(EFETCH_URL, form=form)
+    return Request(EFETCH_URL, form)
 
 
 def fetch_records(client: HttpClient, pmids: Sequence[str]) -> list[Record]:
@@ -482,12 +523,7 @@ def fetch_records(client: HttpClient, pmids: Sequence[str]) -> list[Record]:
     unique = sorted({str(p) for p in pmids}, key=lambda p: (len(p), p))  # numeric order
     records: list[Record] = []
     for start in range(0, len(unique), EFETCH_BATCH):
-        batch = unique[start : start + EFETCH_BATCH]
-        form = {"db": "pubmed", "id": ",".join(batch), "retmode": "xml"}
-        if len(batch) > EFETCH_GET_MAX:
-            response = client.post(EFETCH_URL, data=form, source=SOURCE)
-        else:
-            response = client.get(EFETCH_URL, params=form, source=SOURCE)
+        response = send(client, SOURCE, efetch_request(unique[start : start + EFETCH_BATCH]))
         result = parse(response.content)
         client.report_refused(SOURCE, result.refused)
         records.extend(result.records)
@@ -495,3 +531,74 @@ def fetch_records(client: HttpClient, pmids: Sequence[str]) -> list[Record]:
     if missing:
         log.warning("PubMed returned no record for %d PMID(s): %s", len(missing), sorted(missing))
     return records
+
+
+# -- the plug-in -------------------------------------------------------------------------------
+class PubMedQuery(Window):
+    term: str = Field(min_length=1)
+    limit: Limit
+
+
+class PubMedSpec(Strict):
+    """The ``[pubmed]`` table of a corpus spec."""
+
+    queries: list[PubMedQuery] = Field(default_factory=list)
+    ids: Annotated[list[str], id_list(PMID, "a PMID (1 to 10 digits)")] = Field(
+        default_factory=list
+    )
+    annotations: StrictBool = False  # PubTator3 annotations for every PubMed record
+
+
+def ncbi_date(value: str | None) -> str | None:
+    """``2020-01-15`` → ``2020/01/15`` (E-utilities date syntax)."""
+    return value.replace("-", "/") if value else None
+
+
+def _searches(options: PubMedSpec) -> list[Search]:
+    return [
+        Search(
+            f"search {q.term!r}",
+            q.term,
+            lambda client, q=q: search_ids(
+                client,
+                q.term,
+                limit=q.limit,
+                mindate=ncbi_date(q.mindate),
+                maxdate=ncbi_date(q.maxdate),
+            ),
+            gives="pmid",
+        )
+        for q in options.queries
+    ]
+
+
+def _polite(settings: Settings) -> dict[str, str]:
+    polite = {"tool": settings.tool}
+    if settings.email:
+        polite["email"] = settings.email
+    if settings.ncbi_api_key:
+        polite["api_key"] = settings.ncbi_api_key
+    return polite
+
+
+PLUGIN = Plugin(
+    name=SOURCE,
+    schemes=("pmid",),
+    base_url=BASE.rstrip("/"),
+    parse_body=parse,
+    # NCBI E-utilities usage policy: 3 requests/s, 10 with an API key
+    rate=Rate("eutils.ncbi.nlm.nih.gov", 3.0, with_key=10.0),
+    options=PubMedSpec,
+    rank=10,
+    counts_ids=True,
+    shapes=Shapes(
+        hosts=(("eutils.ncbi.nlm.nih.gov", ""),),
+        xml=(b"<PubmedArticleSet", b"<eSearchResult"),
+        json=(("esearchresult",),),
+    ),
+    by_id={"pmid": ById("efetch", EFETCH_BATCH, lambda client, ids: fetch_records(client, ids))},
+    polite_params=_polite,
+    has_key=lambda settings: bool(settings.ncbi_api_key),
+    table_searches=_searches,
+    table_ids=lambda options: {"pmid": options.ids},
+)
