@@ -199,9 +199,9 @@ class Harvester:
     def _harvest(self, plugin: Source, options: Any) -> None:
         """One source's searches, then its ids by scheme (module docstring)."""
         name = plugin.name
-        if not plugin.counts_ids:
-            self.progress.start(name, None)
         searches = plugin.searches(options)
+        if not plugin.counts_ids or any(s.gives is None for s in searches):
+            self.progress.start(name, None)  # a total in ids is announced when they are known
         found: dict[str, dict[str, None]] = {s.gives: {} for s in searches if s.gives}
         for search in searches:
             result = self.call(name, search.step, lambda s=search: s.run(self.client))

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field, StrictBool
 
+from pipeline.errors import ParseError
 from pipeline.http import HttpClient
 from pipeline.records import Record
 from pipeline.sources.base import ById, Plugin, Rate, Request, Search, Shapes, Step
@@ -47,6 +48,9 @@ EFETCH_URL = BASE + "efetch.fcgi"
 ESEARCH_PAGE = 500  # ids per esearch page
 EFETCH_BATCH = 500  # ids per efetch request
 EFETCH_GET_MAX = 200  # above this many ids efetch is sent as a POST
+# a query asking for more records than this is read from NCBI's history server (one esearch
+# with usehistory=y, then efetch pages by WebEnv and query_key) instead of id pages + efetch
+HISTORY_ABOVE = 1000
 
 
 # -- harvest ---------------------------------------------------------------------------------
@@ -66,18 +70,10 @@ class ESearch:
     def _request(self) -> Request | None:
         if len(self.ids) >= self.limit:
             return None
-        params: dict[str, str | int] = {
-            "db": "pubmed",
-            "term": self.term,
-            "retstart": self.start,
-            "retmax": min(ESEARCH_PAGE, self.limit - len(self.ids)),
-            "retmode": "json",
-        }
-        if self.mindate or self.maxdate:
-            params["datetype"] = "pdat"
-            params["mindate"] = self.mindate or "1800"
-            params["maxdate"] = self.maxdate or "3000"
-        return Request(ESEARCH_URL, params)
+        retmax = min(ESEARCH_PAGE, self.limit - len(self.ids))
+        return Request(
+            ESEARCH_URL, _esearch(self.term, self.start, retmax, self.mindate, self.maxdate)
+        )
 
     def first(self) -> Request | None:
         return self._request()
@@ -95,6 +91,101 @@ class ESearch:
 
     def result(self) -> list[str]:
         return self.ids[: self.limit]
+
+
+def _esearch(
+    term: str, retstart: int, retmax: int, mindate: str | None, maxdate: str | None
+) -> dict[str, str | int]:
+    params: dict[str, str | int] = {
+        "db": "pubmed",
+        "term": term,
+        "retstart": retstart,
+        "retmax": retmax,
+        "retmode": "json",
+    }
+    if mindate or maxdate:
+        params["datetype"] = "pdat"
+        params["mindate"] = mindate or "1800"
+        params["maxdate"] = maxdate or "3000"
+    return params
+
+
+class HistorySearch:
+    """A large search read from NCBI's history server (a :class:`~pipeline.sources.base.
+    Pager`): one esearch with ``usehistory=y`` and ``retmax=0`` (the count, ``WebEnv`` and
+    ``QueryKey``), then efetch pages by ``WebEnv``/``query_key`` with ``retstart``/``retmax``
+    (:data:`EFETCH_BATCH` records a page) up to ``limit``, the count and 10,000 records.
+
+    Fails closed: an esearch answer without ``WebEnv`` and ``QueryKey``, or an efetch page
+    with no record before the count is reached (an expired history, a truncated answer), is
+    a :class:`~pipeline.errors.ParseError`, so the search is a listed failure, never short."""
+
+    def __init__(
+        self, term: str, *, limit: int, mindate: str | None = None, maxdate: str | None = None
+    ) -> None:
+        self.term, self.mindate, self.maxdate = term, mindate, maxdate
+        self.limit = min(limit, ESEARCH_CAP)
+        self.history: tuple[str, str] | None = None  # (WebEnv, query_key)
+        self.total = 0
+        self.start = 0
+        self.records: list[Record] = []
+
+    def first(self) -> Request:
+        params = _esearch(self.term, 0, 0, self.mindate, self.maxdate)
+        return Request(ESEARCH_URL, {**params, "usehistory": "y"})
+
+    def _page(self) -> Request | None:
+        if self.history is None or self.start >= self.total:
+            return None
+        webenv, key = self.history
+        size = min(EFETCH_BATCH, self.total - self.start)
+        params: dict[str, str | int] = {
+            "db": "pubmed",
+            "query_key": key,
+            "WebEnv": webenv,
+            "retstart": self.start,
+            "retmax": size,
+            "retmode": "xml",
+        }
+        return Request(EFETCH_URL, params)
+
+    def step(self, response: httpx.Response) -> Step:
+        result = parse(response.content)
+        if self.history is None:
+            webenv, key = result.meta.get("webenv"), result.meta.get("querykey")
+            if not webenv or not key:
+                raise ParseError(
+                    "expected an esearch answer with a WebEnv and a QueryKey (usehistory=y), "
+                    "got none"
+                )
+            self.history = (str(webenv), str(key))
+            self.total = min(self.limit, result.count or 0)
+            return Step(self._page(), result.refused)
+        got = len(result.records) + len(result.refused)
+        if got == 0:
+            raise ParseError(
+                f"PubMed's history server answered no record at retstart {self.start} of "
+                f"{self.total} for {self.term!r}"
+            )
+        self.records.extend(result.records)
+        self.start += min(EFETCH_BATCH, self.total - self.start)
+        return Step(self._page(), result.refused)
+
+    def result(self) -> list[Record]:
+        return self.records[: self.limit]
+
+
+def search_records(
+    client: HttpClient,
+    term: str,
+    *,
+    limit: int,
+    mindate: str | None = None,
+    maxdate: str | None = None,
+) -> list[Record]:
+    """Records matching ``term`` from the history server (:class:`HistorySearch`)."""
+    pager = HistorySearch(term, limit=limit, mindate=mindate, maxdate=maxdate)
+    return walk(client, SOURCE, pager)
 
 
 def search_ids(
@@ -157,22 +248,26 @@ def ncbi_date(value: str | None) -> str | None:
     return value.replace("-", "/") if value else None
 
 
-def _searches(options: PubMedSpec) -> list[Search]:
-    return [
-        Search(
+def _search(q: PubMedQuery) -> Search:
+    """A query's ids by esearch pages (then fetched by id), or, above :data:`HISTORY_ABOVE`
+    records, its records from the history server."""
+    dates = {"mindate": ncbi_date(q.mindate), "maxdate": ncbi_date(q.maxdate)}
+    if q.limit > HISTORY_ABOVE:
+        return Search(
             f"search {q.term!r}",
             q.term,
-            lambda client, q=q: search_ids(
-                client,
-                q.term,
-                limit=q.limit,
-                mindate=ncbi_date(q.mindate),
-                maxdate=ncbi_date(q.maxdate),
-            ),
-            gives="pmid",
+            lambda client: search_records(client, q.term, limit=q.limit, **dates),
         )
-        for q in options.queries
-    ]
+    return Search(
+        f"search {q.term!r}",
+        q.term,
+        lambda client: search_ids(client, q.term, limit=q.limit, **dates),
+        gives="pmid",
+    )
+
+
+def _searches(options: PubMedSpec) -> list[Search]:
+    return [_search(q) for q in options.queries]
 
 
 def _polite(settings: Settings) -> dict[str, str]:
