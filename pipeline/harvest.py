@@ -68,7 +68,7 @@ from pipeline.errors import HarvestError, ParseError, SuspiciousAnswerError
 from pipeline.harvest_protocols import HarvestOutcome, LineageView, NoLineage, Progress, Sink
 from pipeline.http import HttpClient
 from pipeline.records import Record
-from pipeline.sources import names, source
+from pipeline.sources import names
 from pipeline.sources import source as registered
 
 if TYPE_CHECKING:
@@ -122,7 +122,7 @@ class Harvester:
         self._memo: dict[str, dict[str, Any]] = {}  # each enrichment's state (caches)
         self._controls: dict[tuple[str, str], str] = {}  # (source, scheme) → an id it returned
         self._refused = refused
-        enriching = [s for s in map(source, names()) if s.enrichment is not None]
+        enriching = [s for s in map(registered, names()) if s.enrichment is not None]
         self._enrichers = [
             s
             for adds in (False, True)  # those that change records, then those that add some
@@ -190,7 +190,7 @@ class Harvester:
     # -- the whole spec ------------------------------------------------------------------------
     def run(self) -> HarvestOutcome:
         spec = self.spec
-        for plugin in sorted(map(source, names()), key=lambda s: s.rank):
+        for plugin in sorted(map(registered, names()), key=lambda s: s.rank):
             options = spec.options(plugin.name)
             if options is not None:
                 self._harvest(plugin, options)
@@ -199,14 +199,17 @@ class Harvester:
     def _harvest(self, plugin: Source, options: Any) -> None:
         """One source's searches, then its ids by scheme (module docstring)."""
         name = plugin.name
+        if not plugin.counts_ids:
+            self.progress.start(name, None)
         searches = plugin.searches(options)
-        if not plugin.counts_ids or any(s.gives is None for s in searches):
-            self.progress.start(name, None)  # a total in ids is announced when they are known
         found: dict[str, dict[str, None]] = {s.gives: {} for s in searches if s.gives}
         for search in searches:
             result = self.call(name, search.step, lambda s=search: s.run(self.client))
-            if search.gives is None:
-                self._deliver_search(name, search.shown, result)
+            records = [r for r in result or () if isinstance(r, Record)]
+            if search.gives is None or records:  # a search may answer records (a large one)
+                if plugin.counts_ids and records:
+                    self.progress.start(name, None)  # its total in ids comes with its fetch
+                self._deliver_search(name, search.shown, records if result is not None else None)
             elif result is not None:
                 self.sink.step(name, "search", len(result), search.shown)
                 found[search.gives].update(dict.fromkeys(result))
@@ -218,7 +221,7 @@ class Harvester:
 
     def fetch(self, name: str, scheme: str, ids: Sequence[str]) -> None:
         """Fetch, enrich and deliver records of ``name`` by id; note the ids gone upstream."""
-        plugin = source(name)
+        plugin = registered(name)
         by_id = plugin.by_id[scheme]
         if plugin.counts_ids:
             self.progress.start(name, len(ids))
@@ -419,7 +422,7 @@ class Harvester:
     def _refresh_scheme(self, name: str, scheme: str, idents: list[str]) -> None:
         if name not in names():
             return
-        plugin = source(name)
+        plugin = registered(name)
         if scheme in plugin.singles:
             self.fetch_each(name, scheme, idents)
         elif scheme in plugin.by_id and plugin.by_id[scheme].refresh:

@@ -5,7 +5,7 @@ address (``127.0.0.2`` … ``127.0.0.6``, so each is a separate host to the clie
 the real APIs are), speaking that API's format for the requests a harvest makes: PubMed
 esearch JSON and efetch XML (:class:`pipeline.bench.bench_snapshot.SyntheticPubMed`), and
 NCBI's history server for the large searches (esearch ``usehistory=y``, then efetch by
-``WebEnv``/``query_key``: :func:`history_search`, :func:`history_pmids`),
+``WebEnv``/``query_key``: :func:`with_history`, :func:`history_pmids`),
 PubTator3 BioC JSON, Crossref ``updates:`` work-lists (paged by ``cursor``),
 ClinicalTrials.gov v2 studies by ``filter.ids`` and openFDA labels by ``set_id`` OR-searches.
 Each server holds its API's *published* limit (:data:`LIMITS`, from API-FACTS.md) in a
@@ -174,19 +174,12 @@ def _block_count(block: int, records: int) -> int:
     return max(0, min(QUERY_SIZE, records - block * QUERY_SIZE))
 
 
-def history_search(params: Mapping[str, str], records: int) -> dict[str, Any]:
-    """esearch with ``usehistory=y``: query ``benchN``'s count, and the WebEnv (``BENCH-N``)
-    and query key that name it on this server's history."""
+def with_history(answer: dict[str, Any], params: Mapping[str, str]) -> dict[str, Any]:
+    """An esearch answer asked with ``usehistory=y``: the WebEnv (``BENCH-N`` for query
+    ``benchN``) and query key that name its result on this server's history, added."""
     block = int(params["term"].removeprefix("bench"))
     return {
-        "esearchresult": {
-            "count": str(_block_count(block, records)),
-            "retmax": "0",
-            "retstart": "0",
-            "idlist": [],
-            "querykey": "1",
-            "webenv": f"BENCH-{block}",
-        }
+        "esearchresult": {**answer["esearchresult"], "querykey": "1", "webenv": f"BENCH-{block}"}
     }
 
 
@@ -335,11 +328,11 @@ class Answers:
             xml = "".join(self._article(p) for p in ids)
             body = f'<?xml version="1.0" ?>\n<PubmedArticleSet>{xml}</PubmedArticleSet>'
             return 200, "text/xml", body.encode("utf-8")
-        if source == "pubmed" and params.get("usehistory") == "y":
-            return _json(history_search(params, self.records))
         if source == "pubmed":
             public = "https://eutils.ncbi.nlm.nih.gov" + path + "?" + urlsplit(url).query
             got = self.pubmed.handle_request(httpx.Request(method, public))
+            if params.get("usehistory") == "y" and got.status_code == 200:
+                return _json(with_history(got.json(), params))
             return got.status_code, got.headers["content-type"], got.content
         if source == "pubtator3" and path.endswith("/publications/export/biocjson"):
             docs = ",".join(self._document(int(p)) for p in params["pmids"].split(","))

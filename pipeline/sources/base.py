@@ -92,8 +92,9 @@ class Pager(Protocol[T_co]):
 @dataclass(frozen=True)
 class Search:
     """One query of a spec table. ``run`` asks it (through the one paging loop) and returns
-    records, or, with ``gives`` set, ids of that scheme to fetch by id. ``step`` names the
-    request in failures; ``shown`` is the query as the harvest log shows it."""
+    records, or, with ``gives`` set, ids of that scheme to fetch by id (or records, when the
+    search reads them itself: PubMed's history server). ``step`` names the request in
+    failures; ``shown`` is the query as the harvest log shows it."""
 
     step: str
     shown: str

@@ -27,7 +27,7 @@ from pydantic import Field, StrictBool
 
 from pipeline.errors import ParseError
 from pipeline.http import HttpClient
-from pipeline.records import Record
+from pipeline.records import ParseResult, Record
 from pipeline.sources.base import ById, Plugin, Rate, Request, Search, Shapes, Step
 from pipeline.sources.paging import send, walk
 from pipeline.sources.pubmed_xml import CONTENT_TYPES, ESEARCH_CAP, SOURCE, parse
@@ -67,19 +67,22 @@ class ESearch:
         self.known: set[str] = set()  # beside the list: membership in O(1), order kept by it
         self.start = 0
 
+    usehistory = False  # ask esearch to keep the result on NCBI's history server
+
     def _request(self) -> Request | None:
         if len(self.ids) >= self.limit:
             return None
         retmax = min(ESEARCH_PAGE, self.limit - len(self.ids))
-        return Request(
-            ESEARCH_URL, _esearch(self.term, self.start, retmax, self.mindate, self.maxdate)
-        )
+        params = _esearch(self.term, self.start, retmax, self.mindate, self.maxdate)
+        return Request(ESEARCH_URL, {**params, "usehistory": "y"} if self.usehistory else params)
 
     def first(self) -> Request | None:
         return self._request()
 
     def step(self, response: httpx.Response) -> Step:
-        result = parse(response.content)
+        return self._ids(parse(response.content))
+
+    def _ids(self, result: ParseResult) -> Step:
         for pmid in result.ids:
             if pmid not in self.known:
                 self.known.add(pmid)
@@ -110,82 +113,78 @@ def _esearch(
     return params
 
 
-class HistorySearch:
-    """A large search read from NCBI's history server (a :class:`~pipeline.sources.base.
-    Pager`): one esearch with ``usehistory=y`` and ``retmax=0`` (the count, ``WebEnv`` and
-    ``QueryKey``), then efetch pages by ``WebEnv``/``query_key`` with ``retstart``/``retmax``
-    (:data:`EFETCH_BATCH` records a page) up to ``limit``, the count and 10,000 records.
+class LargeSearch(ESearch):
+    """A search that may be large (a :class:`~pipeline.sources.base.Pager`): esearch pages as
+    :class:`ESearch`, asked with ``usehistory=y``. When the first answer counts more than
+    :data:`HISTORY_ABOVE` records (and the limit allows more), the records are read from NCBI's
+    history server instead: efetch pages by ``WebEnv``/``query_key`` with ``retstart``/
+    ``retmax`` (:data:`EFETCH_BATCH` a page), up to the limit, the count and 10,000; its result
+    is then those records, else the PMIDs (also when the answer names no ``WebEnv`` and
+    ``QueryKey``: a server without a history is paged by id, as a small search is).
 
-    Fails closed: an esearch answer without ``WebEnv`` and ``QueryKey``, or an efetch page
-    with no record before the count is reached (an expired history, a truncated answer), is
-    a :class:`~pipeline.errors.ParseError`, so the search is a listed failure, never short."""
+    Fails closed: an efetch page with no record before the count is reached (a truncated
+    answer; an expired history is NCBI's own error) is a :class:`~pipeline.errors.ParseError`,
+    so the search is a listed failure, never short."""
+
+    usehistory = True
 
     def __init__(
         self, term: str, *, limit: int, mindate: str | None = None, maxdate: str | None = None
     ) -> None:
-        self.term, self.mindate, self.maxdate = term, mindate, maxdate
-        self.limit = min(limit, ESEARCH_CAP)
+        super().__init__(term, limit=limit, mindate=mindate, maxdate=maxdate)
         self.history: tuple[str, str] | None = None  # (WebEnv, query_key)
         self.total = 0
-        self.start = 0
+        self.fetched = 0  # records asked from the history so far
         self.records: list[Record] = []
 
-    def first(self) -> Request:
-        params = _esearch(self.term, 0, 0, self.mindate, self.maxdate)
-        return Request(ESEARCH_URL, {**params, "usehistory": "y"})
-
     def _page(self) -> Request | None:
-        if self.history is None or self.start >= self.total:
+        if self.history is None or self.fetched >= self.total:
             return None
         webenv, key = self.history
-        size = min(EFETCH_BATCH, self.total - self.start)
         params: dict[str, str | int] = {
             "db": "pubmed",
             "query_key": key,
             "WebEnv": webenv,
-            "retstart": self.start,
-            "retmax": size,
+            "retstart": self.fetched,
+            "retmax": min(EFETCH_BATCH, self.total - self.fetched),
             "retmode": "xml",
         }
         return Request(EFETCH_URL, params)
 
     def step(self, response: httpx.Response) -> Step:
         result = parse(response.content)
-        if self.history is None:
-            webenv, key = result.meta.get("webenv"), result.meta.get("querykey")
-            if not webenv or not key:
+        if self.history is not None:
+            if not (result.records or result.refused):
                 raise ParseError(
-                    "expected an esearch answer with a WebEnv and a QueryKey (usehistory=y), "
-                    "got none"
+                    f"PubMed's history server answered no record at retstart {self.fetched} of "
+                    f"{self.total} for {self.term!r}"
                 )
-            self.history = (str(webenv), str(key))
-            self.total = min(self.limit, result.count or 0)
+            self.records.extend(result.records)
+            self.fetched += min(EFETCH_BATCH, self.total - self.fetched)
             return Step(self._page(), result.refused)
-        got = len(result.records) + len(result.refused)
-        if got == 0:
-            raise ParseError(
-                f"PubMed's history server answered no record at retstart {self.start} of "
-                f"{self.total} for {self.term!r}"
-            )
-        self.records.extend(result.records)
-        self.start += min(EFETCH_BATCH, self.total - self.start)
-        return Step(self._page(), result.refused)
+        large = min(self.limit, result.count or 0) > HISTORY_ABOVE
+        if self.ids or not large:
+            return self._ids(result)
+        webenv, key = result.meta.get("webenv"), result.meta.get("querykey")
+        if not webenv or not key:  # a server without a history: its ids, paged as any
+            return self._ids(result)
+        self.history, self.total = (str(webenv), str(key)), min(self.limit, result.count or 0)
+        return Step(self._page())  # its ids are not used: the records come from the history
 
-    def result(self) -> list[Record]:
-        return self.records[: self.limit]
+    def result(self) -> list[str] | list[Record]:  # type: ignore[override]
+        return self.records[: self.limit] if self.history is not None else super().result()
 
 
-def search_records(
+def search(
     client: HttpClient,
     term: str,
     *,
     limit: int,
     mindate: str | None = None,
     maxdate: str | None = None,
-) -> list[Record]:
-    """Records matching ``term`` from the history server (:class:`HistorySearch`)."""
-    pager = HistorySearch(term, limit=limit, mindate=mindate, maxdate=maxdate)
-    return walk(client, SOURCE, pager)
+) -> list[str] | list[Record]:
+    """PMIDs matching ``term``, or its records when it is large (:class:`LargeSearch`)."""
+    return walk(client, SOURCE, LargeSearch(term, limit=limit, mindate=mindate, maxdate=maxdate))
 
 
 def search_ids(
@@ -249,14 +248,16 @@ def ncbi_date(value: str | None) -> str | None:
 
 
 def _search(q: PubMedQuery) -> Search:
-    """A query's ids by esearch pages (then fetched by id), or, above :data:`HISTORY_ABOVE`
-    records, its records from the history server."""
+    """A query's PMIDs by esearch pages (then fetched by id), or, when it may count more than
+    :data:`HISTORY_ABOVE` records, :func:`search` (its records from the history server when
+    it does)."""
     dates = {"mindate": ncbi_date(q.mindate), "maxdate": ncbi_date(q.maxdate)}
     if q.limit > HISTORY_ABOVE:
         return Search(
             f"search {q.term!r}",
             q.term,
-            lambda client: search_records(client, q.term, limit=q.limit, **dates),
+            lambda client: search(client, q.term, limit=q.limit, **dates),
+            gives="pmid",
         )
     return Search(
         f"search {q.term!r}",

@@ -159,7 +159,7 @@ def test_a_tiny_live_build_over_the_loopback_apis_is_complete_and_never_refused(
     assert figures["peak RSS, build"].value > 0  # its own peak: more than an empty interpreter
 
 
-def _harvest_pubmed(limit: int) -> tuple[list[str], int]:
+def _harvest_pubmed(limit: int, *, records: int = 2_000) -> tuple[list[str], int]:
     """A PubMed search of ``limit`` records over the bench's PubMed answers: the requests
     made (path and paging parameters) and the records delivered."""
     from collections.abc import Collection, Sequence
@@ -172,7 +172,7 @@ def _harvest_pubmed(limit: int) -> tuple[list[str], int]:
     from pipeline.settings import Settings
     from pipeline.snapshot.progress import NullProgress
 
-    answers = Answers(2_000)
+    answers = Answers(records)
     asked: list[str] = []
 
     def handler(request: httpx.Request) -> httpx.Response:
@@ -207,6 +207,7 @@ def _harvest_pubmed(limit: int) -> tuple[list[str], int]:
     )
     transport = httpx.MockTransport(handler)
     with HttpClient(Settings(), transport=transport, rates={"eutils.ncbi.nlm.nih.gov": 0}) as c:
+        Sink.delivered = 0
         Harvester(spec, c, Sink(), NullProgress()).run()  # type: ignore[arg-type]
     return asked, Sink.delivered
 
@@ -215,7 +216,7 @@ def test_a_search_above_the_threshold_reads_the_history_server() -> None:
     assert pubmed.HISTORY_ABOVE == 1_000
     asked, delivered = _harvest_pubmed(1_200)
     assert asked == [
-        "esearch.fcgi {'usehistory': 'y', 'retstart': '0', 'retmax': '0'}",
+        "esearch.fcgi {'usehistory': 'y', 'retstart': '0', 'retmax': '500'}",
         "efetch.fcgi {'WebEnv': 'BENCH-0', 'retstart': '0', 'retmax': '500'}",
         "efetch.fcgi {'WebEnv': 'BENCH-0', 'retstart': '500', 'retmax': '500'}",
         "efetch.fcgi {'WebEnv': 'BENCH-0', 'retstart': '1000', 'retmax': '200'}",
@@ -224,7 +225,13 @@ def test_a_search_above_the_threshold_reads_the_history_server() -> None:
 
 
 def test_a_search_at_the_threshold_pages_ids_and_fetches_them_by_id() -> None:
-    asked, delivered = _harvest_pubmed(1_000)
+    assert _harvest_pubmed(5_000, records=900)[0] == [
+        "esearch.fcgi {'usehistory': 'y', 'retstart': '0', 'retmax': '500'}",
+        "esearch.fcgi {'usehistory': 'y', 'retstart': '500', 'retmax': '500'}",
+        "efetch.fcgi {'ids': '497'}",
+        "efetch.fcgi {'ids': '403'}",
+    ]  # a limit above the threshold, a count below it: ids, the history unused
+    asked, delivered = _harvest_pubmed(1_000)  # at the threshold: no history asked
     assert asked == [
         "esearch.fcgi {'retstart': '0', 'retmax': '500'}",
         "esearch.fcgi {'retstart': '500', 'retmax': '500'}",

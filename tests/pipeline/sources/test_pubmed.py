@@ -360,18 +360,26 @@ def _history_api(
     return handler
 
 
-def test_a_history_search_without_a_webenv_fails_closed() -> None:
-    with mock_client(_history_api(b"", webenv=False)) as http, pytest.raises(ParseError) as info:
-        pubmed.search_records(http, "zentravir", limit=1200)
-    assert str(info.value) == (
-        "expected an esearch answer with a WebEnv and a QueryKey (usehistory=y), got none"
-    )
+def test_a_large_search_without_a_webenv_is_paged_by_id() -> None:
+    asked: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        asked.append(request.url.path.rsplit("/", 1)[1])
+        start = int(request.url.params["retstart"])
+        ids = [str(99000001 + i) for i in range(start, min(start + 500, 1200))]
+        result = {"count": "1200", "idlist": ids, "retstart": str(start)}
+        return httpx.Response(200, json={"esearchresult": result})
+
+    with mock_client(handler) as http:
+        found = pubmed.search(http, "zentravir", limit=1200)
+    assert found == [str(99000001 + i) for i in range(1200)]
+    assert asked == ["esearch.fcgi"] * 3
 
 
 def test_a_history_page_without_records_fails_closed_never_short() -> None:
     empty = b'<?xml version="1.0" ?>\n<PubmedArticleSet></PubmedArticleSet>'
     with mock_client(_history_api(empty)) as http, pytest.raises(ParseError) as info:
-        pubmed.search_records(http, "zentravir", limit=1200)
+        pubmed.search(http, "zentravir", limit=1200)
     assert str(info.value) == (
         "PubMed's history server answered no record at retstart 0 of 1200 for 'zentravir'"
     )
@@ -380,5 +388,5 @@ def test_a_history_page_without_records_fails_closed_never_short() -> None:
 def test_an_expired_history_fails_with_ncbis_own_error() -> None:
     gone = b"<eFetchResult><ERROR>Unable to obtain query #1</ERROR></eFetchResult>"
     with mock_client(_history_api(gone)) as http, pytest.raises(ParseError) as info:
-        pubmed.search_records(http, "zentravir", limit=1200)
+        pubmed.search(http, "zentravir", limit=1200)
     assert str(info.value) == "NCBI answered with an error: Unable to obtain query #1"
