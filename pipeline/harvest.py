@@ -73,7 +73,7 @@ from pipeline.sources import source as registered
 
 if TYPE_CHECKING:
     from pipeline.harvest_spec import CorpusSpec
-    from pipeline.sources.base import ById, Source
+    from pipeline.sources.base import ById, Search, Source
 
 CHUNK = 1000  # records fetched, enriched and written together
 LINEAGE_CONTROLS = 3  # lineage ids asked beside an empty answer when this harvest has no control
@@ -205,19 +205,45 @@ class Harvester:
         found: dict[str, dict[str, None]] = {s.gives: {} for s in searches if s.gives}
         for search in searches:
             result = self.call(name, search.step, lambda s=search: s.run(self.client))
-            records = [r for r in result or () if isinstance(r, Record)]
-            if search.gives is None or records:  # a search may answer records (a large one)
-                if plugin.counts_ids and records:
-                    self.progress.start(name, None)  # its total in ids comes with its fetch
-                self._deliver_search(name, search.shown, records if result is not None else None)
-            elif result is not None:
-                self.sink.step(name, "search", len(result), search.shown)
-                found[search.gives].update(dict.fromkeys(result))
+            if not isinstance(result, Iterator):
+                self._found(plugin, search, result, found)
+                continue
+            self._pages(plugin, search, result, found)
         for scheme, ids in plugin.ids(options).items():
             wanted = found.pop(scheme, None)
             if wanted is not None or ids:
                 asked: dict[str, None] = {**(wanted or {}), **dict.fromkeys(ids)}
                 self.fetch(name, scheme, list(asked))
+
+    def _pages(
+        self,
+        plugin: Source,
+        search: Search,
+        pages: Iterator[Sequence[Any]],
+        found: dict[str, dict[str, None]],
+    ) -> None:
+        """A search answered page by page: each page delivered as it comes (a failure stops
+        the search, reported; what came before it stays delivered)."""
+        while (page := self.call(plugin.name, search.step, lambda: next(pages, None))) is not None:
+            self._found(plugin, search, page, found)
+
+    def _found(
+        self,
+        plugin: Source,
+        search: Search,
+        result: Sequence[Any] | None,
+        found: dict[str, dict[str, None]],
+    ) -> None:
+        """What one search (or one page of it) answered: records are delivered, ids noted."""
+        name = plugin.name
+        records = [r for r in result or () if isinstance(r, Record)]
+        if search.gives is None or records:  # a search may answer records (a large one)
+            if plugin.counts_ids and records:
+                self.progress.start(name, None)  # its total in ids comes with its fetch
+            self._deliver_search(name, search.shown, records if result is not None else None)
+        elif result is not None:
+            self.sink.step(name, "search", len(result), search.shown)
+            found[search.gives].update(dict.fromkeys(result))
 
     def fetch(self, name: str, scheme: str, ids: Sequence[str]) -> None:
         """Fetch, enrich and deliver records of ``name`` by id; note the ids gone upstream."""

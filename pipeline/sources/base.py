@@ -23,7 +23,7 @@ The rules a source keeps:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -93,12 +93,13 @@ class Pager(Protocol[T_co]):
 class Search:
     """One query of a spec table. ``run`` asks it (through the one paging loop) and returns
     records, or, with ``gives`` set, ids of that scheme to fetch by id (or records, when the
-    search reads them itself: PubMed's history server). ``step`` names the request in
-    failures; ``shown`` is the query as the harvest log shows it."""
+    search reads them itself: PubMed's history server); an iterator of such answers is
+    delivered page by page, as it comes. ``step`` names the request in failures; ``shown`` is
+    the query as the harvest log shows it."""
 
     step: str
     shown: str
-    run: Callable[[HttpClient], Sequence[Any]]
+    run: Callable[[HttpClient], Sequence[Any] | Iterator[Sequence[Any]]]
     gives: str | None = None
 
 

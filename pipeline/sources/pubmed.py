@@ -20,7 +20,7 @@ Text keeps superscripts and subscripts (:func:`pipeline.xmlsafe.script`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field, StrictBool
@@ -175,6 +175,29 @@ class LargeSearch(ESearch):
         return self.records[: self.limit] if self.history is not None else super().result()
 
 
+def search_pages(
+    client: HttpClient,
+    term: str,
+    *,
+    limit: int,
+    mindate: str | None = None,
+    maxdate: str | None = None,
+) -> Iterator[list[str] | list[Record]]:
+    """:class:`LargeSearch` walked page by page: each history page's records as it arrives
+    (memory holds one page, not the whole search), else, at the end, the PMIDs."""
+    pager = LargeSearch(term, limit=limit, mindate=mindate, maxdate=maxdate)
+    request: Request | None = pager.first()
+    while request is not None:
+        step = pager.step(send(client, SOURCE, request))
+        client.report_refused(SOURCE, list(step.refused))
+        request = step.next
+        if pager.records:
+            yield pager.records
+            pager.records = []
+    if pager.history is None:
+        yield pager.result()
+
+
 def search(
     client: HttpClient,
     term: str,
@@ -184,7 +207,8 @@ def search(
     maxdate: str | None = None,
 ) -> list[str] | list[Record]:
     """PMIDs matching ``term``, or its records when it is large (:class:`LargeSearch`)."""
-    return walk(client, SOURCE, LargeSearch(term, limit=limit, mindate=mindate, maxdate=maxdate))
+    pages = search_pages(client, term, limit=limit, mindate=mindate, maxdate=maxdate)
+    return [item for page in pages for item in page]  # type: ignore[return-value]
 
 
 def search_ids(
@@ -256,7 +280,7 @@ def _search(q: PubMedQuery) -> Search:
         return Search(
             f"search {q.term!r}",
             q.term,
-            lambda client: search(client, q.term, limit=q.limit, **dates),
+            lambda client: search_pages(client, q.term, limit=q.limit, **dates),
             gives="pmid",
         )
     return Search(
