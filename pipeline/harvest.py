@@ -1,9 +1,14 @@
-"""Harvest a corpus spec: call each source's harvest functions, enrich, hand batches on.
+"""Harvest a corpus spec: every registered source it names, through one loop, enriched.
 
-For each source of the spec (in the order PubMed, Europe PMC, ClinicalTrials.gov, openFDA,
-Crossref): queries first, then explicit ids (PMIDs; preprint ids and PMCIDs; NCT ids; set ids;
-DOIs), fetched in chunks of :data:`CHUNK` so memory does not grow with the corpus. Every
-chunk is enriched before it is handed to the :class:`Sink`:
+The sources are plug-ins (:mod:`pipeline.sources`, :class:`pipeline.sources.base.Source`);
+the harvest knows none of them by name. For each source the spec harvests (in the order of
+their ``rank``: PubMed, Europe PMC, ClinicalTrials.gov, openFDA, Crossref): its searches
+first (:class:`~pipeline.sources.base.Search`: records, or ids to fetch), then explicit ids
+and the ids its searches found, per scheme (:class:`~pipeline.sources.base.ById`: PMIDs;
+preprint ids and PMCIDs; NCT ids; set ids; DOIs), fetched in chunks of :data:`CHUNK` so
+memory does not grow with the corpus. Every chunk is enriched before it is handed to the
+:class:`Sink`, by each source whose :class:`~pipeline.sources.base.Enrichment` the spec
+enables (the harvest is their :class:`~pipeline.sources.base.EnrichContext`):
 
 * PubMed records get their PubTator3 annotations (``[pubmed] annotations = true``);
 * every record with a DOI gets Crossref's update notices as relations and flags
@@ -57,18 +62,20 @@ An outage never rewrites history (the rules the build relies on):
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from typing import TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pipeline.errors import HarvestError, ParseError, SuspiciousAnswerError
 from pipeline.harvest_protocols import HarvestOutcome, LineageView, NoLineage, Progress, Sink
 from pipeline.http import HttpClient
-from pipeline.records import Annotation, Record, Relation
-from pipeline.snapshot.spec import CorpusSpec
-from pipeline.sources import clinicaltrials, crossref, europepmc, openfda, pubmed, pubtator3
+from pipeline.records import Record
+from pipeline.sources import names
+from pipeline.sources import source as registered
+
+if TYPE_CHECKING:
+    from pipeline.harvest_spec import CorpusSpec
+    from pipeline.sources.base import ById, Search, Source
 
 CHUNK = 1000  # records fetched, enriched and written together
-EPMC_ID_CHUNK = 25  # preprint ids or PMCIDs OR-ed into one Europe PMC query
-DOI_CACHE = 4096  # DOIs whose Crossref notices are remembered (a pmid and its pmcid share one)
 LINEAGE_CONTROLS = 3  # lineage ids asked beside an empty answer when this harvest has no control
 T = TypeVar("T")
 
@@ -82,9 +89,8 @@ def chunks(items: Sequence[T], size: int) -> Iterator[list[T]]:
         yield list(items[start : start + size])
 
 
-def ncbi_date(value: str | None) -> str | None:
-    """``2020-01-15`` → ``2020/01/15`` (E-utilities date syntax)."""
-    return value.replace("-", "/") if value else None
+def _record_id(record: Record) -> str:
+    return record.record_id
 
 
 class Harvester:
@@ -112,13 +118,22 @@ class Harvester:
         self.strict = strict
         self.lineage: LineageView = lineage or NoLineage()
         self.outcome = HarvestOutcome()
-        self._full_text_done: set[str] = set()
-        self._doi_cache: dict[str, list[Relation] | None] = {}  # recent DOIs' notices
+        self._done: set[tuple[str, str, str]] = set()  # (source, scheme, id) fetched one by one
+        self._memo: dict[str, dict[str, Any]] = {}  # each enrichment's state (caches)
         self._controls: dict[tuple[str, str], str] = {}  # (source, scheme) → an id it returned
         self._refused = refused
+        enriching = [s for s in map(registered, names()) if s.enrichment is not None]
+        self._enrichers = [
+            s
+            for adds in (False, True)  # those that change records, then those that add some
+            for s in enriching
+            if s.enrichment is not None
+            and s.enrichment.adds_records is adds
+            and s.enrichment.enabled(spec)
+        ]
 
-    # -- plumbing -----------------------------------------------------------------------------
-    def _call(self, source: str, step: str, call: Callable[[], T]) -> T | None:
+    # -- plumbing (also the EnrichContext of the sources' enrichments) -------------------------
+    def call(self, source: str, step: str, call: Callable[[], T]) -> T | None:
         """Run one request-level call; report a failure instead of raising (unless strict)."""
         try:
             return call()
@@ -126,11 +141,17 @@ class Harvester:
             self._fail(source, step, error)
             return None
 
+    def step(self, source: str, step: str, count: int, detail: str) -> None:
+        self.sink.step(source, step, count, detail)
+
+    def memo(self, source: str) -> dict[str, Any]:
+        return self._memo.setdefault(source, {})
+
     def _answer(self, source: str, step: str, fetch: FetchByIds, ids: list[str]) -> Answer | None:
         """One by-id request: its records and the ids the parsers refused during it (None: it
         failed, reported)."""
         mark = len(self._refused)
-        records = self._call(source, step, lambda: fetch(ids))
+        records = self.call(source, step, lambda: fetch(ids))
         if records is None:
             return None
         return records, set(self._refused[mark:])
@@ -169,17 +190,69 @@ class Harvester:
     # -- the whole spec ------------------------------------------------------------------------
     def run(self) -> HarvestOutcome:
         spec = self.spec
-        if spec.pubmed is not None:
-            self._pubmed()
-        if spec.europepmc is not None:
-            self._europepmc()
-        if spec.clinicaltrials is not None:
-            self._clinicaltrials()
-        if spec.openfda is not None:
-            self._openfda()
-        if spec.crossref is not None and spec.crossref.dois:
-            self.fetch_works(spec.crossref.dois)
+        for plugin in sorted(map(registered, names()), key=lambda s: s.rank):
+            options = spec.options(plugin.name)
+            if options is not None:
+                self._harvest(plugin, options)
         return self.outcome
+
+    def _harvest(self, plugin: Source, options: Any) -> None:
+        """One source's searches, then its ids by scheme (module docstring)."""
+        name = plugin.name
+        if not plugin.counts_ids:
+            self.progress.start(name, None)
+        searches = plugin.searches(options)
+        found: dict[str, dict[str, None]] = {s.gives: {} for s in searches if s.gives}
+        for search in searches:
+            result = self.call(name, search.step, lambda s=search: s.run(self.client))
+            if not isinstance(result, Iterator):
+                self._found(plugin, search, result, found)
+                continue
+            self._pages(plugin, search, result, found)
+        for scheme, ids in plugin.ids(options).items():
+            wanted = found.pop(scheme, None)
+            if wanted is not None or ids:
+                asked: dict[str, None] = {**(wanted or {}), **dict.fromkeys(ids)}
+                self.fetch(name, scheme, list(asked))
+
+    def _pages(
+        self,
+        plugin: Source,
+        search: Search,
+        pages: Iterator[Sequence[Any]],
+        found: dict[str, dict[str, None]],
+    ) -> None:
+        """A search answered page by page: each page delivered as it comes (a failure stops
+        the search, reported; what came before it stays delivered)."""
+        while (page := self.call(plugin.name, search.step, lambda: next(pages, None))) is not None:
+            self._found(plugin, search, page, found)
+
+    def _found(
+        self,
+        plugin: Source,
+        search: Search,
+        result: Sequence[Any] | None,
+        found: dict[str, dict[str, None]],
+    ) -> None:
+        """What one search (or one page of it) answered: records are delivered, ids noted."""
+        name = plugin.name
+        records = [r for r in result or () if isinstance(r, Record)]
+        if search.gives is None or records:  # a search may answer records (a large one)
+            if plugin.counts_ids and records:
+                self.progress.start(name, None)  # its total in ids comes with its fetch
+            self._deliver_search(name, search.shown, records if result is not None else None)
+        elif result is not None:
+            self.sink.step(name, "search", len(result), search.shown)
+            found[search.gives].update(dict.fromkeys(result))
+
+    def fetch(self, name: str, scheme: str, ids: Sequence[str]) -> None:
+        """Fetch, enrich and deliver records of ``name`` by id; note the ids gone upstream."""
+        plugin = registered(name)
+        by_id = plugin.by_id[scheme]
+        if plugin.counts_ids:
+            self.progress.start(name, len(ids))
+        for chunk in chunks(list(ids), by_id.chunk or CHUNK):
+            self._fetch_by_id(plugin, scheme, by_id, chunk)
 
     def _deliver_search(self, source: str, query: str, records: Sequence[Record] | None) -> None:
         """Deliver the records a query found, in chunks (None: the search failed, logged)."""
@@ -194,54 +267,43 @@ class Harvester:
             self._deliver(source, chunk, hollow)
             self.progress.advance(source, len(chunk))
 
-    def _fetch_by_id(
-        self,
-        source: str,
-        scheme: str,
-        step: str,
-        asked: Sequence[str],
-        fetch: FetchByIds,
-        *,
-        per_request: int,
-        count_asked: bool = False,
-    ) -> None:
+    def _fetch_by_id(self, plugin: Source, scheme: str, by_id: ById, asked: list[str]) -> None:
         """Fetch records by id and deliver them; note the ids positively gone as missing.
 
-        ``per_request`` is the number of ids the source puts in one HTTP request; ``fetch`` is
-        asked for fewer at a time (room for the controls of a second asking), so each answer
-        judged is one request's: an empty request beside answered ones is no evidence about
-        its own ids. Progress advances by the records delivered, or by the ids asked
-        (``count_asked``: a source whose total was announced in ids)."""
+        ``by_id.per_request`` is the number of ids the source puts in one HTTP request; its
+        fetch is asked for fewer at a time (room for the controls of a second asking), so each
+        answer judged is one request's: an empty request beside answered ones is no evidence
+        about its own ids. Progress advances by the records delivered, or by the ids asked
+        (a source whose total was announced in ids: ``counts_ids``)."""
         records: list[Record] = []
-        for ids in chunks(asked, per_request - LINEAGE_CONTROLS):
-            records.extend(self._judged(source, scheme, step, ids, fetch))
-        self._deliver(source, records, self._hollow(source, records))
-        self.progress.advance(source, len(asked) if count_asked else len(records))
+        for ids in chunks(asked, by_id.per_request - LINEAGE_CONTROLS):
+            records.extend(self._judged(plugin.name, scheme, by_id, ids))
+        self._deliver(plugin.name, records, self._hollow(plugin.name, records))
+        self.progress.advance(plugin.name, len(asked) if plugin.counts_ids else len(records))
 
-    def _judged(
-        self, source: str, scheme: str, step: str, asked: list[str], fetch: FetchByIds
-    ) -> list[Record]:
+    def _judged(self, source: str, scheme: str, by_id: ById, asked: list[str]) -> list[Record]:
         """The records of one by-id answer, its evidence noted (module docstring)."""
         wanted = {f"{scheme}:{i}": i for i in asked}
-        answer = self._answer(source, step, fetch, asked)
+        fetch: FetchByIds = lambda ids: by_id.fetch(self.client, ids)  # noqa: E731
+        answer = self._answer(source, by_id.step, fetch, asked)
         if answer is None:
-            self.outcome.unanswered.update(self._held_as(source, scheme, wanted))
+            self.outcome.unanswered.update(self._held_as(source, by_id, wanted))
             return []
         records, refused = answer
-        answers = _ANSWERS.get((source, scheme), _record_id)
+        answers = by_id.answers or _record_id
         got = [r for r in records if answers(r) in wanted]
         answered = {answers(r) for r in got} | (refused & wanted.keys())  # refused: came back
         absent = [rid for rid in wanted if rid not in answered]
         if got:
             self._controls[(source, scheme)] = wanted[answers(got[0])]
         if answered:  # the same answer held the others
-            self.outcome.missing.update(self._held_as(source, scheme, absent))
+            self.outcome.missing.update(self._held_as(source, by_id, absent))
         elif absent:
-            return self._confirm_absent(source, scheme, step, wanted, fetch)
+            return self._confirm_absent(source, scheme, by_id, wanted, fetch)
         return records
 
     def _confirm_absent(
-        self, source: str, scheme: str, step: str, wanted: dict[str, str], fetch: FetchByIds
+        self, source: str, scheme: str, by_id: ById, wanted: dict[str, str], fetch: FetchByIds
     ) -> list[Record]:
         """An answer with none of ``wanted``: evidence only if a control id comes back with them.
 
@@ -249,7 +311,8 @@ class Harvester:
         once and whole the second time is delivered). When nothing is proven, every id of
         ``wanted`` is unanswered.
         """
-        standing = self._held_as(source, scheme, wanted)  # the ids the asked ones stand for
+        step = by_id.step
+        standing = self._held_as(source, by_id, wanted)  # the ids the asked ones stand for
         held = self.lineage.live(standing)
         if not held:
             return []  # the lineage holds none of them: there is nothing to withdraw
@@ -278,7 +341,7 @@ class Harvester:
             self.outcome.unanswered.update(standing)
             return []
         again, refused = answer
-        answers = _ANSWERS.get((source, scheme), _record_id)
+        answers = by_id.answers or _record_id
         returned = {answers(r) for r in again} | refused
         back = [c for c in controls if f"{scheme}:{c}" in returned]
         if back:
@@ -295,14 +358,14 @@ class Harvester:
             )
             return []
         gone = [rid for rid in wanted if rid not in returned]
-        self.outcome.missing.update(self._held_as(source, scheme, gone))
+        self.outcome.missing.update(self._held_as(source, by_id, gone))
         return [r for r in again if answers(r) in wanted]
 
-    def _held_as(self, source: str, scheme: str, keys: Collection[str]) -> set[str]:
+    def _held_as(self, source: str, by_id: ById, keys: Collection[str]) -> set[str]:
         """The record ids that stand for asked ``keys`` (``scheme:id``): the keys themselves,
         and for PMCIDs also the lineage's records carrying them (module docstring)."""
         ids = set(keys)
-        if (source, scheme) == ("europepmc", "pmcid") and ids:
+        if by_id.carried and ids:
             ids |= self.lineage.carrying_pmcids(source, [k.partition(":")[2] for k in ids])
         return ids
 
@@ -318,242 +381,46 @@ class Harvester:
         held = self.lineage.controls(source, scheme, exclude, LINEAGE_CONTROLS)
         return [rid.partition(":")[2] for rid in held], "which the lineage holds"
 
-    def _pubmed(self) -> None:
-        assert self.spec.pubmed is not None
-        ids: dict[str, None] = {}
-        for q in self.spec.pubmed.queries:
-            found = self._call(
-                "pubmed",
-                f"search {q.term!r}",
-                lambda q=q: pubmed.search_ids(
-                    self.client,
-                    q.term,
-                    limit=q.limit,
-                    mindate=ncbi_date(q.mindate),
-                    maxdate=ncbi_date(q.maxdate),
-                ),
-            )
-            if found is not None:
-                self.sink.step("pubmed", "search", len(found), q.term)
-                ids.update(dict.fromkeys(found))
-        ids.update(dict.fromkeys(self.spec.pubmed.ids))
-        self.fetch_pubmed(list(ids))
-
-    def fetch_pubmed(self, pmids: Sequence[str]) -> None:
-        """Fetch, enrich and deliver PubMed records; note the PMIDs PubMed did not return."""
-        self.progress.start("pubmed", len(pmids))
-        for chunk in chunks(pmids, CHUNK):
-            self._fetch_by_id(
-                "pubmed",
-                "pmid",
-                "efetch",
-                chunk,
-                lambda ids: pubmed.fetch_records(self.client, ids),
-                per_request=pubmed.EFETCH_BATCH,
-                count_asked=True,
-            )
-
-    def _europepmc(self) -> None:
-        assert self.spec.europepmc is not None
-        self.progress.start("europepmc", None)
-        for q in self.spec.europepmc.queries:
-            records = self._call(
-                "europepmc",
-                f"search {q.query!r}",
-                lambda q=q: europepmc.search_records(
-                    self.client, q.effective_query(), limit=q.limit
-                ),
-            )
-            self._deliver_search("europepmc", q.query, records)
-        self.fetch_preprints(self.spec.europepmc.ids)
-        self.fetch_pmcids(self.spec.europepmc.pmcids)
-
-    def fetch_preprints(self, ppr_ids: Sequence[str]) -> None:
-        """Europe PMC preprints by id (``EXT_ID:… AND SRC:PPR``)."""
-
-        def fetch(ids: list[str]) -> list[Record]:
-            query = "(" + " OR ".join(f"EXT_ID:{i}" for i in ids) + ") AND SRC:PPR"
-            return europepmc.search_records(self.client, query, limit=len(ids))
-
-        for chunk in chunks(list(ppr_ids), EPMC_ID_CHUNK):
-            self._fetch_by_id(
-                "europepmc", "ppr", "preprints", chunk, fetch, per_request=EPMC_ID_CHUNK
-            )
-
-    def fetch_pmcids(self, pmcids: Sequence[str]) -> None:
-        """Europe PMC works by PMCID (``PMCID:… OR …``): the record carrying each PMCID."""
-
-        def fetch(ids: list[str]) -> list[Record]:
-            query = " OR ".join(f"PMCID:{i}" for i in ids)
-            return europepmc.search_records(self.client, query, limit=len(ids))
-
-        for chunk in chunks(list(pmcids), EPMC_ID_CHUNK):
-            self._fetch_by_id(
-                "europepmc", "pmcid", "pmcids", chunk, fetch, per_request=EPMC_ID_CHUNK
-            )
-
-    def fetch_works(self, dois: Sequence[str]) -> None:
-        """Crossref works by DOI (``filter=doi:…,doi:…``, ORed) as ``doi:`` records."""
-        self.progress.start("crossref", len(dois))
-        for chunk in chunks(list(dois), CHUNK):
-            self._fetch_by_id(
-                "crossref",
-                "doi",
-                "works",
-                chunk,
-                lambda ids: crossref.fetch_works(self.client, ids),
-                per_request=crossref.DOI_BATCH,
-                count_asked=True,
-            )
-
-    def fetch_full_texts(self, pmcids: Iterable[str]) -> None:
-        """Europe PMC full text of PMCIDs (``pmcid:`` records). No text is never a withdrawal:
-        for a PMCID the lineage holds it is a suspicious answer (module docstring)."""
-        for pmcid in pmcids:
-            if pmcid in self._full_text_done:
+    def fetch_each(self, source: str, scheme: str, ids: Iterable[str]) -> None:
+        """Records of ``source`` fetched one per request (its
+        :class:`~pipeline.sources.base.Single`: Europe PMC full text). No answer is never a
+        withdrawal: for an id the lineage holds it is a suspicious answer (module docstring)."""
+        single = registered(source).singles[scheme]
+        for ident in ids:
+            if (source, scheme, ident) in self._done:
                 continue
-            self._full_text_done.add(pmcid)
-            step = f"full text {pmcid}"
-            answer = self._call(
-                "europepmc", step, lambda p=pmcid: (europepmc.fetch_full_text(self.client, p),)
-            )
+            self._done.add((source, scheme, ident))
+            step = f"{single.step} {ident}"
+            answer = self.call(source, step, lambda i=ident: (single.fetch(self.client, i),))
             if answer is None:
                 continue  # the request failed (reported)
             record = answer[0]
             if record is None:
                 # Europe PMC answers 404 or an empty body alike when it has no open-access
                 # text, so its silence about a text the lineage holds proves nothing
-                if f"pmcid:{pmcid}" in self.lineage.live([f"pmcid:{pmcid}"]):
+                if f"{scheme}:{ident}" in self.lineage.live([f"{scheme}:{ident}"]):
                     self._fail(
-                        "europepmc",
+                        source,
                         step,
                         SuspiciousAnswerError(
-                            f"no full text for {pmcid}, which the lineage holds; not taken as "
-                            "withdrawal"
+                            f"no {single.step} for {ident}, which the lineage holds; not "
+                            "taken as withdrawal"
                         ),
                     )
                 continue
-            hollow = self._hollow("europepmc", [record])
-            updated, incomplete = self._with_updates([record])
-            self.sink.records("europepmc", updated, incomplete=incomplete | hollow)
-            self.progress.advance("europepmc", 1)
-
-    def _clinicaltrials(self) -> None:
-        spec = self.spec.clinicaltrials
-        assert spec is not None
-        self.progress.start("clinicaltrials", None)
-        for q in spec.queries:
-            records = self._call(
-                "clinicaltrials",
-                "search",
-                lambda q=q: clinicaltrials.search_records(
-                    self.client,
-                    term=q.term,
-                    cond=q.cond,
-                    intr=q.intr,
-                    filters=q.filters or None,
-                    limit=q.limit,
-                ),
-            )
-            self._deliver_search("clinicaltrials", q.term or q.cond or "", records)
-        self.fetch_trials(spec.ids)
-
-    def fetch_trials(self, nct_ids: Sequence[str]) -> None:
-        for chunk in chunks(list(nct_ids), CHUNK):
-            self._fetch_by_id(
-                "clinicaltrials",
-                "nct",
-                "fetch",
-                chunk,
-                lambda ids: clinicaltrials.fetch_records(self.client, ids),
-                per_request=clinicaltrials.ID_BATCH,
-            )
-
-    def _openfda(self) -> None:
-        spec = self.spec.openfda
-        assert spec is not None
-        self.progress.start("openfda", None)
-        for q in spec.queries:
-            records = self._call(
-                "openfda",
-                f"search {q.search!r}",
-                lambda q=q: openfda.search_records(self.client, q.search, limit=q.limit),
-            )
-            self._deliver_search("openfda", q.search, records)
-        self.fetch_labels(spec.set_ids)
-
-    def fetch_labels(self, set_ids: Sequence[str]) -> None:
-        for chunk in chunks(list(set_ids), CHUNK):
-            self._fetch_by_id(
-                "openfda",
-                "setid",
-                "fetch",
-                chunk,
-                lambda ids: openfda.fetch_records(self.client, ids),
-                per_request=openfda.ID_BATCH,
-            )
+            self._deliver(source, [record], self._hollow(source, [record]))
+            self.progress.advance(source, 1)
 
     # -- enrichment ----------------------------------------------------------------------------
     def _enrich(self, records: Sequence[Record]) -> tuple[list[Record], set[str]]:
         """The records enriched, and the ids of those whose enrichment failed."""
-        spec = self.spec
         out = list(records)
         incomplete: set[str] = set()
-        if spec.pubmed is not None and spec.pubmed.annotations:
-            out = self._with_annotations(out, incomplete)
-        out, failed = self._with_updates(out)
-        incomplete |= failed
-        if spec.europepmc is not None and spec.europepmc.full_text:
-            wanted = [r.pmcid for r in out if r.pmcid and r.pmcid not in self._full_text_done]
-            wanted = [p for p in dict.fromkeys(wanted) if not _is_full_text_of(out, p)]
-            self.fetch_full_texts(wanted)
+        for plugin in self._enrichers:
+            assert plugin.enrichment is not None
+            out, failed = plugin.enrichment.enrich(self, out)
+            incomplete |= failed
         return out, incomplete
-
-    def _with_annotations(self, records: list[Record], incomplete: set[str]) -> list[Record]:
-        pubmed_records = {r.record_id: r for r in records if r.source == "pubmed" and r.pmid}
-        if not pubmed_records:
-            return records
-        pmids = [r.pmid for r in pubmed_records.values() if r.pmid]
-        found: dict[str, list[Annotation]] | None = self._call(
-            "pubtator3",
-            "annotations",
-            lambda: pubtator3.fetch_annotations(self.client, pmids, records=pubmed_records),
-        )
-        if found is None:
-            incomplete.update(pubmed_records)
-            return records
-        annotated = [rid for rid in found if rid in pubmed_records]
-        self.sink.step("pubtator3", "annotations", len(annotated), f"{len(pmids)} PMIDs asked")
-        return [
-            r.model_copy(update={"annotations": found[r.record_id]})
-            if r.record_id in found and r.record_id in pubmed_records
-            else r
-            for r in records
-        ]
-
-    def _with_updates(self, records: list[Record]) -> tuple[list[Record], set[str]]:
-        """Crossref's notices merged in; the ids whose notices could not be fetched."""
-        spec = self.spec
-        if spec.crossref is None or not spec.crossref.updates:
-            return records, set()
-        cache = self._doi_cache
-        if len(cache) > DOI_CACHE:
-            cache.clear()
-        dois = dict.fromkeys(r.doi.lower() for r in records if r.doi)
-        asked = [d for d in dois if d not in cache]
-        plain = [d for d in asked if "," not in d]
-        odd = [[d] for d in asked if "," in d]  # no filter can name it: it fails on its own
-        for batch in [*chunks(plain, crossref.UPDATES_BATCH), *odd]:
-            found = self._call(
-                "crossref",
-                f"updates {', '.join(batch)}",
-                lambda batch=batch: crossref.fetch_update_notices(self.client, batch),
-            )
-            for doi in batch:  # a failed batch: the notices of every DOI in it are unknown
-                cache[doi] = None if found is None else found.get(doi, [])
-            if found is not None:
-                self.sink.step("crossref", "updates", len(batch), f"{len(batch)} DOIs asked")
-        return crossref.with_notices(records, cache)
 
     # -- refresh ------------------------------------------------------------------------------
     def refresh(self, unseen: dict[str, list[str]]) -> HarvestOutcome:
@@ -565,7 +432,7 @@ class Harvester:
         (``outcome.unanswered``: their failure is listed already, asking again would only
         fail twice).
         """
-        for source, ids in unseen.items():
+        for name, ids in unseen.items():
             record_ids = [rid for rid in ids if rid not in self.outcome.unanswered]
             if not record_ids:
                 continue
@@ -573,37 +440,16 @@ class Harvester:
             for rid in record_ids:
                 scheme, _, ident = rid.partition(":")
                 by_scheme.setdefault(scheme, []).append(ident)
-            self.progress.note(f"{source}: re-checking {len(record_ids)} earlier record(s)")
+            self.progress.note(f"{name}: re-checking {len(record_ids)} earlier record(s)")
             for scheme, idents in by_scheme.items():
-                self._refresh_scheme(source, scheme, idents)
+                self._refresh_scheme(name, scheme, idents)
         return self.outcome
 
-    def _refresh_scheme(self, source: str, scheme: str, idents: list[str]) -> None:
-        if source == "pubmed" and scheme == "pmid":
-            self.fetch_pubmed(idents)
-        elif source == "europepmc" and scheme == "ppr":
-            self.fetch_preprints(idents)
-        elif source == "europepmc" and scheme == "pmcid":
-            self.fetch_full_texts(idents)
-        elif source == "clinicaltrials" and scheme == "nct":
-            self.fetch_trials(idents)
-        elif source == "openfda" and scheme == "setid":
-            self.fetch_labels(idents)
-        elif source == "crossref" and scheme == "doi":
-            self.fetch_works(idents)
-
-
-def _record_id(record: Record) -> str:
-    return record.record_id
-
-
-def _pmcid_of(record: Record) -> str:
-    return f"pmcid:{record.pmcid}" if record.pmcid else record.record_id
-
-
-# what a record answers, where it is not its own id: (source, scheme asked) → the asked key
-_ANSWERS: dict[tuple[str, str], Callable[[Record], str]] = {("europepmc", "pmcid"): _pmcid_of}
-
-
-def _is_full_text_of(records: Sequence[Record], pmcid: str) -> bool:
-    return any(r.record_id == f"pmcid:{pmcid}" for r in records)
+    def _refresh_scheme(self, name: str, scheme: str, idents: list[str]) -> None:
+        if name not in names():
+            return
+        plugin = registered(name)
+        if scheme in plugin.singles:
+            self.fetch_each(name, scheme, idents)
+        elif scheme in plugin.by_id and plugin.by_id[scheme].refresh:
+            self.fetch(name, scheme, idents)

@@ -85,6 +85,7 @@ from pipeline.redact import (
     strip_form_credentials,
 )
 from pipeline.settings import BASE_URLS, Settings
+from pipeline.sources import source as registered_source
 
 if TYPE_CHECKING:  # pydantic models load with the parsers
     from pipeline.records import Refusal
@@ -356,18 +357,7 @@ class HttpClient:
             self.endpoints.send_to(url) or url, s.base_url(source)
         ):
             return {}
-        if source == "pubmed":
-            polite = {"tool": s.tool}
-            if s.email:
-                polite["email"] = s.email
-            if s.ncbi_api_key:
-                polite["api_key"] = s.ncbi_api_key
-            return polite
-        if source == "crossref":
-            return {"mailto": s.email} if s.email else {}
-        if source == "openfda":
-            return {"api_key": s.openfda_api_key} if s.openfda_api_key else {}
-        return {}
+        return registered_source(source).polite(s)
 
     def _build(self, method: str, url: str, source: str, **parts: object) -> httpx.Request:
         """The request, or a TerminalHarvestError when httpx cannot make it (a URL with a

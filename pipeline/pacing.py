@@ -1,34 +1,63 @@
 """Per-host pacing: each API is asked no faster than its published rate.
 
-:data:`HOST_RATES` holds the rate of every host the sources ask (requests per second; a host
-missing from it gets :data:`DEFAULT_RATE`), :func:`host_rates` adjusts it to the settings (NCBI
-allows more with an API key, Crossref less without a contact e-mail), and a
-:class:`RateLimiter` holds every caller of one host to it, across threads. The client
-(:class:`pipeline.http.HttpClient`) waits for a slot before every request and every redirect
-hop, so we pace instead of hammering and retrying.
+Each source states its rate (:class:`pipeline.sources.base.Rate`: its host, requests per
+second, faster with its API key or slower without a contact e-mail); :data:`HOST_RATES` is
+the table of them, read from the registry, plus :data:`OTHER_HOSTS` (services a source asks
+beyond its API: DailyMed's SPL history). A host missing from it gets :data:`DEFAULT_RATE`.
+:func:`host_rates` adjusts it to the settings, and a :class:`RateLimiter` holds every caller of
+one host to it, across threads. The client (:class:`pipeline.http.HttpClient`) waits for a
+slot before every request and every redirect hop, so we pace instead of hammering and
+retrying.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from urllib.parse import urlsplit
 
 from pipeline.settings import BASE_URLS, Settings
 
 DEFAULT_RATE = 2.0  # requests per second for a host missing from the table
 
-# Requests per second, by host. Sources: API-FACTS.md §1–6.
-HOST_RATES: Mapping[str, float] = {
-    "eutils.ncbi.nlm.nih.gov": 3.0,  # 10/s with NCBI_API_KEY (see host_rates)
-    "www.ncbi.nlm.nih.gov": 3.0,  # PubTator3: "no more than 3 requests per second"
-    "www.ebi.ac.uk": 5.0,  # Europe PMC: no published figure, stay conservative
-    "api.crossref.org": 3.0,  # polite pool, list requests (1/s without mailto)
-    "clinicaltrials.gov": 0.8,  # ~50 requests/minute
-    "api.fda.gov": 4.0,  # 240 requests/minute
-    "dailymed.nlm.nih.gov": 2.0,
-}
+# Requests per second of hosts that are no source's API (API-FACTS.md)
+OTHER_HOSTS: Mapping[str, float] = {"dailymed.nlm.nih.gov": 2.0}
+
+
+def _source_rates(settings: Settings | None) -> dict[str, float]:
+    """Each registered source's host → its rate (the plain rate without ``settings``)."""
+    from pipeline.sources import sources
+
+    rates: dict[str, float] = {}
+    for plugin in sources():
+        if plugin.rate is not None:
+            rate = plugin.rate
+            rates[rate.host] = (
+                rate.per_second
+                if settings is None
+                else rate.for_settings(settings, keyed=plugin.keyed(settings))
+            )
+    return rates
+
+
+class _HostRates(Mapping[str, float]):
+    """The rate table, by host, as the registry has it now (module docstring)."""
+
+    def _table(self) -> dict[str, float]:
+        return {**_source_rates(None), **OTHER_HOSTS}
+
+    def __getitem__(self, host: str) -> float:
+        return self._table()[host]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table())
+
+    def __len__(self) -> int:
+        return len(self._table())
+
+
+HOST_RATES: Mapping[str, float] = _HostRates()
 
 
 def host_rates(
@@ -39,11 +68,7 @@ def host_rates(
     A source moved to another base URL (``CITESEAL_<SOURCE>_URL``) keeps its API's rate at
     that host: a mirror or proxy is paced like the API behind it, and a host serving several
     sources at the slowest of their rates (never faster than any of them allows)."""
-    rates = dict(HOST_RATES)
-    if settings.ncbi_api_key:
-        rates["eutils.ncbi.nlm.nih.gov"] = 10.0
-    if not settings.email:
-        rates["api.crossref.org"] = 1.0
+    rates = {**_source_rates(settings), **OTHER_HOSTS}
     moved: dict[str, float] = {}
     for source, url in settings.base_urls.items():
         public, host = urlsplit(BASE_URLS.get(source, "")).hostname, urlsplit(url).hostname

@@ -11,20 +11,24 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic_core import PydanticSerializationError, to_json
 
-SourceName = Literal["pubmed", "europepmc", "pubtator3", "crossref", "clinicaltrials", "openfda"]
-SOURCES: tuple[SourceName, ...] = (
-    "pubmed",
-    "europepmc",
-    "pubtator3",
-    "crossref",
-    "clinicaltrials",
-    "openfda",
-)
+from pipeline.sources import BUILTIN_NAMES, names
+
+
+def _registered(name: str) -> str:
+    if name not in names():
+        raise ValueError(f"expected a registered source ({', '.join(names())}), got {name!r}")
+    return name
+
+
+# a source's name, as the registry has it (pipeline.sources: the six built-in ones and any
+# source registered with pipeline.sources.register)
+SourceName = Annotated[str, AfterValidator(_registered)]
+SOURCES: tuple[str, ...] = BUILTIN_NAMES  # the built-in sources; names() has them all
 
 
 class Flags(BaseModel):
@@ -289,7 +293,7 @@ def _canonical_payload(record: Record) -> dict[str, Any]:
         year = fields["year"]
         if type(flags) is not Flags or type(passages) is not list or type(relations) is not list:
             raise _Unsupported
-        if type(metadata) is not dict or source not in SOURCES:
+        if type(metadata) is not dict or source not in names():
             raise _Unsupported
         if year is not None and type(year) is not int:
             raise _Unsupported

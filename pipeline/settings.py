@@ -16,7 +16,7 @@ import ipaddress
 import math
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -45,18 +45,44 @@ _URL = re.compile(r"https?://[^\s/?#]+(/[^\s?#]*)?")
 _MEMORY = re.compile(r"[0-9]+(\.[0-9]+)?\s*[KMGT]i?B", re.IGNORECASE)
 
 # The public address of each source's API (no trailing slash) and the variable that moves it
-# (a mirror, a proxy, a test server): :meth:`Settings.base_url`, README "Configuration".
-BASE_URLS: Mapping[str, str] = {
-    "pubmed": "https://eutils.ncbi.nlm.nih.gov/entrez/eutils",
-    "pubtator3": "https://www.ncbi.nlm.nih.gov/research/pubtator3-api",
-    "europepmc": "https://www.ebi.ac.uk/europepmc/webservices/rest",
-    "crossref": "https://api.crossref.org",
-    "clinicaltrials": "https://clinicaltrials.gov/api/v2",
-    "openfda": "https://api.fda.gov",
-}
-BASE_URL_VARIABLES: Mapping[str, str] = {
-    source: f"CITESEAL_{source.upper()}_URL" for source in BASE_URLS
-}
+# (a mirror, a proxy, a test server): :meth:`Settings.base_url`, README "Configuration". Both
+# read the registry of sources (:mod:`pipeline.sources`) when asked: the variables from the
+# names alone (no source module is imported to read the environment), the addresses from each
+# source's ``base_url``.
+
+
+class _Registered(Mapping[str, str]):
+    """One fact per registered source, read from the registry when asked (so a source added
+    with :func:`pipeline.sources.register` has it too)."""
+
+    def __init__(self, fact: Callable[[str], str]) -> None:
+        self._fact = fact
+
+    def _names(self) -> tuple[str, ...]:
+        from pipeline.sources import names
+
+        return names()
+
+    def __getitem__(self, name: str) -> str:
+        if name not in self._names():
+            raise KeyError(name)
+        return self._fact(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+
+def _public_base(name: str) -> str:
+    from pipeline.sources import source
+
+    return source(name).base_url
+
+
+BASE_URLS: Mapping[str, str] = _Registered(_public_base)
+BASE_URL_VARIABLES: Mapping[str, str] = _Registered(lambda name: f"CITESEAL_{name.upper()}_URL")
 # The standard proxy variables, in the order they are read (lower case first, as curl and
 # Python's urllib do); NO_PROXY lists hosts reached directly.
 PROXY_VARIABLES: Mapping[str, tuple[str, str]] = {

@@ -3,7 +3,9 @@
 :class:`LoopbackAPI` is one HTTP server per source, started by the bench on its own loopback
 address (``127.0.0.2`` … ``127.0.0.6``, so each is a separate host to the client's pacing, as
 the real APIs are), speaking that API's format for the requests a harvest makes: PubMed
-esearch JSON and efetch XML (:class:`pipeline.bench.bench_snapshot.SyntheticPubMed`),
+esearch JSON and efetch XML (:class:`pipeline.bench.bench_snapshot.SyntheticPubMed`), and
+NCBI's history server for the large searches (esearch ``usehistory=y``, then efetch by
+``WebEnv``/``query_key``: :func:`with_history`, :func:`history_pmids`),
 PubTator3 BioC JSON, Crossref ``updates:`` work-lists (paged by ``cursor``),
 ClinicalTrials.gov v2 studies by ``filter.ids`` and openFDA labels by ``set_id`` OR-searches.
 Each server holds its API's *published* limit (:data:`LIMITS`, from API-FACTS.md) in a
@@ -163,6 +165,36 @@ def pubtator_document(pmid: int) -> dict[str, Any]:
     return {"_id": f"{pmid}|None", "id": str(pmid), "passages": passages}
 
 
+HISTORY_GONE = (
+    b'<?xml version="1.0" ?>\n<eFetchResult><ERROR>Unable to obtain query #1</ERROR></eFetchResult>'
+)
+
+
+def _block_count(block: int, records: int) -> int:
+    return max(0, min(QUERY_SIZE, records - block * QUERY_SIZE))
+
+
+def with_history(answer: dict[str, Any], params: Mapping[str, str]) -> dict[str, Any]:
+    """An esearch answer asked with ``usehistory=y``: the WebEnv (``BENCH-N`` for query
+    ``benchN``) and query key that name its result on this server's history, added."""
+    block = int(params["term"].removeprefix("bench"))
+    return {
+        "esearchresult": {**answer["esearchresult"], "querykey": "1", "webenv": f"BENCH-{block}"}
+    }
+
+
+def history_pmids(params: Mapping[str, str], records: int) -> list[int] | None:
+    """The PMIDs of an efetch by ``WebEnv``/``query_key`` with ``retstart``/``retmax`` (None:
+    no such history, as NCBI answers an expired one)."""
+    webenv, key = params.get("WebEnv", ""), params.get("query_key")
+    if not webenv.startswith("BENCH-") or key != "1":
+        return None
+    block = int(webenv.removeprefix("BENCH-"))
+    first, count = FIRST_PMID + block * QUERY_SIZE, _block_count(block, records)
+    start, size = int(params.get("retstart", 0)), int(params.get("retmax", 20))
+    return [first + i for i in range(start, min(start + size, count))]
+
+
 def crossref_notice(updated: str) -> dict[str, Any]:
     date = {"date-parts": [[2025, 3, 1]]}
     return {
@@ -289,12 +321,18 @@ class Answers:
         params = dict(parse_qsl(urlsplit(url).query))
         if source == "pubmed" and path.endswith("/efetch.fcgi"):
             params |= dict(parse_qsl(form.decode("utf-8")))
-            xml = "".join(self._article(int(p)) for p in params["id"].split(","))
+            pmids = history_pmids(params, self.records) if "WebEnv" in params else None
+            if pmids is None and "WebEnv" in params:
+                return 200, "text/xml", HISTORY_GONE
+            ids = pmids if pmids is not None else [int(p) for p in params["id"].split(",")]
+            xml = "".join(self._article(p) for p in ids)
             body = f'<?xml version="1.0" ?>\n<PubmedArticleSet>{xml}</PubmedArticleSet>'
             return 200, "text/xml", body.encode("utf-8")
         if source == "pubmed":
             public = "https://eutils.ncbi.nlm.nih.gov" + path + "?" + urlsplit(url).query
             got = self.pubmed.handle_request(httpx.Request(method, public))
+            if params.get("usehistory") == "y" and got.status_code == 200:
+                return _json(with_history(got.json(), params))
             return got.status_code, got.headers["content-type"], got.content
         if source == "pubtator3" and path.endswith("/publications/export/biocjson"):
             docs = ",".join(self._document(int(p)) for p in params["pmids"].split(","))

@@ -23,14 +23,14 @@ from audit.errors import InputError
 from audit.terminal import one_line
 from pipeline.cli.options import JsonOpt
 from pipeline.errors import ParseError
-from pipeline.sources import MODULES, parser_for
+from pipeline.sources import names, parser_for
 from pipeline.xmlsafe import decode_json
 
 if TYPE_CHECKING:
     from pipeline.records import ParseResult, Record
+    from pipeline.sources.base import Source
 
 MAX_BYTES = 64 * 1024 * 1024
-CHOICES = (*MODULES, "auto")
 
 
 def read_input(file: str) -> bytes:
@@ -71,64 +71,43 @@ def unwrap(data: bytes) -> tuple[str | bytes, str | None, int | None]:
     return data, None, None
 
 
-HOSTS = (
-    ("eutils.ncbi.nlm.nih.gov", "", "pubmed"),
-    ("www.ncbi.nlm.nih.gov", "/research/pubtator3-api/", "pubtator3"),
-    ("www.ebi.ac.uk", "/europepmc/", "europepmc"),
-    ("api.crossref.org", "", "crossref"),
-    ("clinicaltrials.gov", "", "clinicaltrials"),
-    ("api.fda.gov", "", "openfda"),
-)
-
-
 def detect(body: str | bytes, url: str | None) -> str | None:
-    """The source of a body, from its URL or its shape; None when it cannot be told."""
+    """The source of a body, from its URL or its shape (each source's ``shapes``, in registry
+    order); None when it cannot be told."""
+    from pipeline.sources import sources  # the registry loads the parsers
+
+    registered = sources()
     if url:
         parts = urlsplit(url)
-        for host, prefix, source in HOSTS:
-            if parts.hostname == host and parts.path.startswith(prefix):
-                return source
+        for plugin in registered:
+            for host, prefix in plugin.shapes.hosts:
+                if parts.hostname == host and parts.path.startswith(prefix):
+                    return plugin.name
     head = (body if isinstance(body, bytes) else body.encode("utf-8"))[:4096].lstrip()
     if head.startswith(b"<"):
-        for marker, source in (
-            (b"<PubmedArticleSet", "pubmed"),
-            (b"<eSearchResult", "pubmed"),
-            (b"<article", "europepmc"),
-        ):
-            if marker in head:
-                return source
+        for plugin in registered:
+            if any(marker in head for marker in plugin.shapes.xml):
+                return plugin.name
         return None
     try:
         data = decode_json(body, what="a response body")
     except (ValueError, ParseError):
         return None
-    return _json_source(data)
+    return _json_source(data, registered)
 
 
-def _json_source(data: object) -> str | None:
+def _json_source(data: object, registered: list[Source]) -> str | None:
     """The source of a decoded JSON body, from the keys it has (never their order: openFDA
-    puts ``meta`` first, ahead of the ``results`` that say what it is)."""
-    if isinstance(data, list):
-        first = data[0] if data else None
-        return "pubtator3" if isinstance(first, dict) and "passages" in first else None
-    if not isinstance(data, dict):
-        return None
-    for keys, source in (
-        (("esearchresult",), "pubmed"),
-        (("PubTator3",), "pubtator3"),
-        (("resultList",), "europepmc"),
-        (("hitCount", "request"), "europepmc"),
-        (("message-type",), "crossref"),
-        (("studies",), "clinicaltrials"),
-        (("protocolSection",), "clinicaltrials"),
-        (("meta", "results"), "openfda"),
-        (("passages",), "pubtator3"),
-    ):
-        if all(key in data for key in keys):
-            return source
-    error = data.get("error")
-    if isinstance(error, dict) and error.get("code") == "NOT_FOUND":
-        return "openfda"
+    puts ``meta`` first, ahead of the ``results`` that say what it is), then from each
+    source's last ``sniff``."""
+    if isinstance(data, dict):
+        for plugin in registered:
+            if any(all(key in data for key in keys) for keys in plugin.shapes.json):
+                return plugin.name
+    for plugin in registered:
+        sniff = plugin.shapes.sniff
+        if sniff is not None and sniff(data):
+            return plugin.name
     return None
 
 
@@ -216,15 +195,16 @@ def to_text(result: ParseResult, source: str) -> list[str]:
 
 def parse_file(source: str, file: str) -> tuple[str, ParseResult, str | None, int | None]:
     """Read FILE, pick the source, run its parser: ``(source, result, url, status)``."""
-    if source not in CHOICES:
-        raise InputError(f"unknown source {source!r}; choose one of {', '.join(CHOICES)}")
+    choices = (*names(), "auto")
+    if source not in choices:
+        raise InputError(f"unknown source {source!r}; choose one of {', '.join(choices)}")
     body, url, status = unwrap(read_input(file))
     if source == "auto":
         found = detect(body, url)
         if found is None:
             raise InputError(
                 f"cannot tell which source {file} comes from",
-                advice=f"name it: citeseal parse {{{'|'.join(MODULES)}}} {file}",
+                advice=f"name it: citeseal parse {{{'|'.join(names())}}} {file}",
             )
         source = found
     result = parser_for(source)(body, url=url)

@@ -45,7 +45,7 @@ from datetime import date
 from typing import Literal, get_args
 
 from audit.errors import InputError
-from pipeline.records import SOURCES
+from pipeline.sources import names as source_names
 
 Inclusion = Literal["include", "exclude", "only"]
 INCLUSIONS: tuple[str, ...] = get_args(Inclusion)
@@ -181,8 +181,10 @@ def parse_statuses(values: Iterable[str], held: Iterable[str] = ()) -> tuple[str
     return tuple(dict.fromkeys(chosen))
 
 
-def parse_sources(values: Iterable[str], allowed: Sequence[str] = SOURCES) -> tuple[str, ...]:
-    """Source names, each one of ``allowed``, duplicates dropped."""
+def parse_sources(values: Iterable[str], allowed: Sequence[str] | None = None) -> tuple[str, ...]:
+    """Source names, each one of ``allowed`` (default: every registered source), duplicates
+    dropped."""
+    allowed = source_names() if allowed is None else allowed
     chosen = tuple(dict.fromkeys(values))
     unknown = [s for s in chosen if s not in allowed]
     if unknown:
@@ -237,7 +239,7 @@ def make_filters(
     published_to: str | None = None,
     statuses: Iterable[str] = (),
     held_statuses: Iterable[str] = (),
-    allowed_sources: Sequence[str] = SOURCES,
+    allowed_sources: Sequence[str] | None = None,
     names: Mapping[str, str] = MCP_NAMES,
 ) -> SearchFilters:
     """Parse the filters as a person or a model gives them; errors call each filter by

@@ -19,10 +19,11 @@ from dataclasses import dataclass, field
 from pipeline.errors import HarvestError, ParseError
 from pipeline.harvest import Progress
 from pipeline.http import Exchange
-from pipeline.records import SOURCES, Refusal, refusal_counts
+from pipeline.records import Refusal, refusal_counts
 from pipeline.snapshot.ingest import SourceCounts
 from pipeline.snapshot.manifest import FailedRequest, SourceSummary
 from pipeline.snapshot.store import ResponseRow, now_text
+from pipeline.sources import names
 
 ENRICHMENT_SOURCES = frozenset({"pubtator3", "crossref"})
 RESPONSE_FLUSH_BYTES = 16 << 20
@@ -139,7 +140,7 @@ class HarvestLog:
     def summaries(self, counts: Mapping[str, SourceCounts]) -> dict[str, SourceSummary]:
         """Each source's summary, given what each contributed (the ingest's counts)."""
         out: dict[str, SourceSummary] = {}
-        for source in SOURCES:
+        for source in names():
             c = counts.get(source)
             state = self.state.get(source, SourceState())
             out[source] = SourceSummary(

@@ -1,34 +1,90 @@
-"""The six sources. Each module exposes a pure ``parse(body, *, url=None) -> ParseResult``
-and harvest functions that use :class:`pipeline.http.HttpClient`.
+"""The registry of sources: the one place that names them.
 
-:data:`PARSERS` maps a source name to its module; modules are imported lazily so a broken
-optional dependency of one source never stops another.
+:data:`BUILTIN` lists the modules of the six built-in sources, in registry order (the order
+of every listing: a snapshot's sources table, the spec's sources). Each module defines
+``PLUGIN``, an object satisfying :class:`pipeline.sources.base.Source`. Modules are imported
+on first use, so importing this package loads no parser. :func:`register` adds a source of
+one's own (docs/sources.md, "Writing a source"); :func:`registered` does so for the length
+of a ``with`` block (tests).
+
+Everything per source reads this registry: the corpus spec (:mod:`pipeline.harvest_spec`),
+pacing (:mod:`pipeline.pacing`), base URLs (:mod:`pipeline.settings`), the client's polite
+parameters (:mod:`pipeline.http`), ``citeseal parse`` and the harvest.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # pydantic models load with the parsers, not with the CLI
     from pipeline.records import ParseResult
+    from pipeline.sources.base import Source
 
-MODULES: dict[str, str] = {
-    "pubmed": "pipeline.sources.pubmed",
-    "europepmc": "pipeline.sources.europepmc",
-    "pubtator3": "pipeline.sources.pubtator3",
-    "crossref": "pipeline.sources.crossref",
-    "clinicaltrials": "pipeline.sources.clinicaltrials",
-    "openfda": "pipeline.sources.openfda",
-}
+BUILTIN: tuple[str, ...] = (
+    "pipeline.sources.pubmed",
+    "pipeline.sources.europepmc",
+    "pipeline.sources.pubtator3",
+    "pipeline.sources.crossref",
+    "pipeline.sources.clinicaltrials",
+    "pipeline.sources.openfda",
+)
+BUILTIN_NAMES: tuple[str, ...] = tuple(m.rsplit(".", 1)[1] for m in BUILTIN)
+
+_added: dict[str, Source] = {}
+_loaded: dict[str, Source] = {}
 
 
 class Parser(Protocol):
     def __call__(self, body: str | bytes, *, url: str | None = None) -> ParseResult: ...
 
 
-def parser_for(source: str) -> Callable[..., ParseResult]:
+def names() -> tuple[str, ...]:
+    """The names of every registered source, built-ins first (no module is imported)."""
+    return (*BUILTIN_NAMES, *_added)
+
+
+def source(name: str) -> Source:
+    """The source called ``name`` (KeyError for an unknown name)."""
+    if name in _added:
+        return _added[name]
+    if name not in _loaded:
+        module = BUILTIN[BUILTIN_NAMES.index(name)] if name in BUILTIN_NAMES else None
+        if module is None:
+            raise KeyError(name)
+        _loaded[name] = importlib.import_module(module).PLUGIN
+    return _loaded[name]
+
+
+def sources() -> list[Source]:
+    """Every registered source, in registry order."""
+    return [source(name) for name in names()]
+
+
+def parser_for(name: str) -> Callable[..., ParseResult]:
     """The ``parse`` function of one source (raises KeyError for an unknown name)."""
-    module = importlib.import_module(MODULES[source])
-    return module.parse
+    return source(name).parse
+
+
+def register(plugin: Source) -> None:
+    """Add a source of one's own; its name must be new."""
+    if plugin.name in names():
+        raise ValueError(f"a source named {plugin.name!r} is registered already")
+    _added[plugin.name] = plugin
+
+
+def unregister(name: str) -> None:
+    """Remove a source added with :func:`register`."""
+    del _added[name]
+
+
+@contextmanager
+def registered(plugin: Source) -> Iterator[Source]:
+    """``plugin`` registered for the length of the block."""
+    register(plugin)
+    try:
+        yield plugin
+    finally:
+        unregister(plugin.name)

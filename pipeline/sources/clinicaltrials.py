@@ -34,14 +34,17 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 from urllib.parse import parse_qs, urlsplit
+
+from pydantic import Field, model_validator
 
 from audit.errors import InputError
 from pipeline.errors import ParseError
 from pipeline.records import Flags, ParseResult, Passage, Record, Refusal
 from pipeline.segment import chunk_text, split_paragraphs
 from pipeline.sources import citable
+from pipeline.sources.base import ById, Plugin, Rate, Request, Search, Shapes, Step
 from pipeline.sources.ctgov_text import (
     JsonDict,
     as_dict,
@@ -56,9 +59,13 @@ from pipeline.sources.ctgov_text import (
     unescape,
 )
 from pipeline.sources.jsonshape import snippet
+from pipeline.sources.paging import walk
+from pipeline.sources.spec_types import NCT, Limit, Strict, id_list
 from pipeline.xmlsafe import decode_json
 
 if TYPE_CHECKING:
+    import httpx
+
     from pipeline.http import HttpClient
 
 SOURCE = "clinicaltrials"
@@ -370,6 +377,38 @@ def next_page(
     return nxt
 
 
+class StudyPages:
+    """The pages of one ``/studies`` list (a :class:`~pipeline.sources.base.Pager`),
+    following ``nextPageToken`` (:func:`next_page`) up to ``limit``, or until ``done``."""
+
+    def __init__(
+        self,
+        params: dict[str, str | int],
+        *,
+        limit: int,
+        done: Callable[[list[Record]], bool] = lambda _: False,
+    ) -> None:
+        self.params, self.limit, self.done = params, limit, done
+        self.records: list[Record] = []
+
+    def first(self) -> Request:
+        return Request(f"{API}/studies", self.params)
+
+    def step(self, response: httpx.Response) -> Step:
+        result = parse(response.content, url=str(response.request.url))
+        self.records.extend(result.records)
+        if self.done(self.records):
+            return Step(None, result.refused)
+        page = next_page(self.params, result, have=len(self.records), limit=self.limit)
+        if page is None:
+            return Step(None, result.refused)
+        self.params = page
+        return Step(Request(f"{API}/studies", page), result.refused)
+
+    def result(self) -> list[Record]:
+        return self.records[: self.limit]
+
+
 def _paged(
     client: HttpClient,
     params: dict[str, str | int],
@@ -377,15 +416,7 @@ def _paged(
     limit: int,
     done: Callable[[list[Record]], bool] = lambda _: False,
 ) -> list[Record]:
-    records: list[Record] = []
-    page: dict[str, str | int] | None = params
-    while page is not None:
-        response = client.get(f"{API}/studies", params=page, source=SOURCE)
-        result = parse(response.content, url=str(response.request.url))
-        client.report_refused(SOURCE, result.refused)
-        records.extend(result.records)
-        page = None if done(records) else next_page(page, result, have=len(records), limit=limit)
-    return records[:limit]
+    return walk(client, SOURCE, StudyPages(params, limit=limit, done=done))
 
 
 def search_records(
@@ -444,9 +475,58 @@ def fetch_records(client: HttpClient, nct_ids: Sequence[str]) -> list[Record]:
     return [found[f"nct:{n}"] for n in wanted if f"nct:{n}" in found]
 
 
-def fetch_version(client: HttpClient, nct_id: str, version: str) -> Record | None:
-    """That version of a study from the record history (only with
-    ``CITESEAL_HISTORY_BACKFILL=1``); None when disabled or not retained upstream."""
-    from pipeline.sources import history
+# -- the plug-in -------------------------------------------------------------------------------
+class ClinicalTrialsQuery(Strict):
+    term: str | None = None
+    cond: str | None = None
+    intr: str | None = None
+    filters: dict[str, str] = Field(default_factory=dict)
+    limit: Limit
 
-    return history.lookup_trial_version(client, nct_id, version).record
+    @model_validator(mode="after")
+    def _something(self) -> ClinicalTrialsQuery:
+        if not (self.term or self.cond or self.intr or self.filters):
+            raise ValueError("a query needs at least one of term, cond, intr or filters")
+        return self
+
+
+class ClinicalTrialsSpec(Strict):
+    """The ``[clinicaltrials]`` table of a corpus spec."""
+
+    queries: list[ClinicalTrialsQuery] = Field(default_factory=list)
+    ids: Annotated[list[str], id_list(NCT, "an NCT id (NCT + 8 digits)")] = Field(
+        default_factory=list
+    )
+
+
+def _searches(options: ClinicalTrialsSpec) -> list[Search]:
+    return [
+        Search(
+            "search",
+            q.term or q.cond or "",
+            lambda client, q=q: search_records(
+                client,
+                term=q.term,
+                cond=q.cond,
+                intr=q.intr,
+                filters=q.filters or None,
+                limit=q.limit,
+            ),
+        )
+        for q in options.queries
+    ]
+
+
+PLUGIN = Plugin(
+    name=SOURCE,
+    schemes=("nct",),
+    base_url=API,
+    parse_body=parse,
+    rate=Rate("clinicaltrials.gov", 0.8),  # about 50 requests a minute
+    options=ClinicalTrialsSpec,
+    rank=30,
+    shapes=Shapes(hosts=(("clinicaltrials.gov", ""),), json=(("studies",), ("protocolSection",))),
+    by_id={"nct": ById("fetch", ID_BATCH, lambda client, ids: fetch_records(client, ids))},
+    table_searches=_searches,
+    table_ids=lambda options: {"nct": options.ids},
+)

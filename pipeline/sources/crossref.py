@@ -24,15 +24,25 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any
 from urllib.parse import parse_qsl, urlsplit
+
+from pydantic import BeforeValidator, Field, StrictBool
 
 from pipeline.errors import ParseError, TerminalHarvestError
 from pipeline.http import HttpClient
 from pipeline.records import Flags, ParseResult, Passage, Record, Relation
 from pipeline.sources import jsonshape as shape
+from pipeline.sources.base import ById, Plugin, Rate, Request, Shapes, Step
 from pipeline.sources.markup import sections, strip_markup
+from pipeline.sources.paging import send, walk
+from pipeline.sources.spec_types import DOI, Strict, id_list, lower
 from pipeline.xmlsafe import load_json
+
+if TYPE_CHECKING:
+    import httpx
+
+    from pipeline.sources.base import EnrichContext
 
 SOURCE = "crossref"
 WORKS_URL = "https://api.crossref.org/works"
@@ -304,33 +314,49 @@ def fetch_update_notices(client: HttpClient, dois: Sequence[str]) -> dict[str, l
             f"cannot ask Crossref for the notices of {len(wanted)} DOIs in one filter: at most "
             f"{UPDATES_BATCH}, none empty or holding a ','"
         )
-    params: dict[str, str | int] = {
-        "filter": ",".join(f"updates:{d}" for d in wanted),
-        "rows": ROWS,
-        "cursor": "*",
-    }
-    items: list[tuple[str, dict[str, Any]]] = []
-    total: int | None = None
-    cursors: set[str] = set()
-    while True:
-        response = client.get(WORKS_URL, params=params, source=SOURCE)
+    return walk(client, SOURCE, UpdatesPages(wanted))
+
+
+class UpdatesPages:
+    """The pages of one ``filter=updates:A,updates:B,…`` list (a
+    :class:`~pipeline.sources.base.Pager`), checked as :func:`fetch_update_notices` says."""
+
+    def __init__(self, wanted: list[str]) -> None:
+        self.wanted = wanted
+        self.params: dict[str, str | int] = {
+            "filter": ",".join(f"updates:{d}" for d in wanted),
+            "rows": ROWS,
+            "cursor": "*",
+        }
+        self.items: list[tuple[str, dict[str, Any]]] = []
+        self.total: int | None = None
+        self.cursors: set[str] = set()
+
+    def first(self) -> Request:
+        return Request(WORKS_URL, self.params)
+
+    def step(self, response: httpx.Response) -> Step:
         page, count, cursor = _page_of(response.content)
+        items = self.items
         items.extend((f"message.items[{len(items) + i}]", item) for i, item in enumerate(page))
-        total = count if total is None else total
-        if cursor is None or (total is not None and len(items) >= total):
-            break
-        if cursor in cursors:
+        self.total = count if self.total is None else self.total
+        if cursor is None or (self.total is not None and len(items) >= self.total):
+            return Step(None)
+        if cursor in self.cursors:
             raise ParseError(
                 f"Crossref repeated the cursor of an updates: list after {len(items)} notices"
             )
-        cursors.add(cursor)
-        params = {**params, "cursor": cursor}
-    if total is not None and len(items) < total:
-        raise ParseError(
-            f"Crossref listed {len(items)} of the {total} notices of an updates: list "
-            "before it ended"
-        )
-    return {doi: _notice_relations(items, doi) for doi in wanted}
+        self.cursors.add(cursor)
+        self.params = {**self.params, "cursor": cursor}
+        return Step(Request(WORKS_URL, self.params))
+
+    def result(self) -> dict[str, list[Relation]]:
+        if self.total is not None and len(self.items) < self.total:
+            raise ParseError(
+                f"Crossref listed {len(self.items)} of the {self.total} notices of an updates: "
+                "list before it ended"
+            )
+        return {doi: _notice_relations(self.items, doi) for doi in self.wanted}
 
 
 def fetch_works(client: HttpClient, dois: Sequence[str]) -> list[Record]:
@@ -348,7 +374,7 @@ def fetch_works(client: HttpClient, dois: Sequence[str]) -> list[Record]:
         "filter": ",".join(f"doi:{d}" for d in wanted),
         "rows": len(wanted),
     }
-    response = client.get(WORKS_URL, params=params, source=SOURCE)
+    response = send(client, SOURCE, Request(WORKS_URL, params))
     result = parse(response.content, url=str(response.request.url))
     client.report_refused(SOURCE, result.refused)
     return result.records
@@ -457,3 +483,75 @@ def _notices_unknown(record: Record) -> Record:
         preprint=flags.preprint,
     )
     return record if unknown == flags else record.model_copy(update={"flags": unknown})
+
+
+# -- the plug-in -------------------------------------------------------------------------------
+DOI_CACHE = 4096  # DOIs whose notices a harvest remembers (a pmid and its pmcid share one)
+
+
+class CrossrefSpec(Strict):
+    """The ``[crossref]`` table of a corpus spec."""
+
+    updates: StrictBool = False  # update notices (retraction, EoC, correction) for every DOI
+    dois: Annotated[
+        list[str],
+        id_list(DOI, "a DOI (10.NNNN/suffix, printable ASCII without blanks or ',')"),
+        BeforeValidator(lower),
+    ] = Field(default_factory=list)
+
+
+class Updates:
+    """Enrichment: Crossref's update notices on every record with a DOI (``[crossref]
+    updates = true``), :data:`UPDATES_BATCH` DOIs a request; a batch that fails leaves the
+    notices of each of its DOIs unknown (:func:`with_notices`)."""
+
+    adds_records = False
+
+    def enabled(self, spec: Any) -> bool:
+        options = spec.options(SOURCE)
+        return isinstance(options, CrossrefSpec) and options.updates
+
+    def enrich(self, ctx: EnrichContext, records: list[Record]) -> tuple[list[Record], set[str]]:
+        cache: dict[str, list[Relation] | None] = ctx.memo(SOURCE).setdefault("notices", {})
+        if len(cache) > DOI_CACHE:
+            cache.clear()
+        dois = dict.fromkeys(r.doi.lower() for r in records if r.doi)
+        asked = [d for d in dois if d not in cache]
+        plain = [d for d in asked if "," not in d]
+        odd = [[d] for d in asked if "," in d]  # no filter can name it: it fails on its own
+        batches = [plain[i : i + UPDATES_BATCH] for i in range(0, len(plain), UPDATES_BATCH)]
+        for batch in [*batches, *odd]:
+            found = ctx.call(
+                SOURCE,
+                f"updates {', '.join(batch)}",
+                lambda batch=batch: fetch_update_notices(ctx.client, batch),
+            )
+            for doi in batch:  # a failed batch: the notices of every DOI in it are unknown
+                cache[doi] = None if found is None else found.get(doi, [])
+            if found is not None:
+                ctx.step(SOURCE, "updates", len(batch), f"{len(batch)} DOIs asked")
+        return with_notices(records, cache)
+
+
+def _in_spec(spec: Any) -> bool:
+    options = spec.options(SOURCE)
+    return isinstance(options, CrossrefSpec) and bool(options.updates or options.dois)
+
+
+PLUGIN = Plugin(
+    name=SOURCE,
+    schemes=("doi",),
+    base_url="https://api.crossref.org",
+    parse_body=parse,
+    # list queries: 3/s in the polite pool (with a mailto), 1/s without (Dec 2025 limits)
+    rate=Rate("api.crossref.org", 3.0, without_contact=1.0),
+    options=CrossrefSpec,
+    rank=90,  # after every other source: its works by DOI come last
+    counts_ids=True,
+    shapes=Shapes(hosts=(("api.crossref.org", ""),), json=(("message-type",),)),
+    by_id={"doi": ById("works", DOI_BATCH, lambda client, ids: fetch_works(client, ids))},
+    enrichment=Updates(),
+    polite_params=lambda settings: {"mailto": settings.email} if settings.email else {},
+    table_ids=lambda options: {"doi": options.dois},
+    spec_test=_in_spec,
+)

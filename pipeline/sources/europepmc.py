@@ -22,7 +22,9 @@ Notices (pubType "Retraction of Publication" / "retraction", "Published Erratum"
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import Field, StrictBool
 
 from pipeline.errors import ParseError, TerminalHarvestError
 from pipeline.http import HttpClient
@@ -37,9 +39,17 @@ from pipeline.records import (
 )
 from pipeline.sources import citable, jats
 from pipeline.sources import jsonshape as shape
+from pipeline.sources.base import ById, Plugin, Rate, Request, Search, Shapes, Single, Step
 from pipeline.sources.markup import sections, strip_markup
 from pipeline.sources.notices import apply_notices
+from pipeline.sources.paging import send, walk
+from pipeline.sources.spec_types import PMCID, PPR, Limit, Strict, Window, full_date, id_list
 from pipeline.xmlsafe import load_json, parse_xml
+
+if TYPE_CHECKING:
+    import httpx
+
+    from pipeline.sources.base import EnrichContext
 
 SOURCE = "europepmc"
 BASE = "https://www.ebi.ac.uk/europepmc/webservices/rest/"
@@ -235,30 +245,49 @@ def _record(where: str, item: dict[str, Any]) -> Record | None:
 
 
 # -- harvest ---------------------------------------------------------------------------------
-def search_records(client: HttpClient, query: str, *, limit: int) -> list[Record]:
-    """Records matching ``query`` (core JSON), paged with cursorMark up to ``limit``.
+class SearchPages:
+    """The pages of one search (a :class:`~pipeline.sources.base.Pager`): records matching
+    ``query`` (core JSON), paged with cursorMark up to ``limit``. Paging ends when
+    ``nextCursorMark`` is absent, repeats, or a page comes back empty."""
 
-    Paging ends when ``nextCursorMark`` is absent, repeats, or a page comes back empty.
-    """
-    records: list[Record] = []
-    cursor = "*"
-    seen = {cursor}
-    while len(records) < limit:
+    def __init__(self, query: str, *, limit: int) -> None:
+        self.query, self.limit = query, limit
+        self.records: list[Record] = []
+        self.cursor = "*"
+        self.seen = {self.cursor}
+
+    def _request(self) -> Request | None:
+        if len(self.records) >= self.limit:
+            return None
         params: dict[str, str | int] = {
-            "query": query,
+            "query": self.query,
             "resultType": "core",
             "format": "json",
-            "pageSize": min(PAGE_MAX, limit - len(records)),
-            "cursorMark": cursor,
+            "pageSize": min(PAGE_MAX, self.limit - len(self.records)),
+            "cursorMark": self.cursor,
         }
-        result = parse(client.get(SEARCH_URL, params=params, source=SOURCE).content)
-        client.report_refused(SOURCE, result.refused)
-        records.extend(result.records)
-        if result.next is None or result.next in seen:
-            break
-        cursor = result.next
-        seen.add(cursor)
-    return apply_notices(records[:limit])
+        return Request(SEARCH_URL, params)
+
+    def first(self) -> Request | None:
+        return self._request()
+
+    def step(self, response: httpx.Response) -> Step:
+        result = parse(response.content)
+        self.records.extend(result.records)
+        if result.next is None or result.next in self.seen:
+            return Step(None, result.refused)
+        self.cursor = result.next
+        self.seen.add(self.cursor)
+        return Step(self._request(), result.refused)
+
+    def result(self) -> list[Record]:
+        return apply_notices(self.records[: self.limit])
+
+
+def search_records(client: HttpClient, query: str, *, limit: int) -> list[Record]:
+    """Records matching ``query`` (core JSON), paged with cursorMark up to ``limit``
+    (:class:`SearchPages`)."""
+    return walk(client, SOURCE, SearchPages(query, limit=limit))
 
 
 def fetch_full_text(client: HttpClient, pmcid: str) -> Record | None:
@@ -271,9 +300,116 @@ def fetch_full_text(client: HttpClient, pmcid: str) -> Record | None:
         raise TerminalHarvestError(
             f"no full text asked for {shape.snippet(pmcid, 80)!r}: {bad.reason}"
         )
-    response = client.get(f"{BASE}{ident}/fullTextXML", source=SOURCE, expect=(200, 404))
+    response = send(client, SOURCE, Request(f"{BASE}{ident}/fullTextXML", expect=(200, 404)))
     if response.status_code == 404 or not response.content.strip():
         return None
     result = parse(response.content)
     client.report_refused(SOURCE, result.refused)
     return result.records[0] if result.records else None
+
+
+# -- the plug-in -------------------------------------------------------------------------------
+ID_CHUNK = 25  # preprint ids or PMCIDs OR-ed into one query
+
+
+class EuropePmcQuery(Window):
+    query: str = Field(min_length=1)
+    limit: Limit
+
+    def effective_query(self) -> str:
+        """The query with the date window as Europe PMC syntax (``FIRST_PDATE:[a TO b]``)."""
+        if not (self.mindate or self.maxdate):
+            return self.query
+        low = full_date(self.mindate, "01", "01") if self.mindate else "1800-01-01"
+        high = full_date(self.maxdate, "12", "31") if self.maxdate else "3000-12-31"
+        return f"({self.query}) AND FIRST_PDATE:[{low} TO {high}]"
+
+
+class EuropePmcSpec(Strict):
+    """The ``[europepmc]`` table of a corpus spec."""
+
+    queries: list[EuropePmcQuery] = Field(default_factory=list)
+    ids: Annotated[list[str], id_list(PPR, "a Europe PMC preprint id (PPR…)")] = Field(
+        default_factory=list
+    )
+    pmcids: Annotated[list[str], id_list(PMCID, "a PMCID (PMC + 1 to 10 digits)")] = Field(
+        default_factory=list
+    )
+    full_text: StrictBool = False  # fullTextXML for every open-access PMCID met in the corpus
+
+
+def fetch_preprints(client: HttpClient, ids: list[str]) -> list[Record]:
+    """Preprints by id (``EXT_ID:… AND SRC:PPR``)."""
+    query = "(" + " OR ".join(f"EXT_ID:{i}" for i in ids) + ") AND SRC:PPR"
+    return search_records(client, query, limit=len(ids))
+
+
+def fetch_pmcids(client: HttpClient, ids: list[str]) -> list[Record]:
+    """The records carrying PMCIDs (``PMCID:… OR …``)."""
+    query = " OR ".join(f"PMCID:{i}" for i in ids)
+    return search_records(client, query, limit=len(ids))
+
+
+def _pmcid_of(record: Record) -> str:
+    return f"pmcid:{record.pmcid}" if record.pmcid else record.record_id
+
+
+class FullText:
+    """Enrichment: the open-access full text of every PMCID met, as ``pmcid:`` records
+    (``[europepmc] full_text = true``)."""
+
+    adds_records = True
+
+    def enabled(self, spec: Any) -> bool:
+        options = spec.options(SOURCE)
+        return isinstance(options, EuropePmcSpec) and options.full_text
+
+    def enrich(self, ctx: EnrichContext, records: list[Record]) -> tuple[list[Record], set[str]]:
+        held = {r.record_id for r in records}
+        wanted = dict.fromkeys(r.pmcid for r in records if r.pmcid)
+        ctx.fetch_each(SOURCE, "pmcid", [p for p in wanted if f"pmcid:{p}" not in held])
+        return records, set()
+
+
+PLUGIN = Plugin(
+    name=SOURCE,
+    schemes=("pmid", "pmcid", "ppr"),
+    base_url=BASE.rstrip("/"),
+    parse_body=parse,
+    rate=Rate("www.ebi.ac.uk", 5.0),  # no published figure: stay conservative
+    options=EuropePmcSpec,
+    rank=20,
+    shapes=Shapes(
+        hosts=(("www.ebi.ac.uk", "/europepmc/"),),
+        xml=(b"<article",),
+        json=(("resultList",), ("hitCount", "request")),
+    ),
+    by_id={
+        "ppr": ById(
+            "preprints",
+            ID_CHUNK,
+            lambda client, ids: fetch_preprints(client, ids),
+            chunk=ID_CHUNK,
+        ),
+        "pmcid": ById(
+            "pmcids",
+            ID_CHUNK,
+            lambda client, ids: fetch_pmcids(client, ids),
+            chunk=ID_CHUNK,
+            answers=_pmcid_of,
+            carried=True,
+            refresh=False,  # the lineage's pmcid: records are full texts: asked again below
+        ),
+    },
+    singles={"pmcid": Single("full text", lambda client, p: fetch_full_text(client, p))},
+    enrichment=FullText(),
+    table_searches=lambda options: [
+        Search(
+            f"search {q.query!r}",
+            q.query,
+            lambda client, q=q: search_records(client, q.effective_query(), limit=q.limit),
+        )
+        for q in options.queries
+    ],
+    table_ids=lambda options: {"ppr": options.ids, "pmcid": options.pmcids},
+)

@@ -28,15 +28,21 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
+
+from pydantic import Field
 
 from audit.errors import InputError
 from pipeline.errors import ParseError, TerminalHarvestError
 from pipeline.records import Flags, ParseResult, Passage, Record, Refusal
 from pipeline.segment import chunk_text
 from pipeline.sources import citable
+from pipeline.sources.base import ById, Plugin, Rate, Request, Search, Shapes, Step
 from pipeline.sources.jsonshape import kind, snippet
+from pipeline.sources.paging import send, walk
+from pipeline.sources.spec_types import SET_ID as SPEC_SET_ID
+from pipeline.sources.spec_types import Limit, Strict, id_list
 from pipeline.xmlsafe import decode_json
 
 if TYPE_CHECKING:
@@ -275,11 +281,19 @@ def label_record(label: Mapping[str, Any]) -> Record:
 # -- harvest -------------------------------------------------------------------------------
 
 
-def _get(client: HttpClient, params: Mapping[str, str | int], url: str = API) -> httpx.Response:
-    response = client.get(url, params=params, source=SOURCE, expect=(200, 404))
+def _checked(response: httpx.Response) -> httpx.Response:
+    """A 404 is an answer only as openFDA's no-match body."""
     if response.status_code == 404 and not is_no_match(_load(response.content)):
         raise TerminalHarvestError(f"GET {API} answered HTTP 404 without openFDA's no-match body")
     return response
+
+
+def _request(params: Mapping[str, str | int], url: str = API) -> Request:
+    return Request(url, params, expect=(200, 404))
+
+
+def _get(client: HttpClient, params: Mapping[str, str | int], url: str = API) -> httpx.Response:
+    return _checked(send(client, SOURCE, _request(params, url)))
 
 
 def next_link(response: httpx.Response) -> str | None:
@@ -296,42 +310,61 @@ def search_plan(limit: int) -> str:
     return "skip" if limit <= MAX_SKIP + MAX_LIMIT else "search_after"
 
 
-def search_records(client: HttpClient, search: str, *, limit: int) -> list[Record]:
-    """Up to ``limit`` labels for an openFDA ``search`` expression, newest first
-    (``sort=effective_time:desc``). Skip/limit paging up to skip 25,000; beyond that the
+class LabelPages:
+    """The pages of one label search (a :class:`~pipeline.sources.base.Pager`), newest first
+    (``sort=effective_time:desc``): skip/limit paging up to skip 25,000; beyond that the
     whole walk uses ``search_after`` (sort, no skip, follow the ``Link`` header)."""
+
+    def __init__(self, search: str, *, limit: int) -> None:
+        self.search, self.limit = search, limit
+        self.records: list[Record] = []
+        self.skip = 0
+        self.size = 0  # the limit of the skip page asked last
+        self.after = search_plan(limit) == "search_after"
+
+    def _skip_page(self) -> Request | None:
+        if len(self.records) >= self.limit:
+            return None
+        self.size = min(MAX_LIMIT, self.limit - len(self.records))
+        return _request(
+            {"search": self.search, "limit": self.size, "skip": self.skip, "sort": SORT}
+        )
+
+    def first(self) -> Request | None:
+        if self.limit <= 0:
+            return None
+        if self.after:
+            return _request({"search": self.search, "limit": MAX_LIMIT, "sort": SORT})
+        return self._skip_page()
+
+    def step(self, response: httpx.Response) -> Step:
+        result = parse(_checked(response).content)
+        self.records.extend(result.records)
+        if self.after:
+            link = next_link(response)
+            if len(self.records) >= self.limit or not result.records or link is None:
+                return Step(None, result.refused)
+            parts = urlsplit(link)  # httpx would drop a query left in the URL with params
+            params = dict(parse_qsl(parts.query, keep_blank_values=True))
+            return Step(_request(params, urlunsplit(parts._replace(query=""))), result.refused)
+        self.skip += self.size
+        if len(result.records) + len(result.refused) < self.size or (
+            result.count is not None and self.skip >= result.count
+        ):
+            return Step(None, result.refused)
+        return Step(self._skip_page(), result.refused)
+
+    def result(self) -> list[Record]:
+        return self.records[: self.limit]
+
+
+def search_records(client: HttpClient, search: str, *, limit: int) -> list[Record]:
+    """Up to ``limit`` labels for an openFDA ``search`` expression (:class:`LabelPages`)."""
     if not search.strip():
         raise InputError(
             "an openFDA search needs a search expression, e.g. openfda.brand_name:zentravir"
         )
-    records: list[Record] = []
-    if limit <= 0:
-        return records
-    if search_plan(limit) == "skip":
-        skip = 0
-        while len(records) < limit:
-            size = min(MAX_LIMIT, limit - len(records))
-            params = {"search": search, "limit": size, "skip": skip, "sort": SORT}
-            result = parse(_get(client, params).content)
-            client.report_refused(SOURCE, result.refused)
-            records.extend(result.records)
-            skip += size
-            if len(result.records) + len(result.refused) < size or (
-                result.count is not None and skip >= result.count
-            ):
-                break
-        return records[:limit]
-    response = _get(client, {"search": search, "limit": MAX_LIMIT, "sort": SORT})
-    while True:
-        result = parse(response.content)
-        client.report_refused(SOURCE, result.refused)
-        records.extend(result.records)
-        link = next_link(response)
-        if len(records) >= limit or not result.records or link is None:
-            return records[:limit]
-        parts = urlsplit(link)  # httpx would drop a query left in the URL when params are given
-        params = dict(parse_qsl(parts.query, keep_blank_values=True))
-        response = _get(client, params, url=urlunsplit(parts._replace(query="")))
+    return walk(client, SOURCE, LabelPages(search, limit=limit))
 
 
 def _quoted_or(ids: Sequence[str]) -> str:
@@ -358,9 +391,46 @@ def fetch_records(client: HttpClient, set_ids: Sequence[str]) -> list[Record]:
     return [found[f"setid:{s}"] for s in wanted if f"setid:{s}" in found]
 
 
-def fetch_version(client: HttpClient, set_id: str, version: str) -> Record | None:
-    """That version of a label from DailyMed's SPL history (only with
-    ``CITESEAL_HISTORY_BACKFILL=1``); None when disabled or not obtainable."""
-    from pipeline.sources import history
+# -- the plug-in -------------------------------------------------------------------------------
+class OpenFdaQuery(Strict):
+    search: str = Field(min_length=1)
+    limit: Limit
 
-    return history.lookup_label_version(client, set_id, version).record
+
+class OpenFdaSpec(Strict):
+    """The ``[openfda]`` table of a corpus spec."""
+
+    queries: list[OpenFdaQuery] = Field(default_factory=list)
+    set_ids: Annotated[list[str], id_list(SPEC_SET_ID, "a lower-case set id UUID")] = Field(
+        default_factory=list
+    )
+
+
+def _sniff(data: object) -> bool:
+    """openFDA's "No matches found!" body."""
+    error = data.get("error") if isinstance(data, dict) else None
+    return isinstance(error, dict) and error.get("code") == "NOT_FOUND"
+
+
+PLUGIN = Plugin(
+    name=SOURCE,
+    schemes=("setid",),
+    base_url="https://api.fda.gov",
+    parse_body=parse,
+    rate=Rate("api.fda.gov", 4.0),  # 240 requests a minute
+    options=OpenFdaSpec,
+    rank=40,
+    shapes=Shapes(hosts=(("api.fda.gov", ""),), json=(("meta", "results"),), sniff=_sniff),
+    by_id={"setid": ById("fetch", ID_BATCH, lambda client, ids: fetch_records(client, ids))},
+    polite_params=lambda s: {"api_key": s.openfda_api_key} if s.openfda_api_key else {},
+    has_key=lambda settings: bool(settings.openfda_api_key),
+    table_searches=lambda options: [
+        Search(
+            f"search {q.search!r}",
+            q.search,
+            lambda client, q=q: search_records(client, q.search, limit=q.limit),
+        )
+        for q in options.queries
+    ],
+    table_ids=lambda options: {"setid": options.set_ids},
+)

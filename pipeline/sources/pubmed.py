@@ -20,422 +20,197 @@ Text keeps superscripts and subscripts (:func:`pipeline.xmlsafe.script`).
 from __future__ import annotations
 
 import logging
-import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Annotated
+
+from pydantic import Field, StrictBool
 
 from pipeline.errors import ParseError
 from pipeline.http import HttpClient
-from pipeline.records import ParseResult, Record, Refusal, relation_kind
-from pipeline.sources import citable
-from pipeline.sources import jsonshape as shape
-from pipeline.xmlsafe import Element, clean, load_json, parse_xml, text_of
+from pipeline.records import ParseResult, Record
+from pipeline.sources.base import ById, Plugin, Rate, Request, Search, Shapes, Step
+from pipeline.sources.paging import send, walk
+from pipeline.sources.pubmed_xml import CONTENT_TYPES, ESEARCH_CAP, SOURCE, parse
+from pipeline.sources.spec_types import PMID, Limit, Strict, Window, id_list
+
+if TYPE_CHECKING:
+    import httpx
+
+    from pipeline.settings import Settings
+
+__all__ = ["CONTENT_TYPES", "ESEARCH_CAP", "SOURCE", "parse"]  # the parser's, re-exported
 
 log = logging.getLogger("citeseal.sources.pubmed")
 
-SOURCE = "pubmed"
 BASE = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/"
 ESEARCH_URL = BASE + "esearch.fcgi"
 EFETCH_URL = BASE + "efetch.fcgi"
 ESEARCH_PAGE = 500  # ids per esearch page
-ESEARCH_CAP = 10_000  # esearch cannot page past the first 10,000 PubMed results
 EFETCH_BATCH = 500  # ids per efetch request
 EFETCH_GET_MAX = 200  # above this many ids efetch is sent as a POST
-
-CONTENT_TYPES: tuple[tuple[str, str], ...] = (
-    ("retraction of publication", "retraction_notice"),
-    ("expression of concern", "expression_of_concern"),
-    ("published erratum", "erratum"),
-    ("preprint", "preprint"),
-)
-_RETRACTING = frozenset({"RetractionIn", "RetractedandRepublishedIn"})
-_DOI_IN_TEXT = re.compile(r"doi:\s*(10\.\d{4,9}/\S+?)\.?(?:\s|$)", re.I)
-
-
-# -- parsing -------------------------------------------------------------------------------
-def parse(body: str | bytes, *, url: str | None = None) -> ParseResult:
-    """Parse an efetch XML (PubmedArticleSet) or an esearch JSON/XML body."""
-    del url  # the body tells which endpoint it came from
-    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
-    if text.lstrip().startswith(("{", "[")):
-        return _parse_esearch_json(text)
-    root = parse_xml(body, what="PubMed XML (efetch PubmedArticleSet or esearch)")
-    tag = root.tag if isinstance(root.tag, str) else ""
-    if tag == "eSearchResult":
-        return _parse_esearch_xml(root)
-    if tag == "PubmedArticleSet":
-        records, refused = citable.partition(  # each PMID checked as its record is built
-            _article(node) if node.tag == "PubmedArticle" else _book(node)
-            for node in root[:]
-            if node.tag in {"PubmedArticle", "PubmedBookArticle"}
-        )
-        return ParseResult(source=SOURCE, records=records, refused=refused)
-    if tag in {"eFetchResult", "ERROR"}:
-        raise ParseError(f"NCBI answered with an error: {text_of(root)[:200]}")
-    raise ParseError(f"expected PubMed XML (PubmedArticleSet or eSearchResult) but got <{tag}>")
-
-
-def _parse_esearch_json(text: str) -> ParseResult:
-    data = load_json(text, what="PubMed esearch JSON")
-    if not isinstance(data, dict):
-        raise ParseError("expected PubMed esearch JSON (an object with 'esearchresult')")
-    if "error" in data and "esearchresult" not in data:
-        raise ParseError(f"NCBI answered with an error: {shape.snippet(data['error'])}")
-    result = data.get("esearchresult")
-    if not isinstance(result, dict):
-        raise ParseError("expected PubMed esearch JSON (an object with 'esearchresult')")
-    if "ERROR" in result:
-        raise ParseError(f"NCBI esearch error: {shape.snippet(result['ERROR'])}")
-    ids, refused = _citable_ids(shape.strs(SOURCE, "esearchresult.idlist", result.get("idlist")))
-    count = shape.opt_int(SOURCE, "esearchresult.count", result.get("count"))
-    start = shape.opt_int(SOURCE, "esearchresult.retstart", result.get("retstart")) or 0
-    meta = {
-        k: shape.opt_id(SOURCE, f"esearchresult.{k}", result[k])
-        for k in ("webenv", "querykey")
-        if k in result
-    }
-    return ParseResult(
-        source=SOURCE,
-        ids=ids,
-        count=count,
-        next=_next_start(start, len(ids) + len(refused), count),
-        meta=meta,
-        refused=refused,
-    )
-
-
-def _citable_ids(ids: Sequence[str]) -> tuple[list[str], list[Refusal]]:
-    """The PMIDs of an esearch answer that are valid pmid ids, and the refused rest."""
-    return citable.partition(ids, lambda pmid: citable.refusal(f"pmid:{pmid}"))
-
-
-def _parse_esearch_xml(root: Element) -> ParseResult:
-    errors = [text_of(e) for e in root.findall("ERROR")]
-    if errors:
-        raise ParseError(f"NCBI esearch error: {errors[0][:200]}")
-    ids, refused = _citable_ids([text_of(i) for i in root.findall("IdList/Id")])
-    count = _int(text_of(root.find("Count")))
-    start = _int(text_of(root.find("RetStart"))) or 0
-    meta = {}
-    if root.find("WebEnv") is not None:
-        meta["webenv"] = text_of(root.find("WebEnv"))
-        meta["querykey"] = text_of(root.find("QueryKey"))
-    return ParseResult(
-        source=SOURCE,
-        ids=ids,
-        count=count,
-        next=_next_start(start, len(ids) + len(refused), count),
-        meta=meta,
-        refused=refused,
-    )
-
-
-def _next_start(start: int, got: int, count: int | None) -> str | None:
-    following = start + got
-    if count is None or got == 0 or following >= min(count, ESEARCH_CAP):
-        return None
-    return str(following)
-
-
-def _int(value: object) -> int | None:
-    try:
-        return int(str(value))
-    except ValueError:
-        return None
-
-
-Children = dict[object, list[Element]]
-_NONE: tuple[Element, ...] = ()  # groups.get(tag, _NONE): no such children
-_YEAR = re.compile(r"\b(1[6-9]\d\d|2\d\d\d)\b")
-
-
-def _children(node: Element) -> Children:
-    """The children of ``node`` by tag, in document order: one pass over the children instead
-    of one ``find()`` per name (``find("A")`` is ``_first(groups, "A")``)."""
-    groups: Children = {}
-    for child in node[:]:  # a slice: much cheaper than an lxml child iterator
-        group = groups.get(child.tag)
-        if group is None:
-            groups[child.tag] = [child]
-        else:
-            group.append(child)
-    return groups
-
-
-def _first(groups: Children, tag: str) -> Element | None:
-    group = groups.get(tag)
-    return group[0] if group else None
-
-
-def _first_child(node: Element, tag: str) -> Element | None:
-    """``node.find(tag)`` for a plain tag name: the first child with that tag."""
-    for child in node[:]:
-        if child.tag == tag:
-            return child
-    return None
-
-
-def _first_under(parents: Sequence[Element], tag: str) -> Element | None:
-    """``node.find("P/tag")`` given ``parents``, the node's P children: the first ``tag``
-    child of the first P that has one."""
-    for parent in parents:
-        found = _first_child(parent, tag)
-        if found is not None:
-            return found
-    return None
-
-
-def _all_under(parents: Sequence[Element], tag: str) -> list[Element]:
-    """``node.findall("P/tag")`` given ``parents``, the node's P children."""
-    return [child for parent in parents for child in parent[:] if child.tag == tag]
-
-
-def _year(*dates: Element | None) -> int | None:
-    for date in dates:
-        if date is None:
-            continue
-        found = _YEAR.search(text_of(_first_child(date, "Year")) or text_of(date))
-        if found:
-            return int(found.group(1))
-    return None
-
-
-def _authors(author_list: Element | None) -> list[str]:
-    if author_list is None:
-        return []
-    names = []
-    for author in author_list[:]:
-        if author.tag != "Author":
-            continue
-        # the first child of each tag, as find() would give it
-        collective = last = initials = fore = None
-        for child in author[:]:
-            tag = child.tag
-            if tag == "LastName":
-                last = child if last is None else last
-            elif tag == "ForeName":
-                fore = child if fore is None else fore
-            elif tag == "Initials":
-                initials = child if initials is None else initials
-            elif tag == "CollectiveName":
-                collective = child if collective is None else collective
-        if collective is not None:
-            name = text_of(collective)
-            if name:
-                names.append(name)
-                continue
-        name = f"{text_of(last)} {text_of(initials) or text_of(fore)}".strip()
-        if name:
-            names.append(name)
-    return names
-
-
-def _abstract(abstract: Element | None, passages: list[dict[str, str]]) -> None:
-    """Append the abstract's passages (as the fields of a Passage) to ``passages``."""
-    if abstract is None:
-        return
-    number = 0
-    for node in abstract[:]:
-        if node.tag != "AbstractText":
-            continue
-        text = text_of(node)
-        if not text:
-            continue
-        label = node.get("Label")
-        label = clean(label) if label else ""
-        if not label:
-            category = node.get("NlmCategory")
-            label = clean(category) if category else ""
-        number += 1
-        passages.append(
-            {"path": f"abstract.{number}", "section": label or "Abstract", "text": text}
-        )
-
-
-def _ids(id_list: Element | None) -> dict[str, str]:
-    ids: dict[str, str] = {}
-    if id_list is None:
-        return ids
-    for node in id_list[:]:
-        if node.tag != "ArticleId":
-            continue
-        kind = (node.get("IdType") or "").lower()
-        value = text_of(node)
-        if kind and value and kind not in ids:
-            ids[kind] = value
-    return ids
-
-
-def _relations(lists: Sequence[Element]) -> tuple[list[dict[str, str | None]], set[str]]:
-    """Relations (as the fields of a Relation) from the ``CommentsCorrectionsList`` elements."""
-    relations: list[dict[str, str | None]] = []
-    seen_types: set[str] = set()
-    for node in _all_under(lists, "CommentsCorrections"):
-        ref_type = clean(node.get("RefType") or "")
-        kind = relation_kind(ref_type)
-        if not kind:
-            continue
-        seen_types.add(ref_type)
-        ref_source = text_of(_first_child(node, "RefSource"))
-        pmid = text_of(_first_child(node, "PMID"))
-        doi = _DOI_IN_TEXT.search(ref_source + " ")
-        if pmid:
-            target = f"pmid:{pmid}"
-        elif doi:
-            target = f"doi:{doi.group(1).lower()}"
-        else:
-            continue  # some notices carry no identifier; the flag still counts (seen_types)
-        relations.append(
-            {"kind": kind, "target": target, "source": SOURCE, "detail": ref_source or None}
-        )
-    return relations, seen_types
-
-
-def _flags_and_type(pub_types: list[str], ref_types: set[str]) -> tuple[dict[str, bool], str]:
-    """The Flags fields and the content type."""
-    lowered = {p.lower() for p in pub_types}
-    flags = {
-        "retracted": "retracted publication" in lowered or not _RETRACTING.isdisjoint(ref_types),
-        "expression_of_concern": "ExpressionOfConcernIn" in ref_types,
-        "preprint": "preprint" in lowered,
-    }
-    for pub_type, content_type in CONTENT_TYPES:
-        if pub_type in lowered:
-            return flags, content_type
-    return flags, "article"
-
-
-def _doi_from_elocation(locations: Sequence[Element]) -> str | None:
-    for node in locations:
-        if (node.get("EIdType") or "").lower() == "doi":
-            return text_of(node) or None
-    return None
-
-
-def _other_abstract(others: Sequence[Element]) -> Element | None:
-    """``find("OtherAbstract[@Language='eng']")``, else the first ``OtherAbstract``."""
-    for other in others:
-        if other.get("Language") == "eng":
-            return other
-    return others[0] if others else None
-
-
-def _article(node: Element) -> Record | Refusal:
-    # The Record is validated from plain fields: pydantic builds the nested models in one
-    # call (same models, same fields set, faster than one __init__ per Passage)
-    parts = _children(node)
-    citation = _first(parts, "MedlineCitation")
-    if citation is None:
-        raise ParseError("PubmedArticle without MedlineCitation")
-    cited = _children(citation)
-    pmid = text_of(_first(cited, "PMID"))
-    refusal = citable.refusal(f"pmid:{pmid}")
-    if refusal is not None:
-        return refusal
-    article = _first(cited, "Article")
-    if article is None:
-        raise ParseError(f"PubMed record {pmid} has no Article element")
-    fields = _children(article)
-    title = text_of(_first(fields, "ArticleTitle")) or text_of(_first(fields, "VernacularTitle"))
-    passages = [{"path": "title", "section": "Title", "text": title}] if title else []
-    abstract = _first(fields, "Abstract")
-    if abstract is None:
-        abstract = _other_abstract(cited.get("OtherAbstract", _NONE))
-    _abstract(abstract, passages)
-    pub_types = [
-        text_of(p) for p in _all_under(fields.get("PublicationTypeList", _NONE), "PublicationType")
-    ]
-    relations, ref_types = _relations(cited.get("CommentsCorrectionsList", _NONE))
-    flags, content_type = _flags_and_type(pub_types, ref_types)
-    pubmed_data = parts.get("PubmedData", _NONE)
-    ids = _ids(_first_under(pubmed_data, "ArticleIdList"))
-    journal = _first(fields, "Journal")
-    journal_parts = _children(journal) if journal is not None else {}
-    metadata: dict[str, object] = {}
-    status_pub = text_of(_first_under(pubmed_data, "PublicationStatus"))
-    if status_pub:
-        metadata["publication_status"] = status_pub
-    return Record.model_validate(
-        {
-            "record_id": f"pmid:{pmid}",
-            "source": SOURCE,
-            "title": title,
-            "doi": (
-                ids.get("doi") or _doi_from_elocation(fields.get("ELocationID", _NONE)) or None
-            ),
-            "pmid": pmid,
-            "pmcid": citable.pmcid(ids.get("pmc") or ids.get("pmcid")),
-            "year": _year(
-                _first_under(journal_parts.get("JournalIssue", _NONE), "PubDate"),
-                _first(fields, "ArticleDate"),
-            ),
-            "journal": text_of(_first(journal_parts, "Title")) if journal is not None else None,
-            "authors": _authors(_first(fields, "AuthorList")),
-            "publication_types": pub_types,
-            "content_type": content_type,
-            "status": citation.get("Status"),
-            "flags": flags,
-            "relations": relations,
-            "passages": passages,
-            "metadata": metadata,
-        }
-    )
-
-
-def _book(node: Element) -> Record | Refusal:
-    document = _first_child(node, "BookDocument")
-    if document is None:
-        raise ParseError("PubmedBookArticle without BookDocument")
-    fields = _children(document)
-    pmid = text_of(_first(fields, "PMID"))
-    refusal = citable.refusal(f"pmid:{pmid}")
-    if refusal is not None:
-        return refusal
-    book = _first(fields, "Book")
-    book_parts = _children(book) if book is not None else {}
-    book_title = text_of(_first(book_parts, "BookTitle")) if book is not None else ""
-    chapter = text_of(_first(fields, "ArticleTitle"))
-    title = chapter or book_title
-    passages = [{"path": "title", "section": "Title", "text": title}] if title else []
-    _abstract(_first(fields, "Abstract"), passages)
-    pub_types = [text_of(p) for p in fields.get("PublicationType", _NONE)]
-    relations, ref_types = _relations(fields.get("CommentsCorrectionsList", _NONE))
-    flags, _ = _flags_and_type(pub_types, ref_types)
-    ids = _ids(_first(fields, "ArticleIdList"))
-    book_data = [child for child in node[:] if child.tag == "PubmedBookData"]
-    ids.update(_ids(_first_under(book_data, "ArticleIdList")))
-    authors = _authors(_first(fields, "AuthorList"))
-    if not authors and book is not None:
-        authors = _authors(_first(book_parts, "AuthorList"))
-    metadata: dict[str, object] = {"book_title": book_title} if book_title else {}
-    publisher = (
-        text_of(_first_under(book_parts.get("Publisher", _NONE), "PublisherName"))
-        if book is not None
-        else ""
-    )
-    if publisher:
-        metadata["publisher"] = publisher
-    return Record.model_validate(
-        {
-            "record_id": f"pmid:{pmid}",
-            "source": SOURCE,
-            "title": title,
-            "doi": ids.get("doi"),
-            "pmid": pmid,
-            "pmcid": citable.pmcid(ids.get("pmc") or ids.get("pmcid")),
-            "year": _year(_first(book_parts, "PubDate") if book is not None else None),
-            "journal": book_title or None,
-            "authors": authors,
-            "publication_types": pub_types,
-            "content_type": "book_chapter" if chapter else "book",
-            "flags": flags,
-            "relations": relations,
-            "passages": passages,
-            "metadata": metadata,
-        }
-    )
+# a query asking for more records than this is read from NCBI's history server (one esearch
+# with usehistory=y, then efetch pages by WebEnv and query_key) instead of id pages + efetch
+HISTORY_ABOVE = 1000
 
 
 # -- harvest ---------------------------------------------------------------------------------
+class ESearch:
+    """The pages of one esearch (a :class:`~pipeline.sources.base.Pager`): PMIDs matching
+    ``term``, at most ``limit`` and at most 10,000, 500 per page."""
+
+    def __init__(
+        self, term: str, *, limit: int, mindate: str | None = None, maxdate: str | None = None
+    ) -> None:
+        self.term, self.mindate, self.maxdate = term, mindate, maxdate
+        self.limit = min(limit, ESEARCH_CAP)
+        self.ids: list[str] = []
+        self.known: set[str] = set()  # beside the list: membership in O(1), order kept by it
+        self.start = 0
+
+    usehistory = False  # ask esearch to keep the result on NCBI's history server
+
+    def _request(self) -> Request | None:
+        if len(self.ids) >= self.limit:
+            return None
+        retmax = min(ESEARCH_PAGE, self.limit - len(self.ids))
+        params = _esearch(self.term, self.start, retmax, self.mindate, self.maxdate)
+        return Request(ESEARCH_URL, {**params, "usehistory": "y"} if self.usehistory else params)
+
+    def first(self) -> Request | None:
+        return self._request()
+
+    def step(self, response: httpx.Response) -> Step:
+        return self._ids(parse(response.content))
+
+    def _ids(self, result: ParseResult) -> Step:
+        for pmid in result.ids:
+            if pmid not in self.known:
+                self.known.add(pmid)
+                self.ids.append(pmid)
+        if result.next is None:
+            return Step(None, result.refused)
+        self.start = int(result.next)
+        return Step(self._request(), result.refused)
+
+    def result(self) -> list[str]:
+        return self.ids[: self.limit]
+
+
+def _esearch(
+    term: str, retstart: int, retmax: int, mindate: str | None, maxdate: str | None
+) -> dict[str, str | int]:
+    params: dict[str, str | int] = {
+        "db": "pubmed",
+        "term": term,
+        "retstart": retstart,
+        "retmax": retmax,
+        "retmode": "json",
+    }
+    if mindate or maxdate:
+        params["datetype"] = "pdat"
+        params["mindate"] = mindate or "1800"
+        params["maxdate"] = maxdate or "3000"
+    return params
+
+
+class LargeSearch(ESearch):
+    """A search that may be large (a :class:`~pipeline.sources.base.Pager`): esearch pages as
+    :class:`ESearch`, asked with ``usehistory=y``. When the first answer counts more than
+    :data:`HISTORY_ABOVE` records (and the limit allows more), the records are read from NCBI's
+    history server instead: efetch pages by ``WebEnv``/``query_key`` with ``retstart``/
+    ``retmax`` (:data:`EFETCH_BATCH` a page), up to the limit, the count and 10,000; its result
+    is then those records, else the PMIDs (also when the answer names no ``WebEnv`` and
+    ``QueryKey``: a server without a history is paged by id, as a small search is).
+
+    Fails closed: an efetch page with no record before the count is reached (a truncated
+    answer; an expired history is NCBI's own error) is a :class:`~pipeline.errors.ParseError`,
+    so the search is a listed failure, never short."""
+
+    usehistory = True
+
+    def __init__(
+        self, term: str, *, limit: int, mindate: str | None = None, maxdate: str | None = None
+    ) -> None:
+        super().__init__(term, limit=limit, mindate=mindate, maxdate=maxdate)
+        self.history: tuple[str, str] | None = None  # (WebEnv, query_key)
+        self.total = 0
+        self.fetched = 0  # records asked from the history so far
+        self.records: list[Record] = []
+
+    def _page(self) -> Request | None:
+        if self.history is None or self.fetched >= self.total:
+            return None
+        webenv, key = self.history
+        params: dict[str, str | int] = {
+            "db": "pubmed",
+            "query_key": key,
+            "WebEnv": webenv,
+            "retstart": self.fetched,
+            "retmax": min(EFETCH_BATCH, self.total - self.fetched),
+            "retmode": "xml",
+        }
+        return Request(EFETCH_URL, params)
+
+    def step(self, response: httpx.Response) -> Step:
+        result = parse(response.content)
+        if self.history is not None:
+            if not (result.records or result.refused):
+                raise ParseError(
+                    f"PubMed's history server answered no record at retstart {self.fetched} of "
+                    f"{self.total} for {self.term!r}"
+                )
+            self.records.extend(result.records)
+            self.fetched += min(EFETCH_BATCH, self.total - self.fetched)
+            return Step(self._page(), result.refused)
+        large = min(self.limit, result.count or 0) > HISTORY_ABOVE
+        if self.ids or not large:
+            return self._ids(result)
+        webenv, key = result.meta.get("webenv"), result.meta.get("querykey")
+        if not webenv or not key:  # a server without a history: its ids, paged as any
+            return self._ids(result)
+        self.history, self.total = (str(webenv), str(key)), min(self.limit, result.count or 0)
+        return Step(self._page())  # its ids are not used: the records come from the history
+
+    def result(self) -> list[str] | list[Record]:  # type: ignore[override]
+        return self.records[: self.limit] if self.history is not None else super().result()
+
+
+def search_pages(
+    client: HttpClient,
+    term: str,
+    *,
+    limit: int,
+    mindate: str | None = None,
+    maxdate: str | None = None,
+) -> Iterator[list[str] | list[Record]]:
+    """:class:`LargeSearch` walked page by page: each history page's records as it arrives
+    (memory holds one page, not the whole search), else, at the end, the PMIDs."""
+    pager = LargeSearch(term, limit=limit, mindate=mindate, maxdate=maxdate)
+    request: Request | None = pager.first()
+    while request is not None:
+        step = pager.step(send(client, SOURCE, request))
+        client.report_refused(SOURCE, list(step.refused))
+        request = step.next
+        if pager.records:
+            yield pager.records
+            pager.records = []
+    if pager.history is None:
+        yield pager.result()
+
+
+def search(
+    client: HttpClient,
+    term: str,
+    *,
+    limit: int,
+    mindate: str | None = None,
+    maxdate: str | None = None,
+) -> list[str] | list[Record]:
+    """PMIDs matching ``term``, or its records when it is large (:class:`LargeSearch`)."""
+    pages = search_pages(client, term, limit=limit, mindate=mindate, maxdate=maxdate)
+    return [item for page in pages for item in page]  # type: ignore[return-value]
+
+
 def search_ids(
     client: HttpClient,
     term: str,
@@ -445,32 +220,15 @@ def search_ids(
     maxdate: str | None = None,
 ) -> list[str]:
     """PMIDs matching ``term`` (esearch, paged), at most ``limit`` and at most 10,000."""
-    ids: list[str] = []
-    known: set[str] = set()  # beside the list: membership in O(1), order kept by the list
-    start = 0
-    limit = min(limit, ESEARCH_CAP)
-    while len(ids) < limit:
-        params: dict[str, str | int] = {
-            "db": "pubmed",
-            "term": term,
-            "retstart": start,
-            "retmax": min(ESEARCH_PAGE, limit - len(ids)),
-            "retmode": "json",
-        }
-        if mindate or maxdate:
-            params["datetype"] = "pdat"
-            params["mindate"] = mindate or "1800"
-            params["maxdate"] = maxdate or "3000"
-        result = parse(client.get(ESEARCH_URL, params=params, source=SOURCE).content)
-        client.report_refused(SOURCE, result.refused)
-        for pmid in result.ids:
-            if pmid not in known:
-                known.add(pmid)
-                ids.append(pmid)
-        if result.next is None:
-            break
-        start = int(result.next)
-    return ids[:limit]
+    return walk(client, SOURCE, ESearch(term, limit=limit, mindate=mindate, maxdate=maxdate))
+
+
+def efetch_request(batch: Sequence[str]) -> Request:
+    """The efetch of one batch of PMIDs: a GET, or a POST above :data:`EFETCH_GET_MAX` ids."""
+    form = {"db": "pubmed", "id": ",".join(batch), "retmode": "xml"}
+    if len(batch) > EFETCH_GET_MAX:
+        return Request(EFETCH_URL, form=form)
+    return Request(EFETCH_URL, form)
 
 
 def fetch_records(client: HttpClient, pmids: Sequence[str]) -> list[Record]:
@@ -482,12 +240,7 @@ def fetch_records(client: HttpClient, pmids: Sequence[str]) -> list[Record]:
     unique = sorted({str(p) for p in pmids}, key=lambda p: (len(p), p))  # numeric order
     records: list[Record] = []
     for start in range(0, len(unique), EFETCH_BATCH):
-        batch = unique[start : start + EFETCH_BATCH]
-        form = {"db": "pubmed", "id": ",".join(batch), "retmode": "xml"}
-        if len(batch) > EFETCH_GET_MAX:
-            response = client.post(EFETCH_URL, data=form, source=SOURCE)
-        else:
-            response = client.get(EFETCH_URL, params=form, source=SOURCE)
+        response = send(client, SOURCE, efetch_request(unique[start : start + EFETCH_BATCH]))
         result = parse(response.content)
         client.report_refused(SOURCE, result.refused)
         records.extend(result.records)
@@ -495,3 +248,80 @@ def fetch_records(client: HttpClient, pmids: Sequence[str]) -> list[Record]:
     if missing:
         log.warning("PubMed returned no record for %d PMID(s): %s", len(missing), sorted(missing))
     return records
+
+
+# -- the plug-in -------------------------------------------------------------------------------
+class PubMedQuery(Window):
+    term: str = Field(min_length=1)
+    limit: Limit
+
+
+class PubMedSpec(Strict):
+    """The ``[pubmed]`` table of a corpus spec."""
+
+    queries: list[PubMedQuery] = Field(default_factory=list)
+    ids: Annotated[list[str], id_list(PMID, "a PMID (1 to 10 digits)")] = Field(
+        default_factory=list
+    )
+    annotations: StrictBool = False  # PubTator3 annotations for every PubMed record
+
+
+def ncbi_date(value: str | None) -> str | None:
+    """``2020-01-15`` → ``2020/01/15`` (E-utilities date syntax)."""
+    return value.replace("-", "/") if value else None
+
+
+def _search(q: PubMedQuery) -> Search:
+    """A query's PMIDs by esearch pages (then fetched by id), or, when it may count more than
+    :data:`HISTORY_ABOVE` records, :func:`search` (its records from the history server when
+    it does)."""
+    dates = {"mindate": ncbi_date(q.mindate), "maxdate": ncbi_date(q.maxdate)}
+    if q.limit > HISTORY_ABOVE:
+        return Search(
+            f"search {q.term!r}",
+            q.term,
+            lambda client: search_pages(client, q.term, limit=q.limit, **dates),
+            gives="pmid",
+        )
+    return Search(
+        f"search {q.term!r}",
+        q.term,
+        lambda client: search_ids(client, q.term, limit=q.limit, **dates),
+        gives="pmid",
+    )
+
+
+def _searches(options: PubMedSpec) -> list[Search]:
+    return [_search(q) for q in options.queries]
+
+
+def _polite(settings: Settings) -> dict[str, str]:
+    polite = {"tool": settings.tool}
+    if settings.email:
+        polite["email"] = settings.email
+    if settings.ncbi_api_key:
+        polite["api_key"] = settings.ncbi_api_key
+    return polite
+
+
+PLUGIN = Plugin(
+    name=SOURCE,
+    schemes=("pmid",),
+    base_url=BASE.rstrip("/"),
+    parse_body=parse,
+    # NCBI E-utilities usage policy: 3 requests/s, 10 with an API key
+    rate=Rate("eutils.ncbi.nlm.nih.gov", 3.0, with_key=10.0),
+    options=PubMedSpec,
+    rank=10,
+    counts_ids=True,
+    shapes=Shapes(
+        hosts=(("eutils.ncbi.nlm.nih.gov", ""),),
+        xml=(b"<PubmedArticleSet", b"<eSearchResult"),
+        json=(("esearchresult",),),
+    ),
+    by_id={"pmid": ById("efetch", EFETCH_BATCH, lambda client, ids: fetch_records(client, ids))},
+    polite_params=_polite,
+    has_key=lambda settings: bool(settings.ncbi_api_key),
+    table_searches=_searches,
+    table_ids=lambda options: {"pmid": options.ids},
+)

@@ -31,14 +31,19 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipeline.errors import ParseError
 from pipeline.http import HttpClient
 from pipeline.records import Annotation, ParseResult, Passage, Record, Refusal
 from pipeline.sources import citable
 from pipeline.sources import jsonshape as shape
+from pipeline.sources.base import Plugin, Rate, Request, Shapes
+from pipeline.sources.paging import send
 from pipeline.xmlsafe import flatten_scripts, load_json, plain_scripts
+
+if TYPE_CHECKING:
+    from pipeline.sources.base import EnrichContext
 
 SOURCE = "pubtator3"
 EXPORT_URL = "https://www.ncbi.nlm.nih.gov/research/pubtator3-api/publications/export/biocjson"
@@ -312,9 +317,67 @@ def fetch_annotations(
     unique = sorted({str(p) for p in pmids}, key=lambda p: (len(p), p))
     found: dict[str, list[Annotation]] = {}
     for start in range(0, len(unique), BATCH):
-        batch = unique[start : start + BATCH]
-        response = client.get(EXPORT_URL, params={"pmids": ",".join(batch)}, source=SOURCE)
+        request = Request(EXPORT_URL, {"pmids": ",".join(unique[start : start + BATCH])})
+        response = send(client, SOURCE, request)
         refused: list[Refusal] = []
         found.update(align(response.content, records or {}, refused=refused))
         client.report_refused(SOURCE, refused)
     return found
+
+
+# -- the plug-in -------------------------------------------------------------------------------
+class Annotations:
+    """Enrichment: PubTator3's annotations on every PubMed record (``[pubmed] annotations =
+    true``), spans mapped onto the record's passages; a failed request leaves the records it
+    asked for incomplete."""
+
+    adds_records = False
+
+    def enabled(self, spec: Any) -> bool:
+        options = spec.options("pubmed")
+        return bool(options is not None and getattr(options, "annotations", False))
+
+    def enrich(self, ctx: EnrichContext, records: list[Record]) -> tuple[list[Record], set[str]]:
+        pubmed = {r.record_id: r for r in records if r.source == "pubmed" and r.pmid}
+        if not pubmed:
+            return records, set()
+        pmids = [r.pmid for r in pubmed.values() if r.pmid]
+        found = ctx.call(
+            SOURCE,
+            "annotations",
+            lambda: fetch_annotations(ctx.client, pmids, records=pubmed),
+        )
+        if found is None:
+            return records, set(pubmed)
+        annotated = [rid for rid in found if rid in pubmed]
+        ctx.step(SOURCE, "annotations", len(annotated), f"{len(pmids)} PMIDs asked")
+        return [
+            r.model_copy(update={"annotations": found[r.record_id]})
+            if r.record_id in found and r.record_id in pubmed
+            else r
+            for r in records
+        ], set()
+
+
+def _sniff(data: object) -> bool:
+    """A lone BioC document or a list of them."""
+    if isinstance(data, list):
+        return bool(data) and isinstance(data[0], dict) and "passages" in data[0]
+    return isinstance(data, dict) and "passages" in data
+
+
+ENRICHMENT = Annotations()
+PLUGIN = Plugin(
+    name=SOURCE,
+    schemes=(),
+    base_url="https://www.ncbi.nlm.nih.gov/research/pubtator3-api",
+    parse_body=parse,
+    rate=Rate("www.ncbi.nlm.nih.gov", 3.0),  # "no more than 3 requests per second"
+    shapes=Shapes(
+        hosts=(("www.ncbi.nlm.nih.gov", "/research/pubtator3-api/"),),
+        json=(("PubTator3",),),
+        sniff=_sniff,
+    ),
+    enrichment=ENRICHMENT,
+    spec_test=ENRICHMENT.enabled,
+)

@@ -157,3 +157,86 @@ def test_a_tiny_live_build_over_the_loopback_apis_is_complete_and_never_refused(
         "openfda": 1,
     }
     assert figures["peak RSS, build"].value > 0  # its own peak: more than an empty interpreter
+
+
+def _harvest_pubmed(limit: int, *, records: int = 2_000) -> tuple[list[str], int]:
+    """A PubMed search of ``limit`` records over the bench's PubMed answers: the requests
+    made (path and paging parameters) and the records delivered."""
+    from collections.abc import Collection, Sequence
+    from urllib.parse import parse_qsl
+
+    from pipeline.harvest import Harvester
+    from pipeline.harvest_spec import parse_spec
+    from pipeline.http import HttpClient
+    from pipeline.records import Record
+    from pipeline.settings import Settings
+    from pipeline.snapshot.progress import NullProgress
+
+    answers = Answers(records)
+    asked: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        form = request.read()
+        params = dict(parse_qsl(request.url.query.decode()) + parse_qsl(form.decode()))
+        shown = {
+            k: params[k] for k in ("usehistory", "WebEnv", "retstart", "retmax") if k in params
+        }
+        ids = params.get("id", "")
+        shown |= {"ids": str(len(ids.split(",")))} if ids else {}
+        asked.append(f"{request.url.path.rsplit('/', 1)[1]} {shown}")
+        status, kind, body = answers("pubmed", request.method, str(request.url), form)
+        return httpx.Response(status, content=body, headers={"content-type": kind})
+
+    class Sink:
+        delivered = 0
+
+        def records(
+            self, source: str, records: Sequence[Record], *, incomplete: Collection[str] = ()
+        ) -> None:
+            Sink.delivered += len(records)
+
+        def failure(self, source: str, step: str, error: Exception) -> None:
+            raise AssertionError(f"{step}: {error}")
+
+        def step(self, source: str, step: str, count: int, detail: str | None = None) -> None:
+            pass
+
+    spec = parse_spec(
+        f'name = "b"\n[pubmed]\nqueries = [{{ term = "bench0", limit = {limit} }}]\n',
+        Path("b.toml"),
+    )
+    transport = httpx.MockTransport(handler)
+    with HttpClient(Settings(), transport=transport, rates={"eutils.ncbi.nlm.nih.gov": 0}) as c:
+        Sink.delivered = 0
+        Harvester(spec, c, Sink(), NullProgress()).run()  # type: ignore[arg-type]
+    return asked, Sink.delivered
+
+
+def test_a_search_above_the_threshold_reads_the_history_server() -> None:
+    assert pubmed.HISTORY_ABOVE == 1_000
+    asked, delivered = _harvest_pubmed(1_200)
+    assert asked == [
+        "esearch.fcgi {'usehistory': 'y', 'retstart': '0', 'retmax': '500'}",
+        "efetch.fcgi {'WebEnv': 'BENCH-0', 'retstart': '0', 'retmax': '500'}",
+        "efetch.fcgi {'WebEnv': 'BENCH-0', 'retstart': '500', 'retmax': '500'}",
+        "efetch.fcgi {'WebEnv': 'BENCH-0', 'retstart': '1000', 'retmax': '200'}",
+    ]
+    assert delivered == 1_200
+
+
+def test_a_search_at_the_threshold_pages_ids_and_fetches_them_by_id() -> None:
+    assert _harvest_pubmed(5_000, records=900)[0] == [
+        "esearch.fcgi {'usehistory': 'y', 'retstart': '0', 'retmax': '500'}",
+        "esearch.fcgi {'usehistory': 'y', 'retstart': '500', 'retmax': '500'}",
+        "efetch.fcgi {'ids': '497'}",
+        "efetch.fcgi {'ids': '403'}",
+    ]  # a limit above the threshold, a count below it: ids, the history unused
+    asked, delivered = _harvest_pubmed(1_000)  # at the threshold: no history asked
+    assert asked == [
+        "esearch.fcgi {'retstart': '0', 'retmax': '500'}",
+        "esearch.fcgi {'retstart': '500', 'retmax': '500'}",
+        "efetch.fcgi {'ids': '497'}",
+        "efetch.fcgi {'ids': '497'}",
+        "efetch.fcgi {'ids': '6'}",
+    ]
+    assert delivered == 1_000

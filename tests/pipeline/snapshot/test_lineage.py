@@ -876,7 +876,7 @@ def preprint(ppr: str) -> Record:
 def test_a_complete_delivery_replaces_an_incomplete_new_one_of_the_same_source(
     tmp_path: Path, upstream: Upstream, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(harvest, "DOI_CACHE", 0)  # each batch asks Crossref again
+    monkeypatch.setattr(crossref, "DOI_CACHE", 0)  # each batch asks Crossref again
     spec = (
         'name = "lin"\n[europepmc]\nqueries = [{ query = "q1", limit = 5 }, '
         '{ query = "q2", limit = 5 }]\n[crossref]\nupdates = true\n'

@@ -23,6 +23,7 @@ from pipeline.records import Record
 from pipeline.settings import Settings
 from pipeline.sources import clinicaltrials
 from pipeline.sources.clinicaltrials import FIELDS, fetch_records, parse, search_records
+from pipeline.sources.history import lookup_trial_version
 from tests.conftest import reference_files, requires_reference
 from tests.pipeline.sources.fuzzing import (
     FUZZ_SETTINGS,
@@ -433,12 +434,14 @@ def test_fetch_refuses_a_malformed_id_before_any_request() -> None:
     assert str(info.value) == "not an NCT id: 'NCT123' (expected NCT followed by 8 digits)"
 
 
-def test_fetch_version_is_off_by_default_and_asks_nothing() -> None:
+def test_a_trial_version_lookup_is_off_by_default_and_asks_nothing() -> None:
     def handler(request: httpx.Request) -> httpx.Response:
         raise AssertionError(f"unexpected request {request.url}")
 
     with client_for(handler) as client:
-        assert clinicaltrials.fetch_version(client, "NCT99000001", "2025-01-15") is None
+        lookup = lookup_trial_version(client, "NCT99000001", "2025-01-15")
+    assert lookup.outcome == "disabled"
+    assert lookup.record is None
 
 
 # -- conformance over the recorded reference responses ---------------------------------------------

@@ -16,7 +16,7 @@ from pipeline.errors import ParseError
 from pipeline.http import HttpClient
 from pipeline.replay import ReplayTransport
 from pipeline.settings import Settings
-from pipeline.sources import clinicaltrials, history, openfda
+from pipeline.sources import history
 from pipeline.sources.history import (
     HistoryEntry,
     lookup_label_version,
@@ -72,9 +72,11 @@ def test_an_older_trial_version_is_fetched_from_the_history() -> None:
     assert summary.endswith("once daily for 24 weeks.")
 
 
-def test_fetch_version_delegates_and_gives_the_record() -> None:
+def test_a_trial_version_lookup_gives_the_record() -> None:
     with replay() as client:
-        record = clinicaltrials.fetch_version(client, "NCT99000001", "2025-06-02")
+        lookup = lookup_trial_version(client, "NCT99000001", "2025-06-02")
+    record = lookup.record
+    assert lookup.outcome == "fetched"
     assert record is not None
     assert record.version == "2025-06-02"
     assert record.status == "ACTIVE_NOT_RECRUITING"
@@ -83,7 +85,6 @@ def test_fetch_version_delegates_and_gives_the_record() -> None:
 def test_a_version_the_history_lacks_is_not_retained_never_the_current_one() -> None:
     with replay() as client:
         lookup = lookup_trial_version(client, "NCT99000001", "2024-12-01")
-        assert clinicaltrials.fetch_version(client, "NCT99000001", "2024-12-01") is None
     assert lookup.outcome == "not_retained"
     assert lookup.record is None
     assert lookup.detail == (
@@ -218,7 +219,6 @@ def test_dailymed_history_listing_is_parsed_oldest_first() -> None:
 def test_a_listed_label_version_is_reported_as_unfetchable() -> None:
     with replay() as client:
         lookup = lookup_label_version(client, SETID, "3")
-        assert openfda.fetch_version(client, SETID, "3") is None
     assert lookup.outcome == "unfetchable"
     assert lookup.record is None
     assert lookup.detail == (

@@ -23,6 +23,7 @@ from pipeline.http import HttpClient
 from pipeline.records import Record, Refusal
 from pipeline.settings import Settings
 from pipeline.sources import openfda
+from pipeline.sources.history import lookup_label_version
 from pipeline.sources.openfda import fetch_records, parse, search_plan, search_records
 from tests.conftest import ROOT, reference_files, requires_reference
 from tests.pipeline.sources.fuzzing import (
@@ -279,12 +280,14 @@ def test_fetch_refuses_a_malformed_set_id() -> None:
     assert str(info.value) == "not an openFDA set id: 'warfarin' (expected a lower-case UUID)"
 
 
-def test_fetch_version_is_off_by_default() -> None:
+def test_a_label_version_lookup_is_off_by_default_and_asks_nothing() -> None:
     def handler(request: httpx.Request) -> httpx.Response:
         raise AssertionError(f"unexpected request {request.url}")
 
     with client_for(handler) as client:
-        assert openfda.fetch_version(client, SETID, "3") is None
+        lookup = lookup_label_version(client, SETID, "3")
+    assert lookup.outcome == "disabled"
+    assert lookup.record is None
 
 
 # -- conformance ---------------------------------------------------------------------------------

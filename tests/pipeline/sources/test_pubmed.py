@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import parse_qs
 
@@ -342,3 +343,50 @@ def test_reference_wakefield_retraction_counts_once_across_pubmed_and_crossref()
     assert len(retractions) == len(set(retractions))
     assert "doi:10.1016/s0140-6736(10)60175-4" not in retractions
     assert "pmid:20137807" in retractions
+
+
+# -- NCBI's history server (large searches) ----------------------------------------------------
+def _history_api(
+    efetch: bytes, *, webenv: bool = True
+) -> Callable[[httpx.Request], httpx.Response]:
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("esearch.fcgi"):
+            result: dict[str, object] = {"count": "1200", "idlist": [], "retstart": "0"}
+            if webenv:
+                result |= {"webenv": "MCID_synthetic", "querykey": "1"}
+            return httpx.Response(200, json={"esearchresult": result})
+        return httpx.Response(200, content=efetch, headers={"content-type": "text/xml"})
+
+    return handler
+
+
+def test_a_large_search_without_a_webenv_is_paged_by_id() -> None:
+    asked: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        asked.append(request.url.path.rsplit("/", 1)[1])
+        start = int(request.url.params["retstart"])
+        ids = [str(99000001 + i) for i in range(start, min(start + 500, 1200))]
+        result = {"count": "1200", "idlist": ids, "retstart": str(start)}
+        return httpx.Response(200, json={"esearchresult": result})
+
+    with mock_client(handler) as http:
+        found = pubmed.search(http, "zentravir", limit=1200)
+    assert found == [str(99000001 + i) for i in range(1200)]
+    assert asked == ["esearch.fcgi"] * 3
+
+
+def test_a_history_page_without_records_fails_closed_never_short() -> None:
+    empty = b'<?xml version="1.0" ?>\n<PubmedArticleSet></PubmedArticleSet>'
+    with mock_client(_history_api(empty)) as http, pytest.raises(ParseError) as info:
+        pubmed.search(http, "zentravir", limit=1200)
+    assert str(info.value) == (
+        "PubMed's history server answered no record at retstart 0 of 1200 for 'zentravir'"
+    )
+
+
+def test_an_expired_history_fails_with_ncbis_own_error() -> None:
+    gone = b"<eFetchResult><ERROR>Unable to obtain query #1</ERROR></eFetchResult>"
+    with mock_client(_history_api(gone)) as http, pytest.raises(ParseError) as info:
+        pubmed.search(http, "zentravir", limit=1200)
+    assert str(info.value) == "NCBI answered with an error: Unable to obtain query #1"

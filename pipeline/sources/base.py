@@ -1,0 +1,307 @@
+"""What a source is: the :class:`Source` Protocol every plug-in implements, and its parts.
+
+A source is one module that defines one object satisfying :class:`Source` (the built-ins
+define a :class:`Plugin`, a frozen dataclass of the parts) and is named in the registry
+(:mod:`pipeline.sources`). Everything else reads the registry: the corpus spec (a source's
+``options`` model is its ``[name]`` table), pacing (its :class:`Rate`), the HTTP client (its
+base URL and polite parameters), ``citeseal parse`` (its parser and :class:`Shapes`), the
+harvest (its searches, by-id fetches and enrichment).
+
+The rules a source keeps:
+
+* **Pure parts.** ``parse`` is a pure function of a body; a request is a value
+  (:class:`Request`); paging is a pure step (:class:`Pager`: a response in, the next
+  request or None out, with the records it refused). :func:`pipeline.sources.paging.walk`
+  is the one loop that does the I/O for every source's pages.
+* **Searches and by-id fetches are data** (:class:`Search`, :class:`ById`, :class:`Single`):
+  the harvest (:class:`pipeline.harvest.Harvester`) judges every by-id answer the same way
+  for every source (missing only on positive evidence, controls, the refresh).
+* **Enrichment** (:class:`Enrichment`) adds to records of any source (annotations, notices)
+  or adds records of its own (full text), through the harvest's :class:`EnrichContext`; a
+  failed step marks the records it concerns incomplete, never clean.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+if TYPE_CHECKING:  # pydantic models and the HTTP client load with the sources, not the CLI
+    import httpx
+    from pydantic import BaseModel
+
+    from pipeline.http import HttpClient
+    from pipeline.records import ParseResult, Record, Refusal
+    from pipeline.settings import Settings
+
+T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
+
+
+@dataclass(frozen=True)
+class Rate:
+    """How fast one source's host may be asked (requests per second): ``per_second``, or
+    ``with_key`` when the source's API key is set, or ``without_contact`` when no contact
+    e-mail is (Crossref's public pool is slower than its polite pool)."""
+
+    host: str
+    per_second: float
+    with_key: float | None = None
+    without_contact: float | None = None
+
+    def for_settings(self, settings: Settings, *, keyed: bool) -> float:
+        if keyed and self.with_key is not None:
+            return self.with_key
+        if not settings.email and self.without_contact is not None:
+            return self.without_contact
+        return self.per_second
+
+
+@dataclass(frozen=True)
+class Request:
+    """One HTTP request as a value: a GET with ``params``, or a POST of ``form``."""
+
+    url: str
+    params: Mapping[str, str | int] = field(default_factory=dict)
+    form: Mapping[str, str] | None = None
+    expect: tuple[int, ...] = (200,)
+
+
+@dataclass(frozen=True)
+class Step:
+    """What a pager made of one response: the next request (None: done) and the records
+    the parser refused in it (reported by the loop, as the answer arrives)."""
+
+    next: Request | None
+    refused: Sequence[Refusal] = ()
+
+
+class Pager(Protocol[T_co]):
+    """A sans-I/O walk over pages: ``first()`` is the first request (None: nothing to ask),
+    ``step(response)`` reads one answer and says what to ask next, ``result()`` is what the
+    walk found. No method does I/O; :func:`pipeline.sources.paging.walk` does."""
+
+    def first(self) -> Request | None: ...
+
+    def step(self, response: httpx.Response) -> Step: ...
+
+    def result(self) -> T_co: ...
+
+
+@dataclass(frozen=True)
+class Search:
+    """One query of a spec table. ``run`` asks it (through the one paging loop) and returns
+    records, or, with ``gives`` set, ids of that scheme to fetch by id (or records, when the
+    search reads them itself: PubMed's history server); an iterator of such answers is
+    delivered page by page, as it comes. ``step`` names the request in failures; ``shown`` is
+    the query as the harvest log shows it."""
+
+    step: str
+    shown: str
+    run: Callable[[HttpClient], Sequence[Any] | Iterator[Sequence[Any]]]
+    gives: str | None = None
+
+
+@dataclass(frozen=True)
+class ById:
+    """How records of one scheme are fetched by id. ``fetch`` puts at most ``per_request``
+    ids in one request, and the harvest asks it for fewer at a time (room for the controls of
+    a second asking); it delivers ``chunk`` ids at a time (None: its ``CHUNK``). ``answers``
+    is the asked key a record answers (default: its own id); ``carried``: a record of the
+    lineage carrying the asked id stands for it (a PMCID answered by a ``pmid:`` record)."""
+
+    step: str
+    per_request: int
+    fetch: Callable[[HttpClient, list[str]], list[Record]]
+    chunk: int | None = None  # None: the harvest's CHUNK
+    answers: Callable[[Record], str] | None = None
+    carried: bool = False
+    refresh: bool = True  # the lineage's unseen records of this scheme are re-asked this way
+
+
+@dataclass(frozen=True)
+class Single:
+    """A by-id fetch of one record per request that may have no answer (None): Europe PMC's
+    full text. No answer is never a withdrawal (the harvest's rules)."""
+
+    step: str  # "full text" → "full text PMC…"
+    fetch: Callable[[HttpClient, str], Record | None]
+
+
+class EnrichContext(Protocol):
+    """What the harvest offers an enrichment (:class:`pipeline.harvest.Harvester`)."""
+
+    @property
+    def client(self) -> HttpClient: ...
+
+    def call(self, source: str, step: str, call: Callable[[], T]) -> T | None:
+        """Run one request-level call; a failure is reported and gives None."""
+        ...
+
+    def step(self, source: str, step: str, count: int, detail: str) -> None:
+        """Log a harvest step (the harvest log's line)."""
+        ...
+
+    def fetch_each(self, source: str, scheme: str, ids: Sequence[str]) -> None:
+        """Fetch and deliver records one by one through the source's :class:`Single`."""
+        ...
+
+    def memo(self, source: str) -> dict[str, Any]:
+        """State an enrichment keeps for the length of one harvest (caches)."""
+        ...
+
+
+class Enrichment(Protocol):
+    """How a source enriches the records of a harvest. Those that change records
+    (``adds_records`` False: annotations, notices) run first, in registry order, then those
+    that add records of their own (full text)."""
+
+    adds_records: bool
+
+    def enabled(self, spec: Any) -> bool:
+        """Whether the corpus spec asks for it."""
+        ...
+
+    def enrich(self, ctx: EnrichContext, records: list[Record]) -> tuple[list[Record], set[str]]:
+        """The records enriched, and the ids of those whose enrichment failed."""
+        ...
+
+
+@dataclass(frozen=True)
+class Shapes:
+    """How ``citeseal parse auto`` tells a body of this source: its URL (``hosts``: host and
+    path prefix), the root element of an XML body (``xml``), the keys a JSON object has
+    (``json``: each tuple must all be present; checked for every source before any
+    ``sniff``), and a last ``sniff`` of decoded JSON."""
+
+    hosts: tuple[tuple[str, str], ...] = ()
+    xml: tuple[bytes, ...] = ()
+    json: tuple[tuple[str, ...], ...] = ()
+    sniff: Callable[[object], bool] | None = None
+
+
+class Source(Protocol):
+    """One source (module docstring)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def schemes(self) -> tuple[str, ...]:
+        """The ``scheme:`` of the records it gives."""
+        ...
+
+    @property
+    def base_url(self) -> str:
+        """Its public base URL (no trailing ``/``); ``CITESEAL_<NAME>_URL`` moves it."""
+        ...
+
+    @property
+    def rate(self) -> Rate | None: ...
+
+    @property
+    def options(self) -> type[BaseModel] | None:
+        """The model of its ``[name]`` table in a corpus spec (None: it has none)."""
+        ...
+
+    @property
+    def rank(self) -> int:
+        """Harvest order, lower first."""
+        ...
+
+    @property
+    def counts_ids(self) -> bool:
+        """Whether its progress total is the number of ids it fetches."""
+        ...
+
+    @property
+    def shapes(self) -> Shapes: ...
+
+    @property
+    def by_id(self) -> Mapping[str, ById]: ...
+
+    @property
+    def singles(self) -> Mapping[str, Single]: ...
+
+    @property
+    def enrichment(self) -> Enrichment | None: ...
+
+    def parse(self, body: str | bytes, *, url: str | None = None) -> ParseResult: ...
+
+    def polite(self, settings: Settings) -> dict[str, str]:
+        """The polite and credential parameters of its requests (to its own origin only)."""
+        ...
+
+    def keyed(self, settings: Settings) -> bool:
+        """Whether its API key is set (a :class:`Rate` may then be faster)."""
+        ...
+
+    def in_spec(self, spec: Any) -> bool:
+        """Whether a corpus spec harvests it (its table, or an enrichment it provides)."""
+        ...
+
+    def searches(self, options: Any) -> Sequence[Search]: ...
+
+    def ids(self, options: Any) -> Mapping[str, Sequence[str]]:
+        """The ids its table names, per scheme, in the order they are fetched."""
+        ...
+
+
+def _nothing(_settings: Settings) -> dict[str, str]:
+    return {}
+
+
+def _unkeyed(_settings: Settings) -> bool:
+    return False
+
+
+def _no_searches(_options: Any) -> Sequence[Search]:
+    return ()
+
+
+def _no_ids(_options: Any) -> Mapping[str, Sequence[str]]:
+    return {}
+
+
+@dataclass(frozen=True)
+class Plugin:
+    """A :class:`Source` made of its parts (what the built-in sources are)."""
+
+    name: str
+    schemes: tuple[str, ...]
+    base_url: str
+    parse_body: Callable[..., ParseResult]
+    rate: Rate | None = None
+    options: type[BaseModel] | None = None
+    rank: int = 50
+    counts_ids: bool = False
+    shapes: Shapes = Shapes()
+    by_id: Mapping[str, ById] = field(default_factory=dict)
+    singles: Mapping[str, Single] = field(default_factory=dict)
+    enrichment: Enrichment | None = None
+    polite_params: Callable[[Settings], dict[str, str]] = _nothing
+    has_key: Callable[[Settings], bool] = _unkeyed
+    table_searches: Callable[[Any], Sequence[Search]] = _no_searches
+    table_ids: Callable[[Any], Mapping[str, Sequence[str]]] = _no_ids
+    spec_test: Callable[[Any], bool] | None = None
+
+    def parse(self, body: str | bytes, *, url: str | None = None) -> ParseResult:
+        return self.parse_body(body, url=url)
+
+    def polite(self, settings: Settings) -> dict[str, str]:
+        return self.polite_params(settings)
+
+    def keyed(self, settings: Settings) -> bool:
+        return self.has_key(settings)
+
+    def in_spec(self, spec: Any) -> bool:
+        if self.spec_test is not None:
+            return self.spec_test(spec)
+        return spec.options(self.name) is not None
+
+    def searches(self, options: Any) -> Sequence[Search]:
+        return self.table_searches(options)
+
+    def ids(self, options: Any) -> Mapping[str, Sequence[str]]:
+        return self.table_ids(options)
