@@ -303,8 +303,12 @@ def check_reference(ref: Reference, resolver: Resolver, found: dict[Key, Lookup]
     if any(i.scheme == "isbn" for i in ref.identifiers) and not _resolvable(ref):
         return result("needs_review", "a book (ISBN): the snapshot does not index books")
     if ref.identifiers:
-        shown = ", ".join(ids)
-        return result("unresolved", f"{shown}: not in this snapshot (offline: not evidence)")
+        notes = []
+        for ident in ref.identifiers:
+            lookup = found.get((ident.scheme, ident.value))
+            note = lookup.detail if lookup and lookup.detail else "not in this snapshot"
+            notes.append(f"{ident.scheme}:{ident.value}: {note}")
+        return result("unresolved", "; ".join(notes) + " (offline: not evidence of fabrication)")
     return result("needs_review", "no identifier, and no title in the snapshot matches")
 
 

@@ -58,7 +58,7 @@ _STOP_WORDS = "of the and for in on a an to und et de la le les des der die &"
 STOP_WORDS = frozenset(_STOP_WORDS.split(" "))
 _SUBTITLE_MARK = re.compile(r"\s*(?::|\s-\s|\s–\s|\s—\s|\.\s|\?\s|\()")
 _NON_WORD = re.compile(r"[^\w]+")
-_INITIALS = re.compile(r"^(?:[A-Z]{1,3}|(?:[A-Z]\.-?\s?){1,3})$")
+_INITIALS = re.compile(r"^(?:[A-Z]{1,3}\.?|(?:[A-Z]\.-?){1,3})$")
 _PARENS = re.compile(r"\([^)]*\)")
 _GROUP = re.compile(
     r"\b(?:group|consortium|collaborat\w*|committee|investigators|society|association|"
@@ -132,7 +132,9 @@ def surname_key(name: str) -> str | None:
     else:
         words = text.split()
         if len(words) > 1 and _INITIALS.match(words[-1]):
-            surname = " ".join(words[:-1])  # PubMed: Surname GH
+            while len(words) > 1 and _INITIALS.match(words[-1]):
+                words.pop()
+            surname = " ".join(words)  # PubMed: Surname GH; Vancouver: Surname G. H.
         elif len(words) > 1:
             cut = len(words) - 1
             while cut > 0 and words[cut - 1].casefold() in PARTICLES:

@@ -32,6 +32,7 @@ from typing import Literal, Protocol
 import duckdb
 from rapidfuzz import fuzz, process
 
+from audit.errors import CorpusError
 from audit.references.compare import fold_title
 
 LookupStatus = Literal["matched", "unmatched", "unreachable"]
@@ -208,8 +209,13 @@ class SnapshotResolver:
 
     @classmethod
     def open(cls, path: Path, label: str | None = None) -> SnapshotResolver:
-        """A resolver on the snapshot file at ``path`` (the caller has trusted it)."""
-        return cls(duckdb.connect(str(path), read_only=True), label or path.stem)
+        """A resolver on the snapshot file at ``path`` (the caller has trusted it); a file
+        that does not open is a :class:`~audit.errors.CorpusError`."""
+        try:
+            connection = duckdb.connect(str(path), read_only=True)
+        except duckdb.Error as error:
+            raise CorpusError(f"cannot open snapshot {path.name}: {_first_line(error)}") from None
+        return cls(connection, label or path.stem)
 
     def close(self) -> None:
         self._con.close()

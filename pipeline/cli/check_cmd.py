@@ -190,7 +190,12 @@ def check_command(
         raise InputError("reading stdin ('-') needs --input-format")
     settings = Settings.from_env()
     trusted = trusted_snapshot(snapshot, settings, seal_policy(settings, demo_key))
-    resolver = SnapshotResolver(trusted.search_connection(), trusted.manifest.name)
+    resolver = SnapshotResolver.open(trusted.path, trusted.manifest.name)
+    try:
+        trusted.still_unchanged()  # the file opened is the file checked
+    except CiteSealError:
+        resolver.close()
+        raise
     bad = 0
     checked = []
     try:
