@@ -14,8 +14,9 @@ of each record of ``pipeline/snapshot/schema.py``'s tables (``records``, ``recor
 ``records.doi``, a PMID in ``records.pmid``, a PMCID in ``records.pmcid`` (each also as the
 record id ``pmid:N`` / ``pmcid:PMCN``), an NCT number as the record id ``nct:NCT…``. The
 snapshot holds no arXiv or ISBN records: those keys are ``unmatched`` with a note saying so.
-A title search folds every current title once (:func:`~audit.references.compare.fold_title`)
-and takes the few nearest by rapidfuzz's ``WRatio``; the caller decides with
+A title search reads every current titled record once (on the first search), folds each title
+(:func:`~audit.references.compare.fold_title`) and takes the few nearest by rapidfuzz's
+``WRatio``; the caller decides with
 :func:`~audit.references.compare.compare_titles` whether any is the same title.
 Online resolvers (Crossref, OpenAlex, PubMed, arXiv, ClinicalTrials.gov) implement the same
 Protocol; they come later.
@@ -33,7 +34,7 @@ import duckdb
 from rapidfuzz import fuzz, process
 
 from audit.errors import CorpusError
-from audit.references.compare import fold_title
+from audit.references.compare import FoldedTitle, fold_title
 
 LookupStatus = Literal["matched", "unmatched", "unreachable"]
 Key = tuple[str, str]
@@ -129,25 +130,19 @@ SELECT k.scheme, k.value, c.* FROM k JOIN current c
 ORDER BY 1, 2, 3
 """
 
-_BY_IDS_SQL = """
+_ALL_SQL = """
 WITH current AS (
     SELECT r.record_id, r.source, r.title, r.authors, r.year, r.journal, r.doi, r.pmid,
            r.pmcid, r.publication_types, r.content_type, r.retracted,
            r.expression_of_concern, r.preprint, s.withdrawn
     FROM record_state s JOIN records r
       ON r.record_id = s.record_id AND r.version = s.current_version
-), k AS (SELECT unnest($1::VARCHAR[]) AS record_id)
-SELECT '', '', c.* FROM current c JOIN k USING (record_id) ORDER BY c.record_id
+)
+SELECT '', '', c.* FROM current c WHERE c.title IS NOT NULL ORDER BY c.record_id
 """
 
-_TITLES_SQL = """
-WITH current AS (
-    SELECT r.record_id, r.source, r.title, r.authors, r.year, r.journal, r.doi, r.pmid,
-           r.pmcid, r.publication_types, r.content_type, r.retracted,
-           r.expression_of_concern, r.preprint, s.withdrawn
-    FROM record_state s JOIN records r
-      ON r.record_id = s.record_id AND r.version = s.current_version
-) SELECT record_id, title FROM current WHERE title IS NOT NULL ORDER BY record_id
+_ALL_PUBLISHED_SQL = """
+SELECT record_id, min(target) FROM relations WHERE kind = 'preprint_of' GROUP BY record_id
 """
 
 _PUBLISHED_SQL = """
@@ -205,7 +200,7 @@ class SnapshotResolver:
         ``label``: how the trace names it (the snapshot's name)."""
         self._con = connection
         self.label = label
-        self._titles: tuple[list[str], list[str]] | None = None
+        self._titles: tuple[list[WorkRecord], list[FoldedTitle]] | None = None
 
     @classmethod
     def open(cls, path: Path, label: str | None = None) -> SnapshotResolver:
@@ -256,23 +251,19 @@ class SnapshotResolver:
     def by_title(self, title: str) -> Lookup:
         name = f"title:{title}"
         try:
-            if self._titles is None:
-                rows = self._rows(_TITLES_SQL, [])
-                self._titles = ([str(r[0]) for r in rows], [fold_title(str(r[1])) for r in rows])
-            ids, folded = self._titles
-            near = process.extract(
-                fold_title(title), folded, scorer=fuzz.WRatio, limit=TITLE_CANDIDATES
-            )
-            chosen = [ids[index] for _, _, index in near]
-            if not chosen:
-                return Lookup(self.name, name, "unmatched")
-            rows = self._rows(_BY_IDS_SQL, [chosen])
+            if self._titles is None:  # every titled record, read once, on the first search
+                published = {str(r): str(t) for r, t in self._rows(_ALL_PUBLISHED_SQL, [])}
+                records = [_record(row[2:], published) for row in self._rows(_ALL_SQL, [])]
+                self._titles = (records, [fold_title(r.title or "") for r in records])
         except duckdb.Error as error:
             detail = f"snapshot title search failed: {_first_line(error)}"
             return Lookup(self.name, name, "unreachable", detail=detail)
-        by_id = {record.record_id: record for _, record in self._records(rows)}
-        records = tuple(by_id[i] for i in chosen if i in by_id)
-        return Lookup(self.name, name, "matched" if records else "unmatched", records)
+        records, folded = self._titles
+        near = process.extract(
+            fold_title(title), folded, scorer=fuzz.WRatio, limit=TITLE_CANDIDATES
+        )
+        chosen = tuple(records[index] for _, _, index in near)
+        return Lookup(self.name, name, "matched" if chosen else "unmatched", chosen)
 
 
 def _dedupe(records: Iterable[WorkRecord]) -> tuple[WorkRecord, ...]:
