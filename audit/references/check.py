@@ -3,9 +3,10 @@
 Tiers, the first rule that applies (docs/references.md has the table):
 
 1. ``hallucinated`` — an identifier is invalid (an ISBN check digit, an NCT number without 8
-   digits: no such identifier can exist); or an identifier resolves to a record that is
-   clearly another work (title of little in common, and no shared first author) while nothing
-   else in the reference, nor a title search, finds the work it describes.
+   digits: no such identifier can exist), or resolves to a record that is clearly another work
+   (title of little in common, and no shared first author), while nothing else in the
+   reference, nor a title search, finds the work it describes (when something does, the work
+   is real and the bad identifier makes it a ``mismatch``).
 2. ``mismatch`` — the work is real (an identifier resolves to it, or its title finds it) but a
    field disagrees (title, authors, year beyond ±1, venue) or an identifier is another one's
    (a DOI that is another paper's, while the PMID is this one's): each in ``diffs``, seen vs
@@ -225,6 +226,11 @@ def _same_ids(a: WorkRecord, b: WorkRecord) -> bool:
     return bool((a.doi and a.value("doi") == b.value("doi")) or (a.pmid and a.pmid == b.pmid))
 
 
+def _invalid(invalid: list[Identifier], record: WorkRecord) -> list[FieldDiff]:
+    """The impossible identifiers of a reference to a real work, against the work's own."""
+    return [FieldDiff(field=i.scheme, seen=i.raw, expected=record.value(i.scheme)) for i in invalid]
+
+
 def _resolvable(ref: Reference) -> list[Identifier]:
     return [i for i in ref.identifiers if i.valid and i.scheme in RESOLVABLE]
 
@@ -252,17 +258,16 @@ def check_reference(ref: Reference, resolver: Resolver, found: dict[Key, Lookup]
             trace=tuple(trace),
         )
 
-    for ident in ref.identifiers:
-        if not ident.valid:
-            key = f"{ident.scheme}:{ident.value}"
-            trace.append(TraceStep(resolver="grammar", key=key, outcome="unmatched"))
-            return result(
-                "hallucinated", f"{ident.raw} is not a valid {ident.scheme}: {ident.problem}"
-            )
+    invalid = [i for i in ref.identifiers if not i.valid]
+    for ident in invalid:
+        key = f"{ident.scheme}:{ident.value}"
+        trace.append(
+            TraceStep(resolver="grammar", key=key, outcome="unmatched", detail=ident.problem)
+        )
     judged: list[tuple[Identifier, WorkRecord, Judgement, list[FieldCheck]]] = []
     unreachable = False
     for ident in ref.identifiers:
-        lookup = found.get((ident.scheme, ident.value))
+        lookup = found.get((ident.scheme, ident.value)) if ident.valid else None
         if lookup is None:
             continue
         trace.append(_step(lookup))
@@ -272,19 +277,23 @@ def check_reference(ref: Reference, resolver: Resolver, found: dict[Key, Lookup]
     real = [j for j in judged if j[2] != "other"]
     if real:
         ident, record, _, checks = min(real, key=lambda j: _RANK[j[2]])
-        diffs = _diffs(checks) + _conflicts(ref, record, found)
+        diffs = _diffs(checks) + _conflicts(ref, record, found) + _invalid(invalid, record)
         if diffs:
             fields = ", ".join(d.field for d in diffs)
             return result("mismatch", f"{record.record_id} disagrees on {fields}", record, diffs)
         return result("verified", f"{ident.scheme}:{ident.value} is {record.record_id}", record)
-    if judged:  # every identifier that resolves points to another work
-        ident, other, _, checks = judged[0]
+    if judged or invalid:  # an impossible identifier, or every one that resolves is another's
         titled = _title_match(ref, resolver, trace)
+        wrong = invalid[0] if invalid else judged[0][0]
         if titled is not None:
-            diffs = _conflicts(ref, titled, found)
-            reason = f"the title is {titled.record_id}, but {ident.scheme}:{ident.value} is not"
+            diffs = _conflicts(ref, titled, found) + _invalid(invalid, titled)
+            reason = f"the title is {titled.record_id}, but {wrong.scheme}:{wrong.value} is not"
             return result("mismatch", reason, titled, diffs)
-        reason = f"{ident.scheme}:{ident.value} is {other.record_id}, a different work"
+        if invalid:
+            reason = f"{wrong.raw} is not a valid {wrong.scheme}: {wrong.problem}"
+            return result("hallucinated", reason)
+        _, other, _, checks = judged[0]
+        reason = f"{wrong.scheme}:{wrong.value} is {other.record_id}, a different work"
         return result("hallucinated", reason, None, _diffs(checks))
     titled = _title_match(ref, resolver, trace)
     if titled is not None:

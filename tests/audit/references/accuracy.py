@@ -256,6 +256,7 @@ def cases(i: int) -> list[Labelled]:
             "hallucinated",
             _item(w, DOI=None, title=f"A trial of {DRUGS[i]}", note=f"NCT992{i:04d}"),
         ),
+        Labelled("impossible-nct-on-a-real-work", "mismatch", _item(w, note=f"NCT992{i:04d}")),
         Labelled(
             "bad-isbn-check-digit",
             "hallucinated",

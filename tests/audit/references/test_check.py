@@ -213,6 +213,38 @@ def test_a_bibtex_record_is_checked_like_an_entry(works: Path) -> None:
     assert (check.label, check.tier, check.record) == ("berg2020", "verified", "pmid:99100001")
 
 
+def test_an_impossible_identifier_beside_one_that_verifies_the_work_is_a_mismatch(
+    works: Path,
+) -> None:
+    bib = (
+        "@article{roe, author = {Doe, J. and Roe, R.}, title = {Vitamin Y and sleep quality in "
+        "older adults: a randomised trial}, year = {2021}, doi = {10.5555/ref.0002}, "
+        "isbn = {978-9-99999-001-4}}\n"
+    )
+    check = one(works, bib, "typo.bib")
+    assert (check.tier, check.record) == ("mismatch", "pmid:99100002")
+    assert check.diffs == (FieldDiff(field="isbn", seen="978-9-99999-001-4", expected=None),)
+    assert check.trace[0] == TraceStep(
+        resolver="grammar",
+        key="isbn:9789999990014",
+        outcome="unmatched",
+        detail="ISBN check digit is 4, expected 1",
+    )
+
+
+def test_an_impossible_identifier_on_a_title_the_snapshot_holds_is_a_mismatch(
+    works: Path,
+) -> None:
+    check = one(
+        works,
+        "# References\n\n1. Ng L, Okafor C. Vitamin Z protects against liver injury in mice. "
+        "J Synth Med. 2022. NCT9910001\n",
+    )
+    assert (check.tier, check.record) == ("mismatch", "pmid:99100003")
+    assert check.reason == "the title is pmid:99100003, but nct:NCT9910001 is not"
+    assert check.diffs == (FieldDiff(field="nct", seen="NCT9910001", expected=None),)
+
+
 class _Down:
     """A resolver whose every lookup is unreachable (an outage)."""
 
