@@ -6,6 +6,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from audit.references import extract_bytes
 from audit.references.check import (
@@ -271,3 +273,41 @@ def test_an_outage_is_unresolved_never_hallucinated() -> None:
         ("down", "doi:10.5555/ref.0001", "unreachable", "connection refused"),
         ("down", "title:Anything at all", "unreachable", "connection refused"),
     ]
+
+
+FRAGMENTS = st.sampled_from(
+    [
+        "# References\n",
+        "1. ",
+        "Doe J, Roe R. ",
+        "Vitamin Y and sleep quality in older adults. ",
+        "doi:10.5555/ref.0002 ",
+        "doi:10.5555/ref.0003 ",
+        "PMID: 99100001 ",
+        "PMC99100001 ",
+        "NCT99100001 ",
+        "NCT991 ",
+        "ISBN 978-9-99999-001-4 ",
+        "arXiv:2099.01234v2 ",
+        "(2020). ",
+        "\n",
+        "\n\n",
+    ]
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(st.one_of(FRAGMENTS, st.text(max_size=12)), max_size=25))
+def test_checking_any_document_never_raises_and_counts_every_reference(
+    works: Path, parts: list[str]
+) -> None:
+    document = extract_bytes("".join(parts).encode(), "fuzz.md")
+    resolver = SnapshotResolver.open(works)
+    try:
+        checked = check_document(document, resolver)
+    finally:
+        resolver.close()
+    assert len(checked.references) == len(document.references)
+    assert sum(checked.counts.values()) == len(document.references)
