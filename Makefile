@@ -26,7 +26,8 @@ export UV_NO_PROGRESS := 1
 export UV_COMPILE_BYTECODE := 1
 
 .PHONY: help venv test browser lint format check-accuracy golden-references demo snapshot need-archive need-key snapshot-pull \
-	snapshot-verify snapshot-push snapshot-prune snapshot-summary site-pull site bench clean
+	snapshot-verify snapshot-push snapshot-prune snapshot-summary site-pull site release-check \
+	release-dist release-publish bench clean
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-17s %s\n", $$1, $$2}'
@@ -118,8 +119,24 @@ site: $(STAMP) ## Render the static site into site/public (linking a github: ARC
 	$(RUN)/citeseal site build --reports site/reports --snapshots $(SNAPSHOTS) --out site/public \
 		$(if $(filter github:%,$(ARCHIVE)),--archive $(ARCHIVE))
 
+# The release workflow's own steps (.github/workflows/release.yml), runnable here: TAG=v0.1.0
+release-check: $(STAMP) ## Check TAG (vX.Y.Z) against pyproject, audit.__version__, server.json, README
+	@test -n "$(TAG)" || { echo "error: TAG is not set (e.g. make release-check TAG=v0.1.0)" >&2; exit 2; }
+	$(RUN)/python -m pipeline.release check --tag "$(TAG)"
+
+release-dist: $(STAMP) ## Build the sdist and wheel into dist/ and smoke-test each in a clean venv
+	rm -rf dist
+	$(UV) build --out-dir dist
+	$(RUN)/python -m pipeline.release smoke dist
+
+# PyPI trusted publishing: in release.yml PyPI trusts the job's OIDC token; no token is stored.
+# DRY_RUN=1 checks dist/ as an upload would, sending nothing (no OIDC outside Actions: a dummy
+# token stands in, which a dry run never sends).
+release-publish: $(UV) ## Upload dist/ to PyPI by trusted publishing (release.yml; DRY_RUN=1 to try)
+	$(UV) publish $(if $(DRY_RUN),--dry-run --trusted-publishing never --token dry-run,--trusted-publishing always) dist/*
+
 bench: $(STAMP) ## Measure throughput (generated corpora, figures printed)
 	$(RUN)/python -m pipeline.bench
 
 clean: ## Remove built artefacts (keeps .venv)
-	rm -rf site/public .pytest_cache .ruff_cache
+	rm -rf site/public dist .pytest_cache .ruff_cache

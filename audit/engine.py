@@ -292,6 +292,7 @@ def _report(item: AuditInput, lookup: _Lookup, context: _Context) -> Report:
         verdict=verdict,
         verdict_reasons=reasons,
         fail_on=list(context.fail_on),
+        support_checked=False,  # audit.support.run.with_support sets it when it judges
         snapshot=context.snapshot,
         key=context.key,
         metrics=metrics_of(sentences),

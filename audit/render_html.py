@@ -30,7 +30,14 @@ from markupsafe import Markup
 
 import audit
 from audit.errors import CorpusError
-from audit.report import CitationResult, PassageView, Report, SentenceResult, partial_note
+from audit.report import (
+    CitationResult,
+    PassageView,
+    Report,
+    SentenceResult,
+    partial_note,
+    support_not_checked,
+)
 from audit.resources import resources
 from audit.support.model import SupportResult
 
@@ -219,6 +226,7 @@ class CitationView:
     current: PassageBlock | None
     changes: tuple[Segment, ...]  # word diff issued → now; empty when the text is unchanged
     support: SupportView | None = None  # only when the audit judged claim support
+    support_not_checked: bool = False  # an ok citation nobody judged for claim support
 
 
 @dataclass(frozen=True)
@@ -377,6 +385,7 @@ def _citation_view(citation: CitationResult, anchor: str, number: int) -> Citati
         current=_block("As it is now", current, mark if in_current else None, note),
         changes=changes,
         support=_support_view(citation.support, issued),
+        support_not_checked=support_not_checked(citation),
     )
 
 

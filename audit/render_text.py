@@ -10,6 +10,7 @@ The text format is compact, one line per sentence and per citation::
         ok             pmid:99000001/abstract.4~x3k9q "does not increase the risk"
                        support: supported (rules 1): … one sentence …   (with --support)
                        evidence [12:38]: "does not increase the risk"
+                       support: not_checked                              (without --support)
     [2] invalid_only: …
         quote_mismatch pmid:…~… "…"
                        closest: "…" (0.8491)
@@ -26,7 +27,14 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from audit.report import CitationResult, Report, SentenceResult, partial_note
+from audit.report import (
+    NOT_CHECKED,
+    CitationResult,
+    Report,
+    SentenceResult,
+    partial_note,
+    support_not_checked,
+)
 from audit.support.model import SupportResult
 from audit.terminal import one_line
 from audit.verdicts import describe, is_claim
@@ -117,6 +125,8 @@ def _citation_lines(citation: CitationResult) -> list[str]:
         lines.append(f"{_UNDER}record: {clean_text(standing)}")
     if citation.support is not None:
         lines.extend(_UNDER + line for line in support_lines(citation.support))
+    elif support_not_checked(citation):
+        lines.append(f"{_UNDER}support: {NOT_CHECKED}")
     return lines
 
 
@@ -226,6 +236,8 @@ def _md_citation(citation: CitationResult) -> list[str]:
             span = support.evidence
             line += f" Evidence \\[{span.start}:{span.end}\\]: “{md_text(span.text)}”"
         lines.append(line)
+    elif support_not_checked(citation):
+        lines.append(f"     - support **{md_text(NOT_CHECKED)}**: claim support was not judged")
     return lines
 
 

@@ -7,11 +7,12 @@ raising the contract version.
 
     Report
     ├── contract_version, tool_version, created_at, source
-    ├── verdict (pass | warn | fail), verdict_reasons, fail_on
+    ├── verdict (pass | warn | incomplete | fail), verdict_reasons, fail_on, support_checked
     ├── snapshot {name, path, sha256, snapshot_id, created_at, partial, incomplete_sources}
     ├── key {fingerprint, demo}                      never the key itself
     ├── metrics {fabricated, retracted_cited, sentences, cited_sentences, quotes,
-    │            verbatim_quotes, citations, valid_citations, citation_validity,
+    │            verbatim_quotes, citations, checkable_citations, valid_citations,
+    │            citation_validity,
     │            by_verdict {malformed, forged, …, ok}, by_status {cited, uncited, invalid_only}}
     └── sentences [{index, text, kind, status,
                     citations [{raw, handle, record_id, quote, verdict, detail,
@@ -21,7 +22,10 @@ raising the contract version.
                                          judge, judge_version}}]}]
 
 ``support`` is there only when the audit ran with claim support (``--support``): the key is
-left out, not null, otherwise, so a report without it is byte-identical to one from before.
+left out, not null, otherwise. ``support_checked`` says which: false (the default) means no
+citation of the report was judged for claim support, so an ``ok`` citation there means "the
+handle, passage and quote hold", never "the passage supports the sentence" (the text, Markdown
+and HTML reports say ``support: not_checked`` under each such citation).
 """
 
 from __future__ import annotations
@@ -52,7 +56,10 @@ SENTENCE_STATUSES: tuple[SentenceStatus, ...] = get_args(SentenceStatus)
 
 SentenceKind = Literal["sentence", "heading", "list_item", "lead_in"]
 
-Overall = Literal["pass", "warn", "fail"]
+Overall = Literal["pass", "warn", "incomplete", "fail"]
+"""The answer's verdict, mildest first: ``incomplete`` (between warn and fail) says the snapshot
+could not check some citation (an ``unavailable`` one), which no uncited sentence can mimic."""
+OVERALLS: tuple[Overall, ...] = get_args(Overall)
 
 CheckedAgainst = Literal["issued", "current"]
 """Which text a quote was found in: the version the handle was issued from, or the current one."""
@@ -71,10 +78,12 @@ FailOnItem = Literal[
     "version_changed",
     "not_refreshed",
     "contradicted",
+    "incomplete",
 ]
-"""What ``--fail-on`` accepts: any non-ok verdict, a sentence status, a flag, or a claim-support
+"""What ``--fail-on`` accepts: any non-ok verdict, a sentence status, a flag, a claim-support
 label (``contradicted``: an ok citation whose passage the support judge found contradicting the
-sentence; only with claim support, see :func:`audit.verdicts.overall`)."""
+sentence; only with claim support, see :func:`audit.verdicts.overall`), or ``incomplete``
+(whatever makes the answer incomplete: today an ``unavailable`` citation)."""
 FAIL_ON_ITEMS: tuple[FailOnItem, ...] = get_args(FailOnItem)
 
 
@@ -203,6 +212,17 @@ class CitationResult(_Model):
     )
 
 
+NOT_CHECKED = "not_checked"
+"""What every format says of an ``ok`` citation whose claim support was not judged."""
+
+
+def support_not_checked(citation: CitationResult) -> bool:
+    """True for an ``ok`` citation without a support result: its handle, passage and quote
+    hold, but nobody judged whether the passage supports the sentence (every renderer says
+    ``support: not_checked`` under it, so ``ok`` is never read as "supports the claim")."""
+    return citation.verdict == "ok" and citation.support is None
+
+
 class SentenceResult(_Model):
     index: int = Field(description="1-based position in the answer.")
     text: str
@@ -234,9 +254,15 @@ class Metrics(_Model):
     quotes: int = Field(description="Citations that carry a quote.")
     verbatim_quotes: int = Field(description="Quotes found verbatim (after folding).")
     citations: int
+    checkable_citations: int | None = Field(
+        default=None,
+        description="Citations the snapshot could check: all but the unavailable ones (absent "
+        "from reports made before contract 0.2.0).",
+    )
     valid_citations: int = Field(description="ok citations.")
     citation_validity: float | None = Field(
-        description="valid_citations / citations, None when there are no citations."
+        description="valid_citations / checkable_citations (an outage or an unharvested source "
+        "does not lower it), None when no citation could be checked."
     )
     by_verdict: ByVerdict
     by_status: ByStatus
@@ -324,6 +350,12 @@ class Report(_Model):
     verdict: Overall
     verdict_reasons: list[str] = Field(default_factory=list)
     fail_on: list[FailOnItem] = Field(default_factory=lambda: list(DEFAULT_FAIL_ON))
+    support_checked: bool = Field(
+        default=False,
+        description="True when the audit judged claim support (--support): every ok citation "
+        "then has a support result. False: no citation was judged, so an ok citation's support "
+        "is not_checked (ok never means the passage supports the sentence).",
+    )
     snapshot: SnapshotInfo
     key: KeyInfo
     metrics: Metrics

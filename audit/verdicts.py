@@ -26,13 +26,18 @@ Per sentence: ``cited`` (≥ 1 ok citation), ``invalid_only`` (citations, none o
 Headings and bold lead-ins without citations are not claims: they are listed as ``uncited``
 but neither counted nor warned about.
 
-Overall (:func:`overall`): ``fail`` when a citation is malformed or forged, or anything named
-by ``fail_on`` occurs; ``warn`` when a citation is withdrawn, unavailable or a quote_mismatch,
-a sentence is invalid_only or uncited, a retracted paper is cited, a cited record was not
-refreshed, or (with claim support) an ok citation's passage contradicts its sentence; ``pass``
-otherwise. An ``abstain`` of the support judge never fails or warns on its own. A policy that
-fails on ``contradicted`` fails closed: an ok citation the support judge did not judge (an
-audit without claim support, a re-audit) fails it as "not judged", never passes silently.
+Overall (:func:`overall`), first that applies: ``fail`` when a citation is malformed or
+forged, or anything named by ``fail_on`` occurs; ``incomplete`` when a citation is unavailable
+(this snapshot could not check it, whatever the reason its ``detail`` gives: the source failed
+or was not harvested, or the record is not in the lineage; every one of them is a citation
+nobody has checked, so none is a mere warning); ``warn`` when a citation is withdrawn or a
+quote_mismatch, a sentence is invalid_only or uncited, a retracted paper is cited, a cited
+record was not refreshed, or (with claim support) an ok citation's passage contradicts its
+sentence; ``pass`` otherwise. ``fail_on`` may name ``incomplete``: it then fails on what would
+make the answer incomplete. An ``abstain`` of the support judge never fails or warns on its
+own. A policy that fails on ``contradicted`` fails closed: an ok citation the support judge
+did not judge (an audit without claim support, a re-audit) fails it as "not judged", never
+passes silently.
 """
 
 from __future__ import annotations
@@ -423,6 +428,7 @@ def metrics_of(sentences: Sequence[SentenceResult]) -> Metrics:
                 flag.name == "retracted" for flag in citation.flags
             )
     total = sum(by_verdict.values())
+    checkable = total - by_verdict["unavailable"]  # an outage does not lower validity
     return assemble(
         Metrics,
         fabricated=by_verdict["malformed"] + by_verdict["forged"],
@@ -432,8 +438,9 @@ def metrics_of(sentences: Sequence[SentenceResult]) -> Metrics:
         quotes=quotes,
         verbatim_quotes=verbatim,
         citations=total,
+        checkable_citations=checkable,
         valid_citations=by_verdict["ok"],
-        citation_validity=round(by_verdict["ok"] / total, 4) if total else None,
+        citation_validity=round(by_verdict["ok"] / checkable, 4) if checkable else None,
         by_verdict=assemble(ByVerdict, **by_verdict),
         by_status=assemble(ByStatus, **by_status),
     )
@@ -443,6 +450,16 @@ def fail_on_policy(extra: Iterable[FailOnItem] = ()) -> list[FailOnItem]:
     """The default (malformed, forged) plus what the user adds, in a stable order."""
     chosen = set(DEFAULT_FAIL_ON) | set(extra)
     return [item for item in FAIL_ON_ITEMS if item in chosen]
+
+
+INCOMPLETE_ITEMS: tuple[FailOnItem, ...] = ("unavailable",)
+"""What makes an answer ``incomplete``: citations this snapshot could not check."""
+
+
+def _failing(policy: Sequence[FailOnItem]) -> list[FailOnItem]:
+    """The items a policy fails on: ``incomplete`` stands for :data:`INCOMPLETE_ITEMS`."""
+    named = set(policy) | (set(INCOMPLETE_ITEMS) if "incomplete" in policy else set())
+    return [item for item in FAIL_ON_ITEMS if item in named and item != "incomplete"]
 
 
 UNJUDGED = "support_unjudged"
@@ -509,7 +526,6 @@ def describe(item: str, n: int) -> str:
 
 WARN_ITEMS: tuple[FailOnItem, ...] = (
     "withdrawn",
-    "unavailable",
     "quote_mismatch",
     "invalid_only",
     "retracted",
@@ -523,19 +539,27 @@ WARN_ITEMS: tuple[FailOnItem, ...] = (
 def overall(
     sentences: Sequence[SentenceResult], fail_on: Sequence[FailOnItem] = DEFAULT_FAIL_ON
 ) -> tuple[Overall, list[str]]:
-    """The overall verdict and the reasons for it, fail reasons first.
+    """The overall verdict and the reasons for it, the gravest first.
 
     fail: any item of ``fail_on`` occurs (always including malformed and forged);
-    warn: any of :data:`WARN_ITEMS` occurs; pass otherwise.
+    incomplete: any of :data:`INCOMPLETE_ITEMS` occurs; warn: any of :data:`WARN_ITEMS`
+    occurs; pass otherwise.
     """
     seen = _occurrences(sentences)
-    policy = fail_on_policy(fail_on)
+    policy = _failing(fail_on_policy(fail_on))
     fails = [f"fail: {describe(i, seen[i])}" for i in policy if seen[i]]
     if "contradicted" in policy and seen[UNJUDGED]:  # fail closed: it cannot know
         fails.append(f"fail: {describe(UNJUDGED, seen[UNJUDGED])}")
+    unchecked = [
+        f"incomplete: {describe(i, seen[i])}"
+        for i in INCOMPLETE_ITEMS
+        if seen[i] and i not in policy
+    ]
     warns = [f"warn: {describe(i, seen[i])}" for i in WARN_ITEMS if seen[i] and i not in policy]
     if fails:
-        return "fail", fails + warns
+        return "fail", fails + unchecked + warns
+    if unchecked:
+        return "incomplete", unchecked + warns
     if warns:
         return "warn", warns
     return "pass", []

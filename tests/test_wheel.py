@@ -111,7 +111,7 @@ def test_citeseal_demo_from_the_wheel_prints_the_planted_fail_and_renders_the_si
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert FAIL_LINE in lines
-    assert lines[-1] == "   19 pages: X/public/index.html"
+    assert lines[-1] == "   22 pages: X/public/index.html"
     index = work / "X" / "public" / "index.html"
     assert index.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     # rendered from the packaged templates and assets, which are the checkout's files

@@ -25,8 +25,8 @@ def make_targets() -> set[str]:
     return set(re.findall(r"^([a-zA-Z_-]+):", text, re.M))
 
 
-def test_the_three_workflows_exist() -> None:
-    assert [p.name for p in FILES] == ["ci.yml", "pages.yml", "snapshot.yml"]
+def test_the_four_workflows_exist() -> None:
+    assert [p.name for p in FILES] == ["ci.yml", "pages.yml", "release.yml", "snapshot.yml"]
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
@@ -41,6 +41,10 @@ def test_every_action_is_pinned_to_a_version(path: Path) -> None:
     uses = re.findall(r"uses:\s*(\S+)", path.read_text(encoding="utf-8"))
     assert uses
     for action in uses:
+        if action.startswith("./"):  # a reusable workflow of this repository
+            assert re.fullmatch(r"\./\.github/workflows/[a-z-]+\.yml", action), action
+            assert (ROOT / action).is_file(), action
+            continue
         assert re.fullmatch(r"actions/[a-z-]+(/[a-z-]+)?@v\d+", action), action
 
 
@@ -169,4 +173,35 @@ def test_actionlint_finds_no_problem() -> None:
         check=False,
         timeout=120,
     )
-    assert (done.returncode, done.stdout) == (0, "actionlint: 3 workflow(s), no problem\n")
+    assert (done.returncode, done.stdout) == (0, "actionlint: 4 workflow(s), no problem\n")
+
+
+def _jobs(path: Path) -> dict[str, str]:
+    """Each job's text, by job id (the jobs are the two-space keys under ``jobs:``)."""
+    body = path.read_text(encoding="utf-8").split("\njobs:\n", 1)[1]
+    parts = re.split(r"^  ([a-z-]+):\n", body, flags=re.M)
+    return dict(zip(parts[1::2], parts[2::2], strict=True))
+
+
+def test_release_runs_on_version_tags_in_order_and_publishes_without_a_stored_token() -> None:
+    path = WORKFLOWS / "release.yml"
+    text = path.read_text(encoding="utf-8")
+    assert 'on:\n  push:\n    tags: ["v*"]\n' in text
+    jobs = _jobs(path)
+    assert list(jobs) == ["ci", "dist", "pypi", "pages"]
+    needs = [re.findall(r"needs: (\S+)", jobs[j]) for j in ("dist", "pypi", "pages")]
+    assert needs == [["ci"], ["dist"], ["pypi"]]
+    runs = [run for _, _, run in workflow_steps(path)]
+    assert runs == [
+        'make release-check TAG="$GITHUB_REF_NAME"',
+        "make test",
+        "make lint",
+        "make release-dist",
+        "make release-publish",
+    ]
+    # only the publishing job may mint an OIDC token; nothing reads a PyPI token or password
+    assert [j for j, body in jobs.items() if "id-token: write" in body] == ["pypi", "pages"]
+    assert "environment:\n      name: pypi" in jobs["pypi"]
+    assert not re.search(r"(?i)pypi_token|password|api[_-]token", text)
+    assert "uses: ./.github/workflows/pages.yml" in jobs["pages"]
+    assert "  workflow_call:\n" in (WORKFLOWS / "pages.yml").read_text(encoding="utf-8")

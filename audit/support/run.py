@@ -107,7 +107,12 @@ def with_support(report: Report, corpus: SupportCorpus, judge: Judge) -> Report:
         sentences.append(sentence.model_copy(update={"citations": citations}))
     verdict, reasons = overall(sentences, report.fail_on)
     return report.model_copy(
-        update={"sentences": sentences, "verdict": verdict, "verdict_reasons": reasons}
+        update={
+            "sentences": sentences,
+            "verdict": verdict,
+            "verdict_reasons": reasons,
+            "support_checked": True,
+        }
     )
 
 

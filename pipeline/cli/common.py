@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from audit.keys import Keyring, key_file_path, load_keyring
+from audit.keys import Keyring, create_key_file, key_file_path, load_keyring
 from pipeline.settings import Settings
 from pipeline.snapshot.digests import CACHE_FILE, DigestCache
 from pipeline.snapshot.locate import resolve_snapshot
@@ -38,6 +38,31 @@ def keyring_from_settings(
         demo=demo or settings.demo_key,
         create=create,
     )
+
+
+def minting_keyring(
+    settings: Settings, demo: bool, *, env: Mapping[str, str] | None = None
+) -> Keyring:
+    """The keyring of a command that mints handles (``handle mint``, ``serve``).
+
+    The demo key only when asked (``--demo-key``, ``CITESEAL_DEMO_KEY``), else
+    ``CITESEAL_KEY``, else the key file; on a fresh machine the key file is created (0600,
+    :func:`audit.keys.create_key_file`) and a ``note: created key file PATH (key id …)`` line
+    on stderr says where, so nobody loses track of the key their handles depend on. Only the
+    process that created the file says so (another one creating it first wins quietly).
+    Commands that only verify (``audit``) never create a key: a fresh one would call every
+    handle forged."""
+    if demo or settings.demo_key or env_key_text(env) is not None:
+        return keyring_from_settings(settings, demo, create=False, env=env)
+    path = key_file_path(settings)
+    if not path.exists():
+        try:
+            created = create_key_file(path)
+        except FileExistsError:
+            pass  # another process created it first: read theirs
+        else:
+            typer.echo(f"note: created key file {path} (key id {created.fingerprint})", err=True)
+    return keyring_from_settings(settings, demo, create=False, env=env)
 
 
 def key_source(settings: Settings, keyring: Keyring, env: Mapping[str, str] | None = None) -> str:

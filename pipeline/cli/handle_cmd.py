@@ -10,9 +10,9 @@ import typer
 
 from audit.errors import CitationSyntaxError
 from audit.handles import mint, parse_handle, parse_locator, verify
-from audit.keys import Keyring, key_file_path
+from audit.keys import Keyring
 from audit.terminal import caret_lines, one_line
-from pipeline.cli.common import env_key_text, keyring_from_settings
+from pipeline.cli.common import keyring_from_settings, minting_keyring
 from pipeline.cli.options import DemoKeyOpt, JsonOpt
 from pipeline.settings import Settings
 
@@ -74,11 +74,7 @@ def mint_command(
     """Print the handle of each locator, signed with the current key."""
     settings = Settings.from_env()
     parsed = [parse_locator(text) for text in locators]  # every locator checked before a key
-    path = key_file_path(settings)
-    existed = path.exists()
-    keyring = keyring_from_settings(settings, demo_key)
-    if not keyring.demo and env_key_text() is None and not existed:
-        typer.echo(f"note: created key file {path} (key id {keyring.fingerprint})", err=True)
+    keyring = minting_keyring(settings, demo_key)
     for locator in parsed:
         typer.echo(mint(keyring, locator))
     if keyring.demo:

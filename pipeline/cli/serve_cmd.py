@@ -17,7 +17,7 @@ from typing import Annotated
 import typer
 
 from audit.errors import InputError
-from pipeline.cli.common import keyring_from_settings, seal_policy, trusted_snapshot
+from pipeline.cli.common import minting_keyring, seal_policy, trusted_snapshot
 from pipeline.cli.options import DemoKeyOpt, SnapshotOpt
 from pipeline.cli.output import raw
 from pipeline.settings import Settings
@@ -66,7 +66,7 @@ def serve_command(
     settings = Settings.from_env()
     if listen is not None:
         transport.require_token(listen, settings.serve_token)
-    keyring = keyring_from_settings(settings, demo_key)
+    keyring = minting_keyring(settings, demo_key)  # a fresh machine: creates it, says where
     policy = seal_policy(settings, demo_key, keyring=keyring)
     if online and not online_deadline > 0:
         raise InputError(

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import jinja2
 
 from audit.render_html import Chrome, NavLink, render_report_page, report_view
+from audit.report import OVERALLS
 from pipeline.archive.releases import download_urls
 from pipeline.site.contexts import (
     ChangeRow,
@@ -47,10 +48,11 @@ from pipeline.site.snapshots import LoadedSnapshot
 if TYPE_CHECKING:
     from pipeline.site.build import SiteData
 
-FILTERS = ("all", "fail", "warn", "pass")
+GRAVEST_FIRST = tuple(reversed(OVERALLS))  # fail, incomplete, warn, pass
+FILTERS = ("all", *GRAVEST_FIRST)
 SORTS = ("date", "source", "fabricated")
 SORT_LABELS = {"date": "Audited", "source": "Answer", "fabricated": "Fabricated"}
-VERDICT_ORDER = {"fail": 0, "warn": 1, "pass": 2}
+VERDICT_ORDER = {verdict: rank for rank, verdict in enumerate(GRAVEST_FIRST)}
 
 
 def view_path(filter_: str, sort: str) -> str:
@@ -128,7 +130,7 @@ def _sort_key(sort: str) -> Callable[[IndexRow], tuple[object, ...]]:
     if sort == "source":
         return lambda r: (r.source.lower(), r.href)
     if sort == "fabricated":
-        return lambda r: (-r.fabricated, VERDICT_ORDER.get(r.verdict, 3), r.href)
+        return lambda r: (-r.fabricated, VERDICT_ORDER.get(r.verdict, len(VERDICT_ORDER)), r.href)
     return lambda r: (_Desc(r.created_at), r.href)
 
 
@@ -181,7 +183,7 @@ def index_page(data: SiteData, filter_: str, sort: str) -> IndexPage:
     everything = index_rows(data)
     rows = [r for r in everything if filter_ == "all" or r.verdict == filter_]
     rows.sort(key=_sort_key(sort))
-    counts = {v: sum(1 for r in everything if r.verdict == v) for v in ("fail", "warn", "pass")}
+    counts = {v: sum(1 for r in everything if r.verdict == v) for v in GRAVEST_FIRST}
     filters = tuple(
         Link(
             view_path(f, sort),
@@ -209,7 +211,7 @@ def index_page(data: SiteData, filter_: str, sort: str) -> IndexPage:
         ),
         totals=(
             Count("reports", str(len(everything))),
-            *(Count(v, str(counts[v])) for v in ("fail", "warn", "pass")),
+            *(Count(v, str(counts[v])) for v in GRAVEST_FIRST),
         ),
         filters=filters,
         sorts=sorts,

@@ -129,4 +129,36 @@ def test_support_is_shown_escaped_with_the_evidence_span_marked() -> None:
     assert "contradicted: the passage says otherwise" in page
     assert "Zentravir exposure <mark>does not increase</mark> the risk of Farrow syndrome." in page
     assert "characters 19–36 of the passage as issued highlighted" in page
-    assert "Claim support" not in render_report_html(plain)
+    assert "support-not_checked" not in page
+
+
+NOT_CHECKED_HTML = (
+    '<section class="support support-not_checked" aria-label="Claim support">\n'
+    '<p class="support-head">Claim support: <span class="badge badge-not_checked">not_checked'
+    '</span> <span class="support-reason">not judged: this audit ran without claim support, so '
+    "ok means the handle, passage and quote hold, not that the passage supports the sentence."
+    "</span></p>\n</section>"
+)
+
+
+def test_without_support_every_ok_citation_says_not_checked_and_no_other_does() -> None:
+    corpus = make_corpus()
+    answer = (
+        f"Zentravir raises the risk [{h('pmid:99000001/abstract.4')}]. "
+        f"It is safe [{h('pmid:99000001/abstract.3')}; {h('pmid:99000001/abstract.9')}]."
+    )
+    page = render_report_html(audit_answer(parse_answer(answer), corpus, KEYRING))
+    assert page.count(NOT_CHECKED_HTML) == 2  # the two ok citations, not the withdrawn one
+    assert page.count('aria-label="Claim support"') == 2
+
+
+def test_an_incomplete_report_has_its_own_badge() -> None:
+    corpus = make_corpus(openfda="failed")
+    label = h("setid:5eed0001-0000-4000-8000-000000000999@4/label.boxed_warning.1")
+    answer = f"Zentravir is safe [{h('pmid:99000001/abstract.3')}]. Labels agree [{label}]."
+    report = audit_answer(parse_answer(answer), corpus, KEYRING)
+    page = render_report_html(report)
+    assert report.verdict == "incomplete"
+    assert '<span class="badge badge-incomplete">INCOMPLETE</span>' in page
+    assert "<li>incomplete: 1 unavailable citation</li>" in page
+    assert ".badge-incomplete {" in page  # the inlined stylesheet styles it

@@ -41,7 +41,7 @@ def test_text_lines_under_citations() -> None:
     lines = text.splitlines()
     assert text.endswith("\n")
     assert lines[0] == (
-        "verdict: WARN  (5 citations: 1 unavailable, 1 withdrawn, 1 quote_mismatch, 2 ok)"
+        "verdict: INCOMPLETE  (5 citations: 1 unavailable, 1 withdrawn, 1 quote_mismatch, 2 ok)"
     )
     assert lines[3:] == [
         "warning: partial snapshot (openfda failed): records whose refresh failed are as an "
@@ -57,9 +57,11 @@ def test_text_lines_under_citations() -> None:
         f"    ok             {LABEL} [not_refreshed]",
         "                   not refreshed: this snapshot's harvest could not refresh the record; "
         "it is as snapshot s-0 had it",
+        "                   support: not_checked",
         "[5] cited: Now only.",
         f'    ok             {OLD_TRIAL} "10 mg daily" [version_changed]',
         "                   quote found in the current version only, not as issued",
+        "                   support: not_checked",
         "[6] invalid_only: Elsewhere.",
         f"    unavailable    {OTHER_LABEL}",
         "                   the openfda harvest failed in this snapshot",
@@ -231,8 +233,26 @@ def test_support_is_escaped_in_markdown() -> None:
     )
 
 
-def test_a_report_without_support_renders_as_before() -> None:
+def test_a_report_without_support_says_not_checked_under_each_ok_citation_only() -> None:
     corpus = make_corpus()
-    answer = f"Zentravir raises the risk [{h('pmid:99000001/abstract.4')}]."
+    answer = (
+        f"Zentravir raises the risk [{h('pmid:99000001/abstract.4')}]. "
+        f"It was withdrawn [{h('pmid:99000001/abstract.9')}]."
+    )
     report = audit_answer(parse_answer(answer), corpus, KEYRING)
-    assert "support" not in render_text(report) and "support" not in render_markdown(report)
+    assert report.support_checked is False
+    text = render_text(report).splitlines()
+    assert text[3:] == [
+        "[1] cited: Zentravir raises the risk.",
+        f"    ok             {h('pmid:99000001/abstract.4')}",
+        "                   support: not_checked",
+        "[2] invalid_only: It was withdrawn.",
+        f"    withdrawn      {h('pmid:99000001/abstract.9')}",
+        "                   no passage abstract.9 in pmid:99000001",
+    ]
+    markdown = render_markdown(report)
+    assert markdown.count("not\\_checked") == 1
+    assert (
+        f"   - **ok** `{h('pmid:99000001/abstract.4')}`\n"
+        "     - support **not\\_checked**: claim support was not judged\n"
+    ) in markdown

@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import jsonschema
 import pytest
 from pydantic import ValidationError
 
 import audit
+from audit.citations import parse_answer
+from audit.engine import audit_answer
 from audit.report import (
     ByStatus,
     ByVerdict,
@@ -20,6 +23,10 @@ from audit.report import (
     SnapshotInfo,
     report_json_schema_text,
 )
+from audit.support.model import SUPPORT_LABELS
+from audit.support.rules import RulesJudge
+from audit.support.run import with_support
+from tests.audit.planted import KEYRING, h, make_corpus
 
 GOLDEN = Path(audit.__file__).parent / "schemas" / "report.schema.json"
 
@@ -94,3 +101,50 @@ def test_unknown_verdict_is_rejected() -> None:
     data["sentences"][0]["citations"][0]["verdict"] = "fine"
     with pytest.raises(ValidationError):
         Report.model_validate(data)
+
+
+def _validator() -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(json.loads(GOLDEN.read_text(encoding="utf-8")))
+
+
+def test_a_report_without_support_is_valid_and_says_support_was_not_checked() -> None:
+    corpus = make_corpus()
+    answer = f"Zentravir is safe [{h('pmid:99000001/abstract.3')}]."
+    plain = audit_answer(parse_answer(answer), corpus, KEYRING)
+    data = json.loads(plain.model_dump_json())
+    _validator().validate(data)
+    assert data["support_checked"] is False
+    assert "support" not in data["sentences"][0]["citations"][0]
+    judged = json.loads(with_support(plain, corpus, RulesJudge()).model_dump_json())
+    _validator().validate(judged)
+    assert judged["support_checked"] is True
+    assert judged["sentences"][0]["citations"][0]["support"]["label"] in SUPPORT_LABELS
+
+
+def test_an_incomplete_report_is_valid_against_the_schema_and_counts_checkable_citations() -> None:
+    corpus = make_corpus(openfda="failed")
+    label = h("setid:5eed0001-0000-4000-8000-000000000999@4/label.boxed_warning.1")
+    answer = f"Zentravir is safe [{h('pmid:99000001/abstract.3')}]. Labels agree [{label}]."
+    data = json.loads(audit_answer(parse_answer(answer), corpus, KEYRING).model_dump_json())
+    _validator().validate(data)
+    assert (data["verdict"], data["verdict_reasons"]) == (
+        "incomplete",
+        ["incomplete: 1 unavailable citation", "warn: 1 sentence with only invalid citations"],
+    )
+    metrics = data["metrics"]
+    assert (metrics["citations"], metrics["checkable_citations"]) == (2, 1)
+    assert metrics["citation_validity"] == 1.0
+
+
+def test_a_report_from_before_contract_0_2_still_loads() -> None:
+    data = json.loads(_report().model_dump_json())
+    del data["support_checked"], data["metrics"]["checkable_citations"]
+    old = Report.model_validate(data)
+    assert (old.support_checked, old.metrics.checkable_citations) == (False, None)
+
+
+def test_the_contract_version_names_the_incomplete_verdict() -> None:
+    assert audit.CONTRACT_VERSION == "0.2.0"
+    schema = json.loads(report_json_schema_text())
+    assert schema["properties"]["verdict"]["enum"] == ["pass", "warn", "incomplete", "fail"]
+    assert schema["properties"]["fail_on"]["items"]["enum"][-1] == "incomplete"

@@ -454,7 +454,8 @@ def test_metrics() -> None:
     assert (m.fabricated, m.retracted_cited) == (2, 1)
     assert (m.sentences, m.cited_sentences) == (6, 2)
     assert (m.quotes, m.verbatim_quotes) == (4, 2)
-    assert (m.citations, m.valid_citations, m.citation_validity) == (6, 3, 0.5)
+    assert (m.citations, m.checkable_citations, m.valid_citations) == (6, 6, 3)
+    assert m.citation_validity == 0.5
     assert m.by_verdict.model_dump() == {
         "malformed": 1,
         "forged": 1,
@@ -464,6 +465,43 @@ def test_metrics() -> None:
         "ok": 3,
     }
     assert m.by_status.model_dump() == {"cited": 2, "uncited": 1, "invalid_only": 3}
+
+
+@pytest.mark.parametrize(
+    ("sources", "handle"),
+    [
+        (
+            {"openfda": "failed"},
+            "setid:5eed0001-0000-4000-8000-000000000999@4/label.boxed_warning.1",
+        ),
+        ({"clinicaltrials": "not_harvested"}, "nct:NCT99000999@2025-06-02/trial.conditions.1"),
+        ({}, "pmid:99000999/abstract.1"),
+    ],
+    ids=["source-failed", "not-harvested", "never-seen"],
+)
+def test_validity_counts_only_checkable_citations_so_an_outage_does_not_lower_it(
+    sources: dict[str, str], handle: str
+) -> None:
+    report = audit(
+        S("One.", ((GOOD, None), (h(handle), None))),
+        S("Two.", ((FORGED, None),)),
+        corpus=make_corpus(**sources),
+    )
+    m = report.metrics
+    assert (m.citations, m.checkable_citations, m.valid_citations) == (3, 2, 1)
+    assert m.citation_validity == 0.5  # 1 ok of the 2 checked, not 1 of 3
+    assert report.verdict == "fail"
+    assert report.verdict_reasons[:2] == [
+        "fail: 1 forged citation",
+        "incomplete: 1 unavailable citation",
+    ]
+
+
+def test_validity_is_null_when_no_citation_could_be_checked() -> None:
+    report = audit(S("One.", ((UNAVAILABLE, None),)))
+    m = report.metrics
+    assert (m.citations, m.checkable_citations, m.citation_validity) == (1, 0, None)
+    assert report.verdict == "incomplete"
 
 
 def test_no_citations_has_no_validity() -> None:
@@ -488,8 +526,26 @@ def test_no_citations_has_no_validity() -> None:
         ),
         (
             (S("A.", ((GOOD, None), (UNAVAILABLE, None))),),
-            "warn",
-            ["warn: 1 unavailable citation"],
+            "incomplete",
+            ["incomplete: 1 unavailable citation"],
+        ),
+        (
+            (S("A.", ((UNAVAILABLE, None),)), S("B.")),
+            "incomplete",
+            [
+                "incomplete: 1 unavailable citation",
+                "warn: 1 sentence with only invalid citations",
+                "warn: 1 uncited sentence",
+            ],
+        ),
+        (
+            (S("A.", ((FORGED, None), (UNAVAILABLE, None))),),
+            "fail",
+            [
+                "fail: 1 forged citation",
+                "incomplete: 1 unavailable citation",
+                "warn: 1 sentence with only invalid citations",
+            ],
         ),
         (
             (S("A.", ((GOOD, None), (GOOD, "no such words"))),),
@@ -528,7 +584,9 @@ def test_no_citations_has_no_validity() -> None:
         "fail-malformed",
         "fail-forged",
         "warn-withdrawn",
-        "warn-unavailable",
+        "incomplete-unavailable",
+        "incomplete-beats-warn",
+        "fail-beats-incomplete",
         "warn-quote-mismatch",
         "warn-invalid-only",
         "warn-retracted",
@@ -573,8 +631,27 @@ def test_overall_rules(sentences: tuple[S, ...], verdict: str, reasons: list[str
             (S("A.", ((STALE, None),)),),
             ["fail: 1 citation of a record this snapshot did not refresh"],
         ),
+        (
+            ("incomplete",),
+            (S("A.", ((GOOD, None), (UNAVAILABLE, None))),),
+            ["fail: 1 unavailable citation"],
+        ),
+        (
+            ("unavailable",),
+            (S("A.", ((GOOD, None), (UNAVAILABLE, None))),),
+            ["fail: 1 unavailable citation"],
+        ),
     ],
-    ids=["uncited", "retracted", "quote-mismatch", "version-changed", "invalid-only", "stale"],
+    ids=[
+        "uncited",
+        "retracted",
+        "quote-mismatch",
+        "version-changed",
+        "invalid-only",
+        "stale",
+        "incomplete",
+        "unavailable",
+    ],
 )
 def test_fail_on_adds_to_the_default_policy(
     fail_on: tuple[FailOnItem, ...], sentences: tuple[S, ...], reasons: list[str]

@@ -21,6 +21,7 @@ FORGED = GOOD[:-1] + ("0" if GOOD[-1] != "0" else "1")
 PASSING = f"A cohort found no increased risk [{GOOD}].\n"
 WARNING = f"A cohort found no increased risk [{GOOD}]. Nobody cited this.\n"
 FAILING = f"A cohort found no increased risk [{FORGED}].\n"
+INCOMPLETE = f"A cohort found no increased risk [{h('pmid:99000999/abstract.1')}].\n"
 
 
 @pytest.fixture(scope="module")
@@ -55,8 +56,13 @@ def write(folder: Path, name: str, text: str) -> Path:
 
 @pytest.mark.parametrize(
     ("answer", "code", "verdict"),
-    [(PASSING, 0, "PASS"), (WARNING, 0, "WARN"), (FAILING, 1, "FAIL")],
-    ids=["pass", "warn", "fail"],
+    [
+        (PASSING, 0, "PASS"),
+        (WARNING, 0, "WARN"),
+        (INCOMPLETE, 0, "INCOMPLETE"),
+        (FAILING, 1, "FAIL"),
+    ],
+    ids=["pass", "warn", "incomplete", "fail"],
 )
 def test_exit_code_follows_the_verdict(
     monkeypatch: pytest.MonkeyPatch,
@@ -71,6 +77,28 @@ def test_exit_code_follows_the_verdict(
     done, out, err = run(monkeypatch, capsys, "audit", str(path), "-s", str(snapshot), "--demo-key")
     assert (done, err) == (code, "")
     assert out.splitlines()[0].startswith(f"verdict: {verdict}  (1 citation: ")
+
+
+def test_fail_on_incomplete_exits_1_and_names_the_unchecked_citation(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    snapshot: Path,
+) -> None:
+    path = write(tmp_path, "answer.md", INCOMPLETE)
+    args = ("audit", str(path), "-s", str(snapshot), "--demo-key")
+    done, out, err = run(monkeypatch, capsys, *args, "--fail-on", "incomplete", "--format", "json")
+    report = json.loads(out)
+    assert (done, err) == (1, "")
+    assert (report["verdict"], report["verdict_reasons"]) == (
+        "fail",
+        ["fail: 1 unavailable citation", "warn: 1 sentence with only invalid citations"],
+    )
+    assert report["fail_on"] == ["malformed", "forged", "incomplete"]
+    done, out, _ = run(monkeypatch, capsys, *args, "--fail-on", "incomplete")
+    assert out.splitlines()[0] == (
+        "verdict: FAIL  (1 citation: 1 unavailable)  --fail-on: 1 unavailable citation"
+    )
 
 
 def test_text_report_lines(
@@ -96,6 +124,7 @@ def test_text_report_lines(
     assert lines[3:] == [
         "[1] cited: One.",
         f'    ok             {GOOD} "312 children were diagnosed"',
+        "                   support: not_checked",
         "[2] invalid_only: Two.",
         f"    forged         {FORGED}",
         "[3] invalid_only: Three.",
@@ -283,7 +312,8 @@ def test_snapshot_folder_uses_the_newest_file(
             ("{answer}", "--fail-on", "typo"),
             "error: unknown --fail-on value 'typo' (expected one of malformed, forged, "
             "unavailable, withdrawn, quote_mismatch, uncited, invalid_only, retracted, "
-            "expression_of_concern, preprint, version_changed, not_refreshed, contradicted)",
+            "expression_of_concern, preprint, version_changed, not_refreshed, contradicted, "
+            "incomplete)",
         ),
         (
             ("{answer}", "{answer}", "-f", "html"),
@@ -331,10 +361,11 @@ def test_without_a_key_the_audit_says_how_to_make_one(
     snapshot: Path,
 ) -> None:
     path = write(tmp_path, "answer.md", PASSING)
-    done, _, err = run(monkeypatch, capsys, "audit", str(path), "-s", str(snapshot))
-    assert done == 2
-    assert err.startswith("error: no key file at ")
-    assert err.endswith("hint: create one with: citeseal key init\n")
+    done, out, err = run(monkeypatch, capsys, "audit", str(path), "-s", str(snapshot))
+    key_file = tmp_path / "citeseal-data" / "key.json"
+    assert (done, out) == (2, "")
+    assert err == f"error: no key file at {key_file}\nhint: create one with: citeseal key init\n"
+    assert not key_file.exists()  # a fresh key would call every handle forged: none is made
 
 
 def test_schema_report_prints_the_committed_schema(

@@ -50,7 +50,7 @@ def test_demo_prints_the_planted_fail_and_leaves_a_site(tmp_path: Path) -> None:
         "   re-audit: 2 citations of the published reports changed status since publication"
         in lines
     )
-    assert lines[-1] == "   19 pages: site/demo/public/index.html"
+    assert lines[-1] == "   22 pages: site/demo/public/index.html"
     # the README shows this very output, but for the stamps and digests of the run
     assert _RUN_SPECIFIC.sub("…", done.stdout) == _RUN_SPECIFIC.sub("…", readme_demo_output())
     text = done.stdout

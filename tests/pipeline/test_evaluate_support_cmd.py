@@ -102,7 +102,11 @@ def test_mapped_labels_and_named_columns(
             "error: {path} row 4: label 'Unsure' is not mapped"
             " (mapped: neutral, refutes, supports)",
         ),
-        (CSV, ("--judge", "oracle"), "error: unknown judge 'oracle' (expected one of llm-anthropic, llm-openai, rules)"),
+        (
+            CSV,
+            ("--judge", "oracle"),
+            "error: unknown judge 'oracle' (expected one of llm-anthropic, llm-openai, rules)",
+        ),
         (CSV, ("--part", "half"), "error: --part: expected one of all, tune, held-out, got 'half'"),
         (CSV, ("--labels", "Supports"), "error: --labels: expected NAME=LABEL, got 'Supports'"),
         (b"claim,evidence,label\n\xff,b,Supports\n", (), "error: {path} is not UTF-8 (byte 21)"),

@@ -152,20 +152,33 @@ def test_audit_with_support_records_it_and_fail_on_contradicted_fails(
     assert json.loads(out)["verdict"] == "warn"
 
 
-def test_audit_without_support_is_unchanged(
+NOT_CHECKED = {
+    "json": '"support_checked": false',
+    "text": "\n                   support: not_checked\n",
+    "md": "\n     - support **not\\_checked**: claim support was not judged\n",
+    "html": '<span class="badge badge-not_checked">not_checked</span>',
+}
+
+
+@pytest.mark.parametrize("fmt", list(NOT_CHECKED))
+def test_audit_without_support_says_not_checked_and_with_it_judges(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
     tmp_path: Path,
     snapshot: Path,
+    fmt: str,
 ) -> None:
     answer = write(tmp_path, "a.md", f"{PLANTED} [{CONCLUSION}]\n")
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
-    base = ("audit", str(answer), "--snapshot", str(snapshot), "--demo-key")
-    for fmt in ("json", "text", "md", "html"):
-        _, out, _ = run(monkeypatch, capsys, *base, "-f", fmt)
-        assert "support" not in out.lower()
-        _, supported, _ = run(monkeypatch, capsys, *base, "-f", fmt, "--support")
-        assert "support" in supported.lower()
+    base = ("audit", str(answer), "--snapshot", str(snapshot), "--demo-key", "-f", fmt)
+    _, out, _ = run(monkeypatch, capsys, *base)
+    assert out.count(NOT_CHECKED[fmt]) == 1  # the one ok citation
+    if fmt == "json":
+        assert '"support": {' not in out
+    _, supported, _ = run(monkeypatch, capsys, *base, "--support")
+    assert "not_checked" not in supported.replace("badge-not_checked {", "")
+    if fmt == "json":
+        assert '"support_checked": true' in supported and '"support": {' in supported
 
 
 def test_audit_with_the_llm_judge_records_model_and_prompt_and_keeps_the_key_out(

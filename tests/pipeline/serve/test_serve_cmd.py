@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -13,9 +14,12 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from audit.handles import parse_handle, verify
+from audit.keys import Keyring, create_key_file, read_key_file
 from pipeline.snapshot.manifest import manifest_path
+from tests.audit.planted import make_corpus, write_snapshot
 from tests.conftest import TEST_KEY_HEX
 from tests.pipeline.serve.conftest import DEMO
+from tests.sealing import seal_snapshot
 
 CITESEAL = [sys.executable, "-c", "from pipeline.cli import main; main()"]
 
@@ -95,11 +99,76 @@ def test_a_snapshot_sealed_with_a_key_not_held_here_is_refused(
         timeout=60,
     )
     assert (done.returncode, done.stdout) == (1, "")
-    [error, hint] = done.stderr.splitlines()
+    [note, error, hint] = done.stderr.splitlines()  # a fresh machine: serve made its own key
+    assert note.startswith(f"note: created key file {tmp_path / 'key.json'} (key id ")
     assert error.startswith(
         f"error: snapshot {demo_pair[1]} failed its seal check: its manifest is sealed with key "
     )
     assert hint == "hint: set CITESEAL_KEY (or CITESEAL_KEY_FILE) to the key that built it"
+
+
+def _serve(snapshot: Path, data_dir: Path) -> subprocess.CompletedProcess[str]:
+    """``citeseal serve`` on a machine with no key configured (no CITESEAL_KEY, no demo)."""
+    bare = {k: v for k, v in os.environ.items() if not k.startswith("CITESEAL_")}
+    return subprocess.run(
+        [*CITESEAL, "serve", "--snapshot", str(snapshot)],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**bare, "CITESEAL_DATA_DIR": str(data_dir)},
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
+
+
+def test_the_first_serve_on_a_fresh_machine_creates_a_private_key_and_says_where(
+    tmp_path: Path,
+) -> None:
+    key_file = tmp_path / "data" / "key.json"
+    snapshot = tmp_path / "planted.duckdb"
+    write_snapshot(make_corpus(), snapshot)  # sealed with a key this machine does not hold
+    first = _serve(snapshot, tmp_path / "data")
+    created = read_key_file(key_file)
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+    assert created.fingerprint != Keyring.demo_keyring().fingerprint  # never the demo key
+    [note, error, _hint] = first.stderr.splitlines()
+    assert note == f"note: created key file {key_file} (key id {created.fingerprint})"
+    assert error.startswith(f"error: snapshot {snapshot} failed its seal check: ")
+    again = _serve(snapshot, tmp_path / "data")
+    assert (again.returncode, again.stderr.splitlines()[0]) == (1, error)  # no second note
+    assert read_key_file(key_file).fingerprint == created.fingerprint
+
+
+@pytest.mark.anyio
+async def test_serve_mints_with_the_key_it_created(
+    demo_pair: tuple[Path, Path], tmp_path: Path
+) -> None:
+    data = tmp_path / "data"
+    key_file = data / "key.json"
+    create_key_file(key_file)  # what the first serve made (the test above)
+    keyring = read_key_file(key_file)
+    snapshot = tmp_path / "demo" / demo_pair[0].name
+    snapshot.parent.mkdir()
+    shutil.copyfile(demo_pair[0], snapshot)
+    seal_snapshot(snapshot, keyring, name="demo")  # a snapshot this installation built
+    bare = {k: v for k, v in os.environ.items() if not k.startswith("CITESEAL_")}
+    params = StdioServerParameters(
+        command=CITESEAL[0],
+        args=[*CITESEAL[1:], "serve", "--snapshot", str(snapshot)],
+        env={**bare, "CITESEAL_DATA_DIR": str(data)},
+        cwd=str(tmp_path),
+    )
+    errlog = (tmp_path / "stderr.txt").open("w+", encoding="utf-8")
+    with errlog:
+        async with Client(stdio_client(params, errlog=errlog)) as client:
+            found = await client.call_tool("search_literature", {"query": "zentravir", "limit": 1})
+        errlog.seek(0)
+        stderr = errlog.read()
+    assert not found.is_error and isinstance(found.structured_content, dict)
+    [hit] = found.structured_content["results"]
+    assert verify(keyring, parse_handle(hit["handle"]))
+    assert not verify(Keyring.demo_keyring(), parse_handle(hit["handle"]))
+    assert stderr == f"citeseal serve: demo {snapshot.stem} on stdio\n"
 
 
 def test_serve_is_a_registered_command() -> None:

@@ -186,7 +186,8 @@ async def test_bad_input_is_an_error_result_the_model_can_act_on(served: Served)
                 {"answer": "A claim.", "fail_on": ["everything"]},
                 "unknown fail_on value 'everything' (expected one of malformed, forged, "
                 "unavailable, withdrawn, quote_mismatch, uncited, invalid_only, retracted, "
-                "expression_of_concern, preprint, version_changed, not_refreshed, contradicted)",
+                "expression_of_concern, preprint, version_changed, not_refreshed, contradicted, "
+                "incomplete)",
             ),
             (
                 "search_literature",

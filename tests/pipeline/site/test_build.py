@@ -161,12 +161,39 @@ def test_a_changed_passage_shows_a_word_diff(site: Path) -> None:
     assert "<del>240</del><ins>236</ins>" in html
 
 
+OVERALLS = ("fail", "incomplete", "warn", "pass")
+
+
 def test_the_verdict_views_list_only_their_verdict(site: Path) -> None:
-    for verdict in ("fail", "warn", "pass"):
+    for verdict in OVERALLS:
         html = (site / f"reports-{verdict}-by-date.html").read_text(encoding="utf-8")
         rows = html.split("<tbody>")[1] if "<tbody>" in html else ""
-        others = {"fail", "warn", "pass"} - {verdict}
+        others = set(OVERALLS) - {verdict}
         assert not any(f"badge-{o}" in rows for o in others)
+
+
+def test_an_incomplete_report_has_its_own_view_count_and_badge(
+    tmp_path: Path, inputs: tuple[Path, Path]
+) -> None:
+    reports, snapshots = inputs
+    path = reports / "answer-2.json"
+    document = json.loads(path.read_text(encoding="utf-8"))
+    document["verdict"] = "incomplete"
+    document["verdict_reasons"] = ["incomplete: 1 unavailable citation"]
+    path.write_text(json.dumps(document), encoding="utf-8")
+    out = tmp_path / "public"
+    build_site(reports, snapshots, out, env=EPOCH, trust=TRUST)
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert '<a href="reports-incomplete-by-date.html">incomplete (1)</a>' in index
+    assert index.index(">fail (") < index.index(">incomplete (") < index.index(">warn (")
+    view = (out / "reports-incomplete-by-date.html").read_text(encoding="utf-8")
+    [rows] = view.split("<tbody>")[1:]
+    assert rows.count('<span class="badge badge-incomplete">INCOMPLETE</span>') == 1
+    assert "reports/answer-2.html" in rows and "reports/answer-1.html" not in rows
+    page = (out / "reports/answer-2.html").read_text(encoding="utf-8")
+    assert '<p class="verdict-line"><span class="badge badge-incomplete">INCOMPLETE</span>' in page
+    assert "<li>incomplete: 1 unavailable citation</li>" in page
+    assert ".badge-incomplete {" in (out / "static/site.css").read_text(encoding="utf-8")
 
 
 def test_the_fabricated_view_sorts_by_fabricated_count(site: Path) -> None:
@@ -258,7 +285,7 @@ def test_the_cli_builds_prints_warnings_and_strict_fails(
     args = ["site", "build", "--reports", str(reports), "--snapshots", str(snapshots)]
     done = run_cli(*args, "--out", str(out), env=env)
     assert done.returncode == 0, done.stderr
-    assert done.stdout == f"site: 20 pages (3 reports, 2 snapshots) in {out}/index.html\n"
+    assert done.stdout == f"site: 23 pages (3 reports, 2 snapshots) in {out}/index.html\n"
     document = json.loads((reports / "answer-1.json").read_text(encoding="utf-8"))
     document["snapshot"]["sha256"] = "f" * 64
     (reports / "answer-1.json").write_text(json.dumps(document), encoding="utf-8")
