@@ -257,11 +257,16 @@ async def test_a_full_handle_resolves_to_its_passage_and_verdict(served: Served)
             "got '0123'",
         ),
         (
+            "evidence://record/nct:NCT99000001@2025-01-15",
+            "nct:NCT99000001@2025-01-15 is not a record id: a record id is SCHEME:ID, "
+            "without @version, /path or ~check",
+        ),
+        (
             "evidence://passage/pmid:99999998/abstract.1~aaaaa",
             None,  # a well-formed handle with a wrong check: judged, see below
         ),
     ],
-    ids=["unknown-record", "bad-record-id", "forged-handle"],
+    ids=["unknown-record", "bad-record-id", "pinned-record-id", "forged-handle"],
 )
 async def test_an_unknown_id_is_a_clean_mcp_error(
     served: Served, uri: str, message: str | None
