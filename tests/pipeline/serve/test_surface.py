@@ -19,6 +19,7 @@ from markupsafe import escape
 from mcp import Client, MCPError
 from mcp.client.extension import advertise
 from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
+from mcp.types import INVALID_PARAMS
 
 from audit.citations import parse_answer
 from audit.engine import CitationInput, judge_citations
@@ -31,6 +32,7 @@ from pipeline.serve.prompt import QUOTE_WORDS, example_passage, quote_of
 from pipeline.serve.reaudit import MAX_REPORT_CHARS
 from pipeline.serve.server import build_server
 from pipeline.serve.service import Served
+from pipeline.serve.surface import prompt_arguments_error
 from pipeline.snapshot.manifest import manifest_path
 from pipeline.snapshot.trust import trust_snapshot
 from tests.conftest import TRUST
@@ -175,6 +177,27 @@ async def test_cite_by_handle_renders_with_a_live_example_from_the_snapshot(
     for rule in ("Never invent a handle", "One quote per handle", "forged", "stale", "fetch it"):
         assert rule in text
     assert "PUBLIC demo key" in text
+
+
+async def test_an_unexpected_prompt_argument_is_invalid_params_naming_it_without_traceback(
+    served: Served, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with Client(build_server(served), raise_exceptions=True) as client:
+        with pytest.raises(MCPError) as caught:
+            await client.get_prompt("cite_by_handle", {"x": "y"})
+    assert caught.value.error.code == INVALID_PARAMS
+    assert caught.value.error.message == (
+        "prompt cite_by_handle takes no arguments; unexpected argument x"
+    )
+    assert not [record for record in caplog.records if record.exc_info]
+
+
+def test_prompt_arguments_error_names_missing_and_unexpected_arguments() -> None:
+    assert prompt_arguments_error("p", {"a", "b"}, {"a"}, {"a", "c", "d"}) == (
+        "prompt p takes a, b; unexpected argument c, d"
+    )
+    assert prompt_arguments_error("p", {"a", "b"}, {"a"}, {"b"}) == "prompt p needs argument a"
+    assert prompt_arguments_error("p", {"a", "b"}, {"a"}, {"a"}) is None
 
 
 async def test_every_handle_in_the_prompt_verifies_or_is_rejected_as_malformed(
