@@ -72,6 +72,11 @@ from pipeline.snapshot.search import (
 )
 from pipeline.snapshot.trust import TrustedSnapshot
 
+SERVED_CHANGE = {
+    "since": "since the server trusted it",
+    "advice": "restart citeseal serve once nothing is writing the file",
+}
+"""How a served snapshot that changed is refused: it was trusted at start, so a retry cannot help."""
 MAX_RESULTS = 50
 """At most this many passages per search."""
 MAX_RECORDS = 20
@@ -123,7 +128,7 @@ class Served:
         with self._lock:  # creating a cursor touches the base connection; using it does not
             cursor = self._base.cursor()
         try:
-            self.trusted.still_unchanged()
+            self.trusted.still_unchanged(**SERVED_CHANGE)
             yield cursor
         finally:
             cursor.close()
@@ -479,7 +484,7 @@ def _identity_text(ident: SnapshotIdentity) -> str:
 
 def info(served: Served) -> Outcome:
     """What the served snapshot holds (its manifest, without any local path)."""
-    served.trusted.still_unchanged()
+    served.trusted.still_unchanged(**SERVED_CHANGE)
     manifest = served.trusted.manifest
     ident = identity(served)
     value = SnapshotInfo(
@@ -531,7 +536,7 @@ def limits() -> dict[str, int]:
 
 def contract(served: Served) -> Outcome:
     """The citation contract this server checks against, and the snapshot's identity."""
-    served.trusted.still_unchanged()
+    served.trusted.still_unchanged(**SERVED_CHANGE)
     ident = identity(served)
     value = Contract(
         contract_version=CONTRACT_VERSION,

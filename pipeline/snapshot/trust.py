@@ -114,17 +114,26 @@ class TrustedSnapshot:
             raise
         return con
 
-    def still_unchanged(self) -> None:
-        """Refuse a file that changed since it was checked (call after opening it)."""
+    def still_unchanged(
+        self,
+        *,
+        since: str = "while it was being opened",
+        advice: str = "run the command again once nothing is writing the file",
+    ) -> None:
+        """Refuse a file that changed since it was checked (call after opening it).
+
+        The default wording fits a one-shot command, which checks right after opening; a
+        long-running caller (``citeseal serve``) says when it trusted the file and what helps
+        instead (``since``, ``advice``): there, running the call again never does."""
         try:
             now = file_identity(self.path)
         except OSError:
             now = None
         if now != self.identity:
             raise TamperedSnapshotError(
-                f"snapshot {self.path.name} changed while it was being opened",  # a name: an MCP
-                # server sends this message to the model, which has no business with local paths
-                advice="run the command again once nothing is writing the file",
+                f"snapshot {self.path.name} changed {since}",  # a name: an MCP server
+                # sends this message to the model, which has no business with local paths
+                advice=advice,
             )
 
 

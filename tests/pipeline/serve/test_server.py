@@ -261,7 +261,7 @@ async def test_concurrent_calls_are_all_answered_correctly(served: Served) -> No
         assert first == second, name
 
 
-async def test_a_snapshot_changed_while_served_is_refused(
+async def test_a_snapshot_changed_while_served_is_refused_with_restart_advice(
     demo_pair: tuple[Path, Path], tmp_path: Path
 ) -> None:
     path = tmp_path / demo_pair[1].name
@@ -273,6 +273,6 @@ async def test_a_snapshot_changed_while_served_is_refused(
         async with Client(build_server(served), raise_exceptions=True) as client:
             for name, args in (("search_trials", {"query": "zentravir"}), ("snapshot_info", {})):
                 assert await error(client, name, args) == (
-                    f"Error executing tool {name}: snapshot {path.name} changed while it was "
-                    "being opened; hint: run the command again once nothing is writing the file"
+                    f"Error executing tool {name}: snapshot {path.name} changed since the server "
+                    "trusted it; hint: restart citeseal serve once nothing is writing the file"
                 )  # the file's name: no local path reaches the model

@@ -409,7 +409,7 @@ async def test_a_snapshot_changed_while_served_fails_the_prompt_resources_and_re
     shutil.copyfile(manifest_path(demo_pair[1]), manifest_path(path))
     report = published_report(demo_pair[0])
     changed = (
-        f"snapshot {path.name} changed while it was being opened; hint: run the command again "
+        f"snapshot {path.name} changed since the server trusted it; hint: restart citeseal serve "
         "once nothing is writing the file"
     )
     with Served(trust_snapshot(path, TRUST), DEMO) as served:
