@@ -76,6 +76,7 @@ def serve_command(
 
     from pipeline.serve.server import build_server  # the SDK loads only when serving
     from pipeline.serve.service import Served
+    from pipeline.serve.stdio import serve_stdio
 
     if online:
         from pipeline.serve.online import LiveServed
@@ -103,7 +104,7 @@ def serve_command(
         wrapped = sys.stdout
         sys.stdout = raw(wrapped)  # the SDK claims the real stream's descriptor for the wire
         try:
-            server.run("stdio")
+            serve_stdio(server)  # every request read before EOF is answered
         finally:
             sys.stdout = wrapped
 

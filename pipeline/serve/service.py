@@ -76,7 +76,7 @@ SERVED_CHANGE = {
     "since": "since the server trusted it",
     "advice": "restart citeseal serve once nothing is writing the file",
 }
-"""How a served snapshot that changed is refused: it was trusted at start, so a retry cannot help."""
+"""How a served snapshot that changed is refused: trusted at start, a retry cannot help."""
 MAX_RESULTS = 50
 """At most this many passages per search."""
 MAX_RECORDS = 20
