@@ -94,6 +94,7 @@ def register(mcp: "MCPServer", served: Served) -> None:
                 description="A published report: the JSON `citeseal audit --format json` and "
                 "the audit site write, as an object or as JSON text (at most "
                 f"{MAX_REPORT_CHARS:,} characters).",
+                json_schema_extra={"maxLength": MAX_REPORT_CHARS},  # applies to the text form
             ),
         ],
     ) -> Annotated[CallToolResult, ReauditResult]:
