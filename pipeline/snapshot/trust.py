@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Literal
 from audit.keys import DEMO_FINGERPRINT, Keyring
 from pipeline.errors import SnapshotError, TamperedSnapshotError
 from pipeline.snapshot.digests import DigestCache, Identity, file_identity
+from pipeline.snapshot.locate import build_hint
 from pipeline.snapshot.manifest import Manifest, manifest_path, read_sealed_manifest, sha256_file
 
 if TYPE_CHECKING:
@@ -264,7 +265,7 @@ def _run(
     if not path.is_file():
         raise SnapshotError(
             f"snapshot {path} does not exist",
-            advice="build one with: citeseal snapshot build snapshots/demo.toml",
+            advice=build_hint(),
         )
     state = _State(path, policy, digests.digest if digests is not None else sha256_file)
     checks: list[Check] = []
