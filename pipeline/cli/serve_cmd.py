@@ -22,6 +22,7 @@ from pipeline.cli.options import DemoKeyOpt, SnapshotOpt
 from pipeline.cli.output import raw
 from pipeline.settings import Settings
 
+DEFAULT_DEADLINE = 60.0
 OnlineOpt = Annotated[
     bool,
     typer.Option(
@@ -31,12 +32,12 @@ OnlineOpt = Annotated[
     ),
 ]
 OnlineDeadlineOpt = Annotated[
-    float,
+    float | None,
     typer.Option(
         "--online-deadline",
         metavar="SECONDS",
         help="With --online: seconds one live call may take before it answers that upstream "
-        "is unavailable.",
+        f"is unavailable (default {DEFAULT_DEADLINE:g}).",
     ),
 ]
 HttpOpt = Annotated[
@@ -48,6 +49,30 @@ HttpOpt = Annotated[
         "127.0.0.1:8765); an address beyond loopback needs CITESEAL_SERVE_TOKEN.",
     ),
 ]
+AllowHostOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--allow-host",
+        metavar="NAME",
+        help="With --http: also accept requests whose Host header names NAME (a host name or "
+        "address clients use to reach this machine, e.g. its LAN address when bound to "
+        "0.0.0.0); repeatable.",
+    ),
+]
+
+
+def _check_options(
+    http: str | None, online: bool, online_deadline: float | None, allow: list[str]
+) -> None:
+    """Fail closed on an option that would be silently ignored."""
+    if online_deadline is not None and not online:
+        raise InputError("--online-deadline needs --online (without it nothing is harvested)")
+    if online_deadline is not None and not online_deadline > 0:
+        raise InputError(
+            f"--online-deadline must be a positive number of seconds, got {online_deadline:g}"
+        )
+    if allow and http is None:
+        raise InputError("--allow-host needs --http (stdio has no Host header)")
 
 
 def serve_command(
@@ -55,33 +80,35 @@ def serve_command(
     demo_key: DemoKeyOpt = False,
     http: HttpOpt = None,
     online: OnlineOpt = False,
-    online_deadline: OnlineDeadlineOpt = 60.0,
+    online_deadline: OnlineDeadlineOpt = None,
+    allow_host: AllowHostOpt = None,
 ) -> None:
     """Serve a snapshot to MCP hosts over stdio (or Streamable HTTP with --http): search,
     fetch, resolve and audit tools; without --online it never touches the network and writes
     nothing."""
     from pipeline.serve import transport
 
+    allow = allow_host or []
+    _check_options(http, online, online_deadline, allow)
+    deadline = DEFAULT_DEADLINE if online_deadline is None else online_deadline
     listen = transport.parse_listen(http) if http is not None else None
+    extra_hosts = tuple(dict.fromkeys(transport.parse_allow_host(name) for name in allow))
     settings = Settings.from_env()
     if listen is not None:
         transport.require_token(listen, settings.serve_token)
     keyring = minting_keyring(settings, demo_key)  # a fresh machine: creates it, says where
     policy = seal_policy(settings, demo_key, keyring=keyring)
-    if online and not online_deadline > 0:
-        raise InputError(
-            f"--online-deadline must be a positive number of seconds, got {online_deadline:g}"
-        )
     trusted = trusted_snapshot(snapshot, settings, policy)
 
     from pipeline.serve.server import build_server  # the SDK loads only when serving
     from pipeline.serve.service import Served
+    from pipeline.serve.stdio import serve_stdio
 
     if online:
         from pipeline.serve.online import LiveServed
 
         opened: Served = LiveServed(
-            trusted, keyring, policy=policy, settings=settings, deadline=online_deadline
+            trusted, keyring, policy=policy, settings=settings, deadline=deadline
         )
     else:
         opened = Served(trusted, keyring)
@@ -97,13 +124,14 @@ def serve_command(
                 listen,
                 token=settings.serve_token,
                 announce=lambda url: typer.echo(f"{what} on {url}{demo}{token}{live}", err=True),
+                extra_hosts=extra_hosts,
             )
             return
         typer.echo(f"{what} on stdio{demo}{live}", err=True)
         wrapped = sys.stdout
         sys.stdout = raw(wrapped)  # the SDK claims the real stream's descriptor for the wire
         try:
-            server.run("stdio")
+            serve_stdio(server)  # every request read before EOF is answered
         finally:
             sys.stdout = wrapped
 

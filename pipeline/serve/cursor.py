@@ -81,6 +81,8 @@ def _damaged(why: str) -> InputError:
 
 def _payload(keyring: Keyring, text: str) -> dict[str, Any]:
     """The verified payload of ``text`` (raises unless it is an intact cursor of this key)."""
+    if not text:  # "" is no cursor: omitting it, not sending it empty, asks for page one
+        raise _damaged("it is empty (leave cursor out for the first page)")
     if len(text) > MAX_CURSOR_CHARS:
         raise _damaged(f"it is {len(text):,} characters long (at most {MAX_CURSOR_CHARS:,})")
     if not _ALPHABET.fullmatch(text):

@@ -52,7 +52,7 @@ from audit.duckdb_corpus import DuckDBCorpus
 from audit.errors import InputError
 from audit.keys import Keyring
 from pipeline.errors import PartialHarvestError, SnapshotError, TransientHarvestError
-from pipeline.serve.service import Served
+from pipeline.serve.service import SERVED_CHANGE, Served
 from pipeline.settings import Settings
 from pipeline.snapshot.build import BuildOptions, build_locked
 from pipeline.snapshot.folder import corpus_lock
@@ -242,7 +242,7 @@ class LiveServed(Served):
         with self._lock:  # the head and its connection are taken together
             trusted, cursor = self.trusted, self._base.cursor()
         try:
-            trusted.still_unchanged()
+            trusted.still_unchanged(**SERVED_CHANGE)
             yield trusted, cursor
         finally:
             cursor.close()

@@ -3,7 +3,9 @@
 One tool per :mod:`pipeline.serve.service` function. Every tool:
 
 * takes typed arguments whose bounds are in the input schema (``maxLength``, ``maxItems``,
-  ``minimum``/``maximum``) and are checked again by the service with an exact message;
+  ``minimum``/``maximum``) and are checked again by the service with an exact message; the
+  types are checked strictly (``true`` is no integer, ``"5"`` no number) and an argument of
+  the wrong type or name is one line naming it (:mod:`pipeline.serve.arguments`);
 * is annotated read-only, idempotent and closed-world (nothing is fetched, nothing written);
 * returns structured content (its output schema is the service's model) AND a text block a
   model can read on its own (some clients read only ``content``);
@@ -75,6 +77,11 @@ INSTRUCTIONS = (
 )
 
 
+STATUS_PATTERN = r"^[A-Za-z][A-Za-z_ -]*$"
+"""What ``parse_statuses`` can read as a status (it upper-cases and maps spaces, dashes to _)."""
+MAX_STATUS_CHARS = 40
+
+
 def _schema(**bounds: Any) -> dict[str, Any]:
     return {"json_schema_extra": bounds}
 
@@ -118,8 +125,9 @@ Limit = Annotated[
 
 def _sources(allowed: tuple[str, ...]) -> Any:
     return Field(
-        description=f"Only these sources (default: all of {', '.join(allowed)}).",
-        **_schema(items={"enum": list(allowed)}, maxItems=len(allowed), uniqueItems=True),
+        description=f"Only these sources (default: all of {', '.join(allowed)}; a repeated "
+        "one counts once).",
+        **_schema(items={"type": "string", "enum": list(allowed)}, maxItems=len(allowed)),
     )
 
 
@@ -156,9 +164,14 @@ DateTo = Annotated[str | None, _date(end=True)]
 Statuses = Annotated[
     list[str],
     Field(
-        description="Only trials with these ClinicalTrials.gov overall statuses "
-        "(e.g. RECRUITING, COMPLETED); a trial without a status is left out and counted.",
-        **_schema(items={"enum": list(TRIAL_STATUSES)}, maxItems=MAX_STATUSES, uniqueItems=True),
+        description="Only trials with these ClinicalTrials.gov overall statuses: "
+        f"{', '.join(TRIAL_STATUSES)} or another status the snapshot holds (any case; a space "
+        "or dash stands for _; a repeated one counts once); a trial without a status is left "
+        "out and counted.",
+        **_schema(
+            items={"type": "string", "pattern": STATUS_PATTERN, "maxLength": MAX_STATUS_CHARS},
+            maxItems=MAX_STATUSES,
+        ),
     ),
 ]
 Cursor = Annotated[
@@ -175,14 +188,31 @@ def build_server(served: Served) -> "MCPServer":
     """The MCP server over ``served`` (its tools; transports are the caller's)."""
     from mcp.server.apps import client_supports_apps
     from mcp.server.mcpserver import Context, MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
     from mcp.types import CallToolResult, ToolAnnotations
+    from pydantic import ValidationError
 
     from pipeline.serve import app, surface
+    from pipeline.serve.arguments import argument_error, make_strict
+
+    class Server(MCPServer):
+        async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+            """The SDK's call; arguments that fail the (strict) model are one line naming
+            the argument (:mod:`pipeline.serve.arguments`), not pydantic's text."""
+            try:
+                return await super().call_tool(name, arguments, context)
+            except ToolError as error:
+                cause = error.__cause__
+                if isinstance(cause, ValidationError) and not isinstance(
+                    error, UnexpectedToolError
+                ):
+                    raise ToolError(argument_error(name, cause)) from None
+                raise
 
     read_only = ToolAnnotations(  # open world with --online: searches and fetches may go live
         read_only_hint=True, idempotent_hint=True, open_world_hint=served.online
     )
-    mcp = MCPServer(
+    mcp = Server(
         name="citeseal",
         title="citeseal evidence snapshot",
         version=__version__,
@@ -284,7 +314,11 @@ def build_server(served: Served) -> "MCPServer":
             Field(
                 description=f"Record ids such as pmid:99000001 or nct:NCT99000001 "
                 f"(1-{MAX_RECORDS}).",
-                **_schema(minItems=1, maxItems=MAX_RECORDS, items={"maxLength": MAX_ID_CHARS}),
+                **_schema(
+                    minItems=1,
+                    maxItems=MAX_RECORDS,
+                    items={"type": "string", "maxLength": MAX_ID_CHARS},
+                ),
             ),
         ],
         max_passages: Annotated[
@@ -339,7 +373,10 @@ def build_server(served: Served) -> "MCPServer":
             list[str],
             Field(
                 description="Also fail on these (malformed and forged always fail).",
-                **_schema(items={"enum": list(FAIL_ON_ITEMS)}, maxItems=len(FAIL_ON_ITEMS)),
+                **_schema(
+                    items={"type": "string", "enum": list(FAIL_ON_ITEMS)},
+                    maxItems=len(FAIL_ON_ITEMS),
+                ),
             ),
         ] = [],  # noqa: B006
     ) -> Annotated[CallToolResult, Report]:
@@ -368,7 +405,7 @@ def build_server(served: Served) -> "MCPServer":
                 **_schema(
                     minItems=1,
                     maxItems=MAX_SUPPORT_HANDLES,
-                    items={"maxLength": MAX_SUPPORT_HANDLE_CHARS},
+                    items={"type": "string", "maxLength": MAX_SUPPORT_HANDLE_CHARS},
                 ),
             ),
         ],
@@ -391,4 +428,5 @@ def build_server(served: Served) -> "MCPServer":
         return _result(lambda: service.info(served))
 
     surface.register(mcp, served)  # reaudit_report, cite_by_handle, evidence:// resources
+    make_strict(mcp)  # every tool's arguments: strict types, no unknown names
     return mcp

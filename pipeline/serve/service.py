@@ -27,7 +27,6 @@ the parsers' own (:data:`audit.citations.MAX_ANSWER_CHARS`, :data:`audit.claims.
 from __future__ import annotations
 
 import json
-import re
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -36,10 +35,15 @@ from datetime import datetime
 from typing import Any
 
 import duckdb
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from audit import CONTRACT_VERSION, folding, handles
-from audit.citations import MAX_ANSWER_CHARS, MAX_QUOTE_CHARS, parse_answer
+from audit.citations import (
+    MAX_ANSWER_CHARS,
+    MAX_CITATIONS_PER_SENTENCE,
+    MAX_QUOTE_CHARS,
+    parse_answer,
+)
 from audit.claims import MAX_CLAIMS_BYTES, parse_claims
 from audit.duckdb_corpus import DuckDBCorpus
 from audit.engine import CitationInput, audit_answer, judge_citations
@@ -56,9 +60,15 @@ from audit.report import (
 )
 from audit.support.judges import DEFAULT_JUDGE, judge_by_name
 from audit.support.model import Judge
-from audit.support.run import check_support
+from audit.support.run import (
+    MAX_CLAIM_CHARS,
+    MAX_SUPPORT_HANDLE_CHARS,
+    MAX_SUPPORT_HANDLES,
+    check_support,
+)
 from audit.terminal import one_line
-from pipeline.serve.cursor import SearchKey, issue_cursor, read_cursor
+from pipeline.serve.cursor import MAX_CURSOR_CHARS, SearchKey, issue_cursor, read_cursor
+from pipeline.serve.doc_text import doc_block, folding_steps
 from pipeline.snapshot.filters import SearchFilters, make_filters, undecided_lines
 from pipeline.snapshot.search import (
     MAX_QUERY_CHARS,
@@ -72,6 +82,11 @@ from pipeline.snapshot.search import (
 )
 from pipeline.snapshot.trust import TrustedSnapshot
 
+SERVED_CHANGE = {
+    "since": "since the server trusted it",
+    "advice": "restart citeseal serve once nothing is writing the file",
+}
+"""How a served snapshot that changed is refused: trusted at start, a retry cannot help."""
 MAX_RESULTS = 50
 """At most this many passages per search."""
 MAX_RECORDS = 20
@@ -123,7 +138,7 @@ class Served:
         with self._lock:  # creating a cursor touches the base connection; using it does not
             cursor = self._base.cursor()
         try:
-            self.trusted.still_unchanged()
+            self.trusted.still_unchanged(**SERVED_CHANGE)
             yield cursor
         finally:
             cursor.close()
@@ -197,8 +212,17 @@ class FetchResult(BaseModel):
 
 
 class HandleQuery(BaseModel):
-    handle: str = Field(description="A handle: scheme:id[@version]/path~check.")
-    quote: str | None = Field(default=None, description="Optional exact words to check.")
+    model_config = ConfigDict(strict=True, extra="forbid")  # a tool argument: see arguments.py
+
+    handle: str = Field(
+        description="A handle: scheme:id[@version]/path~check.",
+        json_schema_extra={"maxLength": MAX_HANDLE_CHARS},  # checked by resolve(), exactly
+    )
+    quote: str | None = Field(
+        default=None,
+        description="Optional exact words to check.",
+        json_schema_extra={"maxLength": MAX_QUOTE_CHARS},
+    )
 
 
 class ResolveResult(BaseModel):
@@ -315,7 +339,7 @@ def search(
                 held_statuses=held_statuses(con) if statuses else (),
             )
             key = SearchKey(kind, query, filters.canonical(), served.trusted.sha256)
-            offset = read_cursor(served.keyring, cursor, key) if cursor else 0
+            offset = read_cursor(served.keyring, cursor, key) if cursor is not None else 0
             page = search_page(con, query, served.keyring, filters, limit=limit, offset=offset)
             return filters, key, offset, page
 
@@ -479,7 +503,7 @@ def _identity_text(ident: SnapshotIdentity) -> str:
 
 def info(served: Served) -> Outcome:
     """What the served snapshot holds (its manifest, without any local path)."""
-    served.trusted.still_unchanged()
+    served.trusted.still_unchanged(**SERVED_CHANGE)
     manifest = served.trusted.manifest
     ident = identity(served)
     value = SnapshotInfo(
@@ -502,20 +526,10 @@ def info(served: Served) -> Outcome:
     return Outcome(value, "\n".join(lines))
 
 
-def _doc_block(doc: str | None, after: str) -> str:
-    """The indented block that follows the line ending in ``after`` in a module docstring."""
-    text = doc or ""
-    start = text.index(after) + len(after)
-    block = re.match(r"\s*\n((?:(?: {4}.*)?\n)+)", text[start:])
-    return "\n".join(line[4:] for line in (block.group(1) if block else "").splitlines()).strip()
-
-
-def _folding_steps(doc: str | None) -> str:
-    text = doc or ""
-    return text[text.index("1. ") : text.index("Step 2 runs")].strip()
-
-
 def limits() -> dict[str, int]:
+    """Every limit a tool enforces, from the constants that enforce it."""
+    from pipeline.serve.reaudit import MAX_REPORT_CHARS  # reaudit imports this module
+
     return {
         "query_chars": MAX_QUERY_CHARS,
         "search_results": MAX_RESULTS,
@@ -526,16 +540,22 @@ def limits() -> dict[str, int]:
         "quote_chars": MAX_QUOTE_CHARS,
         "answer_chars": MAX_ANSWER_CHARS,
         "claims_chars": MAX_CLAIMS_BYTES,
+        "citations_per_sentence": MAX_CITATIONS_PER_SENTENCE,
+        "support_claim_chars": MAX_CLAIM_CHARS,
+        "support_handles": MAX_SUPPORT_HANDLES,
+        "support_handle_chars": MAX_SUPPORT_HANDLE_CHARS,
+        "report_chars": MAX_REPORT_CHARS,
+        "cursor_chars": MAX_CURSOR_CHARS,
     }
 
 
 def contract(served: Served) -> Outcome:
     """The citation contract this server checks against, and the snapshot's identity."""
-    served.trusted.still_unchanged()
+    served.trusted.still_unchanged(**SERVED_CHANGE)
     ident = identity(served)
     value = Contract(
         contract_version=CONTRACT_VERSION,
-        grammar=_doc_block(
+        grammar=doc_block(
             handles.__doc__,
             "Grammar (every handle has exactly one spelling; nothing is case-folded)::",
         ),
@@ -545,7 +565,7 @@ def contract(served: Served) -> Outcome:
         flags=list(FLAG_NAMES),
         fail_on=list(FAIL_ON_ITEMS),
         default_fail_on=list(DEFAULT_FAIL_ON),
-        folding=_folding_steps(folding.__doc__),
+        folding=folding_steps(folding.__doc__),
         limits=limits(),
         snapshot=ident,
     )

@@ -39,6 +39,42 @@ def _read(call: Callable[[], str]) -> str:
         raise ResourceError(tool_message(error)) from None
 
 
+def prompt_arguments_error(
+    name: str, declared: set[str], required: set[str], given: set[str]
+) -> str | None:
+    """Why ``given`` argument names do not fit prompt ``name`` (taking ``declared``, of which
+    ``required``), or None when they fit: one line naming each unexpected or missing one."""
+    unexpected, missing = sorted(given - declared), sorted(required - given)
+    if unexpected:
+        takes = f"takes {', '.join(sorted(declared))}" if declared else "takes no arguments"
+        return f"prompt {name} {takes}; unexpected argument {', '.join(unexpected)}"
+    if missing:
+        return f"prompt {name} needs argument {', '.join(missing)}"
+    return None
+
+
+def _strict_prompt(fn: Callable[..., str], *, title: str, description: str) -> Any:
+    """The SDK's prompt for ``fn``, whose argument names are checked before it runs: a wrong
+    name is an invalid-params protocol error (JSON-RPC -32602) naming it. The SDK's own
+    check is missing-required only; an unexpected name would reach ``fn`` as a TypeError and
+    come back as an opaque internal error with a traceback on stderr."""
+    from mcp import MCPError
+    from mcp.server.mcpserver.prompts import Prompt
+    from mcp.types import INVALID_PARAMS
+
+    class StrictPrompt(Prompt):
+        async def render(self, arguments: dict[str, Any] | None, context: Any) -> Any:
+            declared = {argument.name for argument in self.arguments or []}
+            required = {argument.name for argument in self.arguments or [] if argument.required}
+            given = set(arguments or {})
+            problem = prompt_arguments_error(self.name, declared, required, given)
+            if problem is not None:
+                raise MCPError(INVALID_PARAMS, problem)
+            return await super().render(arguments, context)
+
+    return StrictPrompt.from_function(fn, title=title, description=description)
+
+
 def register(mcp: "MCPServer", served: Served) -> None:
     """Add ``reaudit_report``, ``cite_by_handle`` and the two resource templates to ``mcp``."""
     from mcp.server.mcpserver.resources import ResourceSecurity
@@ -58,6 +94,7 @@ def register(mcp: "MCPServer", served: Served) -> None:
                 description="A published report: the JSON `citeseal audit --format json` and "
                 "the audit site write, as an object or as JSON text (at most "
                 f"{MAX_REPORT_CHARS:,} characters).",
+                json_schema_extra={"maxLength": MAX_REPORT_CHARS},  # applies to the text form
             ),
         ],
     ) -> Annotated[CallToolResult, ReauditResult]:
@@ -65,11 +102,6 @@ def register(mcp: "MCPServer", served: Served) -> None:
         afresh, and what changed since publication (verdict before → now per citation)."""
         return _result(lambda: reaudit.reaudit_report(served, report))
 
-    @mcp.prompt(
-        title="Cite by handle",
-        description="How to cite this snapshot's passages with handles and exact quotes, "
-        "with one example minted live from a real passage.",
-    )
     def cite_by_handle() -> str:
         try:
             return prompt.cite_by_handle(served)
@@ -78,6 +110,15 @@ def register(mcp: "MCPServer", served: Served) -> None:
             from mcp.types import INTERNAL_ERROR
 
             raise MCPError(INTERNAL_ERROR, tool_message(error)) from None
+
+    mcp.add_prompt(
+        _strict_prompt(
+            cite_by_handle,
+            title="Cite by handle",
+            description="How to cite this snapshot's passages with handles and exact quotes, "
+            "with one example minted live from a real passage.",
+        )
+    )
 
     security = ResourceSecurity()  # the SDK's default, kept on purpose: see resources.py
 

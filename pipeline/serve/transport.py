@@ -9,15 +9,23 @@ The rules, each enforced here and tested in ``tests/pipeline/serve/test_http.py`
   ``CITESEAL_SERVE_TOKEN`` (:func:`require_token`), checked before a socket is opened, so a
   refused bind never listens, not even for a moment.
 * With a token set (on any address), every HTTP request must carry ``Authorization: Bearer
-  TOKEN``; the header is compared in constant time (:class:`BearerGate`) and anything else is
-  ``401`` with ``WWW-Authenticate: Bearer``. The token never reaches a log line: the access
+  TOKEN`` (the scheme in any case, RFC 7235 §2.1: ``bearer`` too); the token is compared in
+  constant time (:class:`BearerGate`) and anything else is ``401`` with ``WWW-Authenticate:
+  Bearer``. The token never reaches a log line: the access
   log shows the client, method, path and status only.
 * The SDK's DNS-rebinding protection is always on (:func:`allowed_hosts`): the ``Host`` header
   must name the bound address (or, on loopback, any loopback name) with the port, and an
-  ``Origin`` header, when sent, the same with ``http://``. A bad ``Host`` is ``421``, a bad
-  ``Origin`` ``403`` (the SDK's answers).
+  ``Origin`` header, when sent, the same with ``http://``. A wildcard bind accepts the loopback
+  names and the machine's host name; any other name or address clients use must be listed
+  with ``--allow-host NAME`` (repeatable; explicit rather than "every address of this
+  machine", which no portable call lists reliably and which would widen what a rebinding page
+  may name). A bad ``Host`` is ``421`` naming the refused value and the option that allows it
+  (:class:`HostGate`, ahead of the SDK's own check, which stays on); a bad ``Origin`` is
+  ``403`` (the SDK's answer).
 * The endpoint is ``/mcp``, stateless (no ``Mcp-Session-Id``: every call stands alone, and
-  handles carry all the state there is), so the server keeps no per-client memory.
+  handles carry all the state there is), so the server keeps no per-client memory. With no
+  session there is no stream to ``GET`` and nothing to ``DELETE``: both are ``405`` with
+  ``Allow: POST`` (:class:`PostOnly`; the SDK would hold a ``GET`` open forever).
 * Logs go to stderr; the startup line is written once the socket listens. SIGINT and SIGTERM
   stop the server gracefully (open requests get :data:`GRACE_SECONDS`) and the command exits
   0: the server writes no file, so nothing can be left half-written.
@@ -30,6 +38,7 @@ import hashlib
 import hmac
 import ipaddress
 import logging
+import re
 import signal
 import socket
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -128,10 +137,34 @@ def require_token(listen: Listen, token: str | None) -> None:
         )
 
 
-def allowed_hosts(listen: Listen, hostname: str) -> tuple[list[str], list[str]]:
+_HOST_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?")
+
+
+def parse_allow_host(text: str) -> str:
+    """``--allow-host`` = a DNS name, an IPv4 address or ``[IPv6]``, without a port; its
+    normal form (lower case, the address as :mod:`ipaddress` writes it)."""
+    bracketed = text.startswith("[") and text.endswith("]")
+    try:
+        address = ipaddress.ip_address(text[1:-1] if bracketed else text)
+    except ValueError:
+        address = None
+    if address is not None and bracketed == (address.version == 6):
+        return f"[{address}]" if bracketed else str(address)
+    if not bracketed and _HOST_NAME.fullmatch(text) and ":" not in text:
+        return text.lower()
+    raise InputError(
+        "--allow-host expects a host name, an IPv4 address or [an IPv6 address], without a "
+        f"port, got {text!r}"
+    )
+
+
+def allowed_hosts(
+    listen: Listen, hostname: str, extra: tuple[str, ...] = ()
+) -> tuple[list[str], list[str]]:
     """The ``Host`` and ``Origin`` values the DNS-rebinding check accepts: loopback names for a
     loopback bind, the address itself for another one, and for a wildcard bind (``0.0.0.0``,
-    ``::``) the loopback names and the machine's ``hostname``; always with the port."""
+    ``::``) the loopback names and the machine's ``hostname``; then the ``extra`` names
+    (``--allow-host``, normal form); always with the port."""
     port = listen.port
     names: list[str] = []
     if listen.loopback or listen.wildcard:
@@ -140,6 +173,7 @@ def allowed_hosts(listen: Listen, hostname: str) -> tuple[list[str], list[str]]:
         names.append(hostname.lower())
     else:
         names.append(listen.authority.rsplit(":", 1)[0])
+    names += extra
     names = list(dict.fromkeys(names))
     return [f"{n}:{port}" for n in names], [f"http://{n}:{port}" for n in names]
 
@@ -153,13 +187,17 @@ class BearerGate:
 
     def __init__(self, app: ASGIApp, token: str) -> None:
         self._app = app
-        self._expected = hashlib.sha256(f"Bearer {token}".encode()).digest()
+        self._expected = hashlib.sha256(token.encode()).digest()
 
     def allows(self, headers: list[tuple[bytes, bytes]]) -> bool:
         given = [value for name, value in headers if name.lower() == b"authorization"]
         if len(given) != 1:
             return False
-        return hmac.compare_digest(hashlib.sha256(given[0]).digest(), self._expected)
+        scheme, space, credentials = given[0].partition(b" ")
+        if not space or scheme.lower() != b"bearer":  # the scheme is case-insensitive
+            return False
+        token = credentials.lstrip(b" ")  # credentials = auth-scheme 1*SP token68
+        return hmac.compare_digest(hashlib.sha256(token).digest(), self._expected)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and not self.allows(list(scope.get("headers", []))):
@@ -178,6 +216,67 @@ class BearerGate:
             await send({"type": "http.response.body", "body": body})
             return
         await self._app(scope, receive, send)
+
+
+async def _plain(send: Send, status: int, body: str, *headers: tuple[bytes, bytes]) -> None:
+    data = body.encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"text/plain; charset=utf-8"),
+                (b"content-length", str(len(data)).encode()),
+                *headers,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": data})
+
+
+class PostOnly:
+    """ASGI middleware: the stateless endpoint answers ``GET`` and ``DELETE`` with ``405``
+    (``Allow: POST``): there is no session stream to open and no session to end."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope.get("method") in ("GET", "DELETE"):
+            message = f"{scope['method']} is not served: this endpoint is stateless; use POST\n"
+            await _plain(send, 405, message, (b"allow", b"POST"))
+            return
+        await self._app(scope, receive, send)
+
+
+class HostGate:
+    """ASGI middleware: a request whose ``Host`` header is not one of ``hosts`` is ``421``,
+    naming the refused value and how to allow it (the SDK's own check stays behind it)."""
+
+    def __init__(self, app: ASGIApp, hosts: list[str]) -> None:
+        self._app = app
+        self._hosts = frozenset(host.lower() for host in hosts)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            given = [v for n, v in scope.get("headers", []) if n.lower() == b"host"]
+            host = given[0].decode("latin-1") if len(given) == 1 else None
+            if host is None or host.lower() not in self._hosts:
+                await _plain(send, 421, host_refusal(host))
+                return
+        await self._app(scope, receive, send)
+
+
+def host_refusal(host: str | None) -> str:
+    """The ``421`` body: which ``Host`` was refused and the option that would allow it."""
+    if host is None:
+        return "refused: a request needs exactly one Host header\n"
+    name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+    shown = host.encode("unicode_escape").decode("ascii")
+    return (
+        f"refused Host {shown!r}: not a name this server answers to; to allow it, start "
+        f"citeseal serve with --allow-host {name.encode('unicode_escape').decode('ascii')}\n"
+    )
 
 
 # uvicorn's own configuration, but everything on stderr (its default sends the access log to
@@ -232,12 +331,19 @@ def bind(listen: Listen) -> socket.socket:
     return sock
 
 
-def http_app(server: MCPServer, listen: Listen, token: str | None, hostname: str) -> ASGIApp:
+def http_app(
+    server: MCPServer,
+    listen: Listen,
+    token: str | None,
+    hostname: str,
+    extra_hosts: tuple[str, ...] = (),
+) -> ASGIApp:
     """The ASGI app: the SDK's stateless Streamable HTTP endpoint at ``/mcp`` with its
-    DNS-rebinding check on, behind :class:`BearerGate` when there is a token."""
+    DNS-rebinding check on, behind :class:`PostOnly`, :class:`HostGate` and, when there is a
+    token, :class:`BearerGate` (outermost: nothing is answered before the token checks)."""
     from mcp.server.transport_security import TransportSecuritySettings
 
-    hosts, origins = allowed_hosts(listen, hostname)
+    hosts, origins = allowed_hosts(listen, hostname, extra_hosts)
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
     )
@@ -247,6 +353,7 @@ def http_app(server: MCPServer, listen: Listen, token: str | None, hostname: str
         transport_security=security,
         host=listen.host,
     )
+    app = HostGate(PostOnly(app), hosts)
     return BearerGate(app, token) if token is not None else app
 
 
@@ -256,6 +363,7 @@ def serve_http(
     *,
     token: str | None,
     announce: Callable[[str], None],
+    extra_hosts: tuple[str, ...] = (),
 ) -> None:
     """Serve ``server`` over Streamable HTTP until SIGINT or SIGTERM; ``announce`` gets the URL
     once the socket listens. Refuses (before binding) what :func:`require_token` refuses."""
@@ -264,7 +372,7 @@ def serve_http(
     require_token(listen, token)
     # the session manager's start/stop notes would come before the startup line; keep warnings
     logging.getLogger("mcp.server.streamable_http_manager").setLevel(logging.WARNING)
-    app = http_app(server, listen, token, socket.gethostname())
+    app = http_app(server, listen, token, socket.gethostname(), extra_hosts)
     sock = bind(listen)
 
     class Server(uvicorn.Server):

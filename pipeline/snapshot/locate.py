@@ -51,19 +51,38 @@ def corpus_folders(root: Path) -> list[Path]:
     return sorted(p for p in root.iterdir() if p.is_dir() and snapshots_in(p))
 
 
+CORPORA = Path("snapshots")
+"""Where a bare corpus NAME is looked for (``--snapshot demo`` → ``snapshots/demo/``)."""
+DEMO_SPEC = CORPORA / "demo.toml"
+
+
+def build_hint() -> str:
+    """What to pass or build, naming the demo spec only where it exists (from the cwd)."""
+    if DEMO_SPEC.is_file():
+        return f"build one with: citeseal snapshot build {DEMO_SPEC.as_posix()}"
+    return (
+        "pass a snapshot file (.duckdb), a corpus folder or a corpus NAME (snapshots/NAME); "
+        "build one with: citeseal snapshot build SPEC.toml"
+    )
+
+
 def resolve_snapshot(path: Path) -> Path:
-    """The snapshot file meant by ``path`` (a file, or a corpus folder → its newest)."""
+    """The snapshot file meant by ``path`` (a file, a corpus folder → its newest, or, when no
+    such path exists, a bare corpus name → the newest of ``snapshots/NAME/``)."""
     if path.is_file():
         return path
+    named = CORPORA / path
+    if not path.exists() and len(path.parts) == 1 and not path.suffix and named.is_dir():
+        path = named
     if path.is_dir():
         newest = latest_snapshot(path)
         if newest is not None:
             return newest
         raise SnapshotError(
             f"no snapshot in {path} (a corpus folder holds <name>-<stamp>.duckdb files)",
-            advice="build one with: citeseal snapshot build snapshots/demo.toml",
+            advice=build_hint(),
         )
     raise SnapshotError(
         f"snapshot {path} does not exist",
-        advice="build one with: citeseal snapshot build snapshots/demo.toml",
+        advice=build_hint(),
     )

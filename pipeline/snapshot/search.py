@@ -34,6 +34,8 @@ from pipeline.snapshot.store import SEP, connect, first_line, load_fts, read_met
 MAX_QUERY_CHARS = 1_000
 MAX_LIMIT = 1_000
 MAX_OFFSET = 1_000_000
+RECORD_ID_MARKS = ("@", "/", "~")
+"""What follows the id in a handle (``@version``, ``/path``, ``~check``): never in a record id."""
 
 
 @dataclass(frozen=True)
@@ -254,8 +256,17 @@ def held_statuses(con: duckdb.DuckDBPyConnection) -> list[str]:
 
 def _check_record_id(record_id: str) -> None:
     """Raise when ``record_id`` is no ``scheme:id`` a handle can carry (so a typo is called
-    what it is, not a record missing from the snapshot)."""
-    scheme = record_id.partition(":")[0]
+    what it is, not a record missing from the snapshot).
+
+    Every message is about the text given: a handle's ``@version``, ``/path`` or ``~check``
+    after the id is named as such, never the parser's view of the locator built here to check
+    the id (``record_id`` + a pin + ``/title``)."""
+    scheme, _, ident = record_id.partition(":")
+    if scheme in SCHEMES and any(mark in ident for mark in RECORD_ID_MARKS):
+        raise InputError(
+            f"{record_id} is not a record id: a record id is SCHEME:ID, "
+            "without @version, /path or ~check"
+        )
     pin = "@1" if scheme in PINNED_SCHEMES else ""  # the id alone, whatever its scheme
     try:
         parse_locator(f"{record_id}{pin}/title")

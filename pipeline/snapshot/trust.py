@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Literal
 from audit.keys import DEMO_FINGERPRINT, Keyring
 from pipeline.errors import SnapshotError, TamperedSnapshotError
 from pipeline.snapshot.digests import DigestCache, Identity, file_identity
+from pipeline.snapshot.locate import build_hint
 from pipeline.snapshot.manifest import Manifest, manifest_path, read_sealed_manifest, sha256_file
 
 if TYPE_CHECKING:
@@ -114,17 +115,26 @@ class TrustedSnapshot:
             raise
         return con
 
-    def still_unchanged(self) -> None:
-        """Refuse a file that changed since it was checked (call after opening it)."""
+    def still_unchanged(
+        self,
+        *,
+        since: str = "while it was being opened",
+        advice: str = "run the command again once nothing is writing the file",
+    ) -> None:
+        """Refuse a file that changed since it was checked (call after opening it).
+
+        The default wording fits a one-shot command, which checks right after opening; a
+        long-running caller (``citeseal serve``) says when it trusted the file and what helps
+        instead (``since``, ``advice``): there, running the call again never does."""
         try:
             now = file_identity(self.path)
         except OSError:
             now = None
         if now != self.identity:
             raise TamperedSnapshotError(
-                f"snapshot {self.path.name} changed while it was being opened",  # a name: an MCP
-                # server sends this message to the model, which has no business with local paths
-                advice="run the command again once nothing is writing the file",
+                f"snapshot {self.path.name} changed {since}",  # a name: an MCP server
+                # sends this message to the model, which has no business with local paths
+                advice=advice,
             )
 
 
@@ -255,7 +265,7 @@ def _run(
     if not path.is_file():
         raise SnapshotError(
             f"snapshot {path} does not exist",
-            advice="build one with: citeseal snapshot build snapshots/demo.toml",
+            advice=build_hint(),
         )
     state = _State(path, policy, digests.digest if digests is not None else sha256_file)
     checks: list[Check] = []

@@ -27,7 +27,14 @@ from audit.errors import InputError
 from audit.handles import parse_handle, verify
 from pipeline.serve import service
 from pipeline.serve.service import Served
-from pipeline.serve.transport import BearerGate, Listen, allowed_hosts, parse_listen
+from pipeline.serve.transport import (
+    BearerGate,
+    HostGate,
+    Listen,
+    allowed_hosts,
+    parse_allow_host,
+    parse_listen,
+)
 from pipeline.settings import Settings
 from tests.conftest import TEST_KEY_HEX
 from tests.pipeline.serve.conftest import DEMO
@@ -321,6 +328,54 @@ def test_allowed_hosts_name_the_bound_address_with_its_port() -> None:
     hosts, origins = allowed_hosts(Listen("2001:db8::5", 80), "box")
     assert (hosts, origins) == (["[2001:db8::5]:80"], ["http://[2001:db8::5]:80"])
     assert not Listen("192.0.2.1", 80).loopback and Listen("localhost", 80).loopback
+    extra = ("192.0.2.7", "[2001:db8::7]", "box.lan")
+    hosts = allowed_hosts(Listen(WILDCARD, 8765), "box", extra)[0]
+    assert hosts == [*loopback, "box:8765", "192.0.2.7:8765", "[2001:db8::7]:8765", "box.lan:8765"]
+
+
+@pytest.mark.parametrize(
+    ("value", "normal"),
+    [("192.0.2.7", "192.0.2.7"), ("[2001:DB8::7]", "[2001:db8::7]"), ("Box.LAN", "box.lan")],
+)
+def test_allow_host_names_parse_to_a_normal_form(value: str, normal: str) -> None:
+    assert parse_allow_host(value) == normal
+
+
+@pytest.mark.parametrize("value", ["192.0.2.7:80", "2001:db8::7", "[192.0.2.7]", "", "a b", "-x"])
+def test_a_bad_allow_host_is_one_exact_error(value: str) -> None:
+    with pytest.raises(InputError) as caught:
+        parse_allow_host(value)
+    assert caught.value.message == (
+        "--allow-host expects a host name, an IPv4 address or [an IPv6 address], without a "
+        f"port, got {value!r}"
+    )
+
+
+@pytest.mark.anyio
+async def test_the_host_gate_passes_listed_hosts_and_names_a_refused_one_with_the_fix() -> None:
+    reached: list[str] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        reached.append(scope["path"])
+
+    gate = HostGate(app, ["127.0.0.1:8765", "192.0.2.7:8765"])
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    async def receive() -> Any:
+        raise AssertionError
+
+    for host in (b"192.0.2.7:8765", b"192.0.2.9:8765"):
+        scope = {"type": "http", "path": "/mcp", "headers": [(b"host", host)]}
+        await gate(scope, receive, send)
+    assert reached == ["/mcp"]
+    assert sent[0]["status"] == 421
+    assert sent[1]["body"] == (
+        b"refused Host '192.0.2.9:8765': not a name this server answers to; to allow it, start "
+        b"citeseal serve with --allow-host 192.0.2.9\n"
+    )
 
 
 @pytest.mark.parametrize(
@@ -330,7 +385,10 @@ def test_allowed_hosts_name_the_bound_address_with_its_port() -> None:
         ([(b"Authorization", f"Bearer {TOKEN}".encode())], True),
         ([], False),
         ([(b"authorization", f"Bearer {TOKEN}x".encode())], False),
-        ([(b"authorization", f"bearer {TOKEN}".encode())], False),
+        ([(b"authorization", f"bearer {TOKEN}".encode())], True),  # RFC 7235: any case
+        ([(b"authorization", f"BEARER  {TOKEN}".encode())], True),
+        ([(b"authorization", f"Bearer{TOKEN}".encode())], False),
+        ([(b"authorization", f"Basic {TOKEN}".encode())], False),
         ([(b"authorization", TOKEN.encode())], False),
         ([(b"authorization", f"Bearer {TOKEN}".encode()), (b"authorization", b"Bearer x")], False),
     ],
@@ -355,7 +413,11 @@ def test_a_request_with_a_foreign_host_header_is_rejected_421(server: Running) -
     accepted = httpx.post(
         server.url, json=INIT, headers={**ACCEPT, "Host": f"localhost:{server.port}"}
     )
-    assert (refused.status_code, refused.text) == (421, "Invalid Host header")
+    assert (refused.status_code, refused.text) == (
+        421,
+        "refused Host 'evil.example': not a name this server answers to; to allow it, start "
+        "citeseal serve with --allow-host evil.example\n",
+    )
     assert (other_port.status_code, accepted.status_code) == (421, 200)
 
 
@@ -393,3 +455,32 @@ async def test_with_the_right_bearer_the_sdk_client_works_and_the_token_is_never
     assert log.splitlines()[0].endswith("(bearer token required)")
     assert '"POST /mcp HTTP/1.1" 401' in log and '"POST /mcp HTTP/1.1" 200' in log
     assert TOKEN not in log
+
+
+def test_get_and_delete_on_the_stateless_endpoint_are_405_allow_post_at_once(
+    server: Running,
+) -> None:
+    for method in ("GET", "DELETE"):
+        refused = httpx.request(method, server.url, headers=ACCEPT, timeout=10)
+        assert (refused.status_code, refused.headers["allow"], refused.text) == (
+            405,
+            "POST",
+            f"{method} is not served: this endpoint is stateless; use POST\n",
+        )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ("--online-deadline", "5"),
+            "error: --online-deadline needs --online (without it nothing is harvested)\n",
+        ),
+        (("--allow-host", "box"), "error: --allow-host needs --http (stdio has no Host header)\n"),
+    ],
+)
+def test_an_option_that_would_be_ignored_is_a_usage_error_exit_2(
+    args: tuple[str, ...], message: str, tmp_path: Path
+) -> None:
+    done = run_cli("serve", "--snapshot", str(tmp_path / "none.duckdb"), *args, workdir=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", message)

@@ -83,6 +83,11 @@ async def test_trial_status_filter_and_its_errors(planted: Served) -> None:
             "the cursor is not one this server issued: its signature does not verify "
             f"(altered, truncated or made up){HINT}",
         ),
+        (
+            {"cursor": ""},
+            f"the cursor is not one this server issued: it is empty (leave cursor out for the "
+            f"first page){HINT}",
+        ),
     ],
 )
 async def test_bad_filters_and_cursors_are_is_error_results_with_the_message(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
@@ -12,8 +13,9 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.types import LATEST_PROTOCOL_VERSION
 
-from audit.handles import parse_handle, verify
+from audit.handles import mint, parse_handle, parse_locator, verify
 from audit.keys import Keyring, create_key_file, read_key_file
 from pipeline.snapshot.manifest import manifest_path
 from tests.audit.planted import make_corpus, write_snapshot
@@ -178,3 +180,51 @@ def test_serve_is_a_registered_command() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "--snapshot" in done.stdout and "--demo-key" in done.stdout
+
+
+def test_every_request_read_before_eof_is_answered_before_a_clean_exit(
+    demo_pair: tuple[Path, Path], tmp_path: Path
+) -> None:
+    handle = mint(DEMO, parse_locator("pmid:99000001/abstract.1"))
+    opening = [
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": LATEST_PROTOCOL_VERSION,
+                "capabilities": {},
+                "clientInfo": {"name": "probe", "version": "0"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    ]
+    calls = [
+        {
+            "jsonrpc": "2.0",
+            "id": number,
+            "method": "tools/call",
+            "params": {
+                "name": "audit_answer",
+                "arguments": {"answer": f"Claim {number} [{handle}]."},
+            },
+        }
+        for number in range(1, 7)
+    ]
+    done = subprocess.run(
+        [*CITESEAL, "serve", "--snapshot", str(demo_pair[1]), "--demo-key"],
+        input="".join(json.dumps(message) + "\n" for message in [*opening, *calls]),
+        env=env(tmp_path),
+        cwd=str(tmp_path),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    answers = {message["id"]: message for message in map(json.loads, done.stdout.splitlines())}
+    assert done.returncode == 0, done.stderr
+    assert sorted(answers) == [0, 1, 2, 3, 4, 5, 6]
+    for number in range(1, 7):
+        result = answers[number]["result"]
+        assert result["isError"] is False
+        assert result["structuredContent"]["verdict"] == "pass"

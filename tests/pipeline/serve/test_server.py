@@ -12,10 +12,15 @@ import pytest
 from mcp import Client
 from mcp.types import CallToolResult
 
+from audit.citations import MAX_CITATIONS_PER_SENTENCE, MAX_QUOTE_CHARS
 from audit.handles import parse_handle, verify
 from audit.report import VERDICTS
-from pipeline.serve.server import build_server
-from pipeline.serve.service import MAX_RESULTS, Served
+from audit.support.run import MAX_CLAIM_CHARS, MAX_SUPPORT_HANDLE_CHARS, MAX_SUPPORT_HANDLES
+from pipeline.serve import service
+from pipeline.serve.cursor import MAX_CURSOR_CHARS
+from pipeline.serve.reaudit import MAX_REPORT_CHARS
+from pipeline.serve.server import STATUS_PATTERN, build_server
+from pipeline.serve.service import MAX_HANDLE_CHARS, MAX_ID_CHARS, MAX_RESULTS, Served
 from pipeline.snapshot.manifest import manifest_path
 from pipeline.snapshot.trust import trust_snapshot
 from tests.conftest import TRUST
@@ -73,6 +78,62 @@ async def test_tools_are_read_only_bounded_and_structured(served: Served) -> Non
     assert tools["audit_answer"].input_schema["properties"]["answer"]["maxLength"] == 200_000
     assert tools["fetch_passages"].input_schema["properties"]["record_ids"]["maxItems"] == 20
     assert tools["resolve_handles"].input_schema["properties"]["handles"]["maxItems"] == 100
+
+
+async def test_every_bound_the_server_enforces_is_in_the_input_schema(served: Served) -> None:
+    async with Client(build_server(served), raise_exceptions=True) as client:
+        tools = {tool.name: tool.input_schema for tool in (await client.list_tools()).tools}
+    handle = tools["resolve_handles"]["$defs"]["HandleQuery"]["properties"]
+    assert handle["handle"]["maxLength"] == MAX_HANDLE_CHARS
+    assert handle["quote"]["maxLength"] == MAX_QUOTE_CHARS
+    assert tools["fetch_passages"]["properties"]["record_ids"]["items"] == {
+        "type": "string",
+        "maxLength": MAX_ID_CHARS,
+    }
+    assert tools["check_support"]["properties"]["handles"]["items"] == {
+        "type": "string",
+        "maxLength": MAX_SUPPORT_HANDLE_CHARS,
+    }
+    assert tools["reaudit_report"]["properties"]["report"]["maxLength"] == MAX_REPORT_CHARS
+    status = tools["search_trials"]["properties"]["status"]
+    assert "enum" not in status["items"] and status["items"]["pattern"] == STATUS_PATTERN
+    for name, schema in tools.items():  # duplicates are dropped, never refused: not advertised
+        for argument in schema.get("properties", {}).values():
+            assert "uniqueItems" not in argument, name
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "message"),
+    [
+        (
+            "fetch_passages",
+            {"record_ids": [12345]},
+            "record_ids[0] must be a string, got an integer",
+        ),
+        (
+            "search_literature",
+            {"query": "x", "limit": True},
+            "limit must be an integer, got a boolean",
+        ),
+        (
+            "fetch_passages",
+            {"record_ids": ["pmid:99000001"], "max_passages": "5"},
+            "max_passages must be an integer, got a string",
+        ),
+        (
+            "resolve_handles",
+            {"handles": [{"handle": 5}]},
+            "handles[0].handle must be a string, got an integer",
+        ),
+        ("snapshot_info", {"verbose": True}, "verbose is not an argument of snapshot_info"),
+        ("search_literature", {}, "argument query is required"),
+    ],
+)
+async def test_a_wrong_type_or_name_of_argument_is_refused_in_one_line_naming_it(
+    served: Served, name: str, args: dict[str, Any], message: str
+) -> None:
+    async with Client(build_server(served), raise_exceptions=True) as client:
+        assert await error(client, name, args) == f"Error executing tool {name}: {message}"
 
 
 async def test_search_fetch_audit_round_trip_passes(served: Served) -> None:
@@ -231,6 +292,29 @@ async def test_describe_contract_and_snapshot_info_name_the_snapshot(served: Ser
     assert info_text.startswith(f"snapshot {manifest.name} {manifest.snapshot_id} (")
 
 
+async def test_describe_contract_has_no_markup_and_lists_every_enforced_limit(
+    served: Served,
+) -> None:
+    async with Client(build_server(served), raise_exceptions=True) as client:
+        contract, text = await ok(client, "describe_contract", {})
+    for markup in (":data:", ":func:", "``", "PINNED_SCHEMES", "FOLD_TABLE"):
+        assert markup not in text, markup
+    assert "for ppr, nct, setid\n" in contract["grammar"]
+    assert "This makes fold idempotent." in contract["folding"]
+    enforced = {
+        "citations_per_sentence": MAX_CITATIONS_PER_SENTENCE,
+        "support_claim_chars": MAX_CLAIM_CHARS,
+        "support_handles": MAX_SUPPORT_HANDLES,
+        "support_handle_chars": MAX_SUPPORT_HANDLE_CHARS,
+        "report_chars": MAX_REPORT_CHARS,
+        "cursor_chars": MAX_CURSOR_CHARS,
+        "handle_chars": MAX_HANDLE_CHARS,
+        "quote_chars": MAX_QUOTE_CHARS,
+    }
+    assert {name: contract["limits"][name] for name in enforced} == enforced
+    assert "citations_per_sentence 50, " in text and "report_chars 4,194,304, " in text
+
+
 async def test_concurrent_calls_are_all_answered_correctly(served: Served) -> None:
     """24 calls at once (searches, fetches, resolves, audits) give what each gives alone."""
     calls: list[tuple[str, dict[str, Any]]] = []
@@ -262,7 +346,7 @@ async def test_concurrent_calls_are_all_answered_correctly(served: Served) -> No
         assert first == second, name
 
 
-async def test_a_snapshot_changed_while_served_is_refused(
+async def test_a_snapshot_changed_while_served_is_refused_with_restart_advice(
     demo_pair: tuple[Path, Path], tmp_path: Path
 ) -> None:
     path = tmp_path / demo_pair[1].name
@@ -274,6 +358,12 @@ async def test_a_snapshot_changed_while_served_is_refused(
         async with Client(build_server(served), raise_exceptions=True) as client:
             for name, args in (("search_trials", {"query": "zentravir"}), ("snapshot_info", {})):
                 assert await error(client, name, args) == (
-                    f"Error executing tool {name}: snapshot {path.name} changed while it was "
-                    "being opened; hint: run the command again once nothing is writing the file"
+                    f"Error executing tool {name}: snapshot {path.name} changed since the server "
+                    "trusted it; hint: restart citeseal serve once nothing is writing the file"
                 )  # the file's name: no local path reaches the model
+
+
+def test_docs_serve_md_lists_every_limit_the_contract_gives() -> None:
+    doc = (Path(__file__).parents[3] / "docs" / "serve.md").read_text(encoding="utf-8")
+    missing = [f"`{k}` {v:,}" for k, v in service.limits().items() if f"`{k}` {v:,}" not in doc]
+    assert missing == []

@@ -19,6 +19,7 @@ from markupsafe import escape
 from mcp import Client, MCPError
 from mcp.client.extension import advertise
 from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
+from mcp.types import INVALID_PARAMS
 
 from audit.citations import parse_answer
 from audit.engine import CitationInput, judge_citations
@@ -31,6 +32,7 @@ from pipeline.serve.prompt import QUOTE_WORDS, example_passage, quote_of
 from pipeline.serve.reaudit import MAX_REPORT_CHARS
 from pipeline.serve.server import build_server
 from pipeline.serve.service import Served
+from pipeline.serve.surface import prompt_arguments_error
 from pipeline.snapshot.manifest import manifest_path
 from pipeline.snapshot.trust import trust_snapshot
 from tests.conftest import TRUST
@@ -177,6 +179,27 @@ async def test_cite_by_handle_renders_with_a_live_example_from_the_snapshot(
     assert "PUBLIC demo key" in text
 
 
+async def test_an_unexpected_prompt_argument_is_invalid_params_naming_it_without_traceback(
+    served: Served, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with Client(build_server(served), raise_exceptions=True) as client:
+        with pytest.raises(MCPError) as caught:
+            await client.get_prompt("cite_by_handle", {"x": "y"})
+    assert caught.value.error.code == INVALID_PARAMS
+    assert caught.value.error.message == (
+        "prompt cite_by_handle takes no arguments; unexpected argument x"
+    )
+    assert not [record for record in caplog.records if record.exc_info]
+
+
+def test_prompt_arguments_error_names_missing_and_unexpected_arguments() -> None:
+    assert prompt_arguments_error("p", {"a", "b"}, {"a"}, {"a", "c", "d"}) == (
+        "prompt p takes a, b; unexpected argument c, d"
+    )
+    assert prompt_arguments_error("p", {"a", "b"}, {"a"}, {"b"}) == "prompt p needs argument a"
+    assert prompt_arguments_error("p", {"a", "b"}, {"a"}, {"a"}) is None
+
+
 async def test_every_handle_in_the_prompt_verifies_or_is_rejected_as_malformed(
     served: Served,
 ) -> None:
@@ -257,11 +280,16 @@ async def test_a_full_handle_resolves_to_its_passage_and_verdict(served: Served)
             "got '0123'",
         ),
         (
+            "evidence://record/nct:NCT99000001@2025-01-15",
+            "nct:NCT99000001@2025-01-15 is not a record id: a record id is SCHEME:ID, "
+            "without @version, /path or ~check",
+        ),
+        (
             "evidence://passage/pmid:99999998/abstract.1~aaaaa",
             None,  # a well-formed handle with a wrong check: judged, see below
         ),
     ],
-    ids=["unknown-record", "bad-record-id", "forged-handle"],
+    ids=["unknown-record", "bad-record-id", "pinned-record-id", "forged-handle"],
 )
 async def test_an_unknown_id_is_a_clean_mcp_error(
     served: Served, uri: str, message: str | None
@@ -381,7 +409,7 @@ async def test_a_snapshot_changed_while_served_fails_the_prompt_resources_and_re
     shutil.copyfile(manifest_path(demo_pair[1]), manifest_path(path))
     report = published_report(demo_pair[0])
     changed = (
-        f"snapshot {path.name} changed while it was being opened; hint: run the command again "
+        f"snapshot {path.name} changed since the server trusted it; hint: restart citeseal serve "
         "once nothing is writing the file"
     )
     with Served(trust_snapshot(path, TRUST), DEMO) as served:

@@ -147,6 +147,24 @@ def test_cite_leaves_pubmed_handles_unpinned_and_shows_relations(
             "got 'abc'",
         ),
         (
+            "nct:NCT99000001@2025-01-15",
+            None,
+            "nct:NCT99000001@2025-01-15 is not a record id: a record id is SCHEME:ID, "
+            "without @version, /path or ~check",
+        ),
+        (
+            "pmid:99000001/../x",
+            None,
+            "pmid:99000001/../x is not a record id: a record id is SCHEME:ID, "
+            "without @version, /path or ~check",
+        ),
+        (
+            "pmid:99000001/title~aaaaa",
+            None,
+            "pmid:99000001/title~aaaaa is not a record id: a record id is SCHEME:ID, "
+            "without @version, /path or ~check",
+        ),
+        (
             TRIAL,
             "2024-01-01",
             f"{TRIAL} has no version '2024-01-01' in this snapshot; "
