@@ -56,6 +56,7 @@ from pipeline.serve.service import SERVED_CHANGE, Served
 from pipeline.settings import Settings
 from pipeline.snapshot.build import BuildOptions, build_locked
 from pipeline.snapshot.folder import corpus_lock
+from pipeline.snapshot.progress import NullProgress
 from pipeline.snapshot.spec import NCT, PMCID, PMID, PPR, SET_ID, CorpusSpec
 from pipeline.snapshot.trust import SealPolicy, TrustedSnapshot, trust_snapshot
 
@@ -171,20 +172,11 @@ class DeadlineTransport(httpx.BaseTransport):
         self.inner.close()
 
 
-class _Notes:
+class _Notes(NullProgress):
     """The build's progress, keeping only what failed (the harvester redacts each message)."""
 
     def __init__(self) -> None:
         self.failures: list[str] = []
-
-    def start(self, source: str, total: int | None) -> None:
-        del source, total
-
-    def advance(self, source: str, count: int) -> None:
-        del source, count
-
-    def finish(self, source: str, status: str) -> None:
-        del source, status
 
     def note(self, message: str) -> None:
         if " failed: " in message:
