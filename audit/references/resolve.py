@@ -106,15 +106,20 @@ class Resolver(Protocol):
 
 
 # each query reads the current version of every record (record_state.current_version)
-# one equi-join per way a key can be held, so each is a hash join, not a scan per key
-_BY_KEYS_SQL = """
+_CURRENT = """
 WITH current AS (
     SELECT r.record_id, r.source, r.title, r.authors, r.year, r.journal, r.doi, r.pmid,
            r.pmcid, r.publication_types, r.content_type, r.retracted,
            r.expression_of_concern, r.preprint, s.withdrawn
     FROM record_state s JOIN records r
       ON r.record_id = s.record_id AND r.version = s.current_version
-),
+)
+"""
+
+# one equi-join per way a key can be held, so each is a hash join, not a scan per key
+_BY_KEYS_SQL = (  # constants joined, never a value: the keys are bound parameters
+    _CURRENT.rstrip("\n")  # noqa: S608
+    + """,
 k AS (SELECT unnest($1::VARCHAR[]) AS scheme, unnest($2::VARCHAR[]) AS value)
 SELECT k.scheme, k.value, c.* FROM k JOIN current c
   ON k.scheme = 'doi' AND lower(c.doi) = k.value
@@ -129,17 +134,13 @@ SELECT k.scheme, k.value, c.* FROM k JOIN current c
   ON c.record_id = k.scheme || ':' || k.value
 ORDER BY 1, 2, 3
 """
-
-_ALL_SQL = """
-WITH current AS (
-    SELECT r.record_id, r.source, r.title, r.authors, r.year, r.journal, r.doi, r.pmid,
-           r.pmcid, r.publication_types, r.content_type, r.retracted,
-           r.expression_of_concern, r.preprint, s.withdrawn
-    FROM record_state s JOIN records r
-      ON r.record_id = s.record_id AND r.version = s.current_version
 )
-SELECT '', '', c.* FROM current c WHERE c.title IS NOT NULL ORDER BY c.record_id
+
+_ALL_SQL = (
+    _CURRENT  # noqa: S608
+    + """SELECT '', '', c.* FROM current c WHERE c.title IS NOT NULL ORDER BY c.record_id
 """
+)
 
 _ALL_PUBLISHED_SQL = """
 SELECT record_id, min(target) FROM relations WHERE kind = 'preprint_of' GROUP BY record_id

@@ -20,7 +20,7 @@ SDK name used that is not public is ``MCPServer._lowlevel_server``, exactly as t
 from __future__ import annotations
 
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 import anyio
 
@@ -61,12 +61,30 @@ def _cancelled_id(message: Any) -> str | int | None:
     return None
 
 
-class _DrainAtEof:
-    """The SDK's read stream, noting requests and holding EOF until they are all answered."""
+class _Wrapped:
+    """One of the SDK's streams with :class:`_Pending` beside it; closing closes the stream."""
 
     def __init__(self, inner: Any, pending: _Pending) -> None:
         self._inner = inner
         self._pending = pending
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+class _DrainAtEof(_Wrapped):
+    """The SDK's read stream, noting requests and holding EOF until they are all answered."""
 
     @property
     def last_context(self) -> Any:  # the SDK reads the sender's context duck-typed
@@ -97,27 +115,9 @@ class _DrainAtEof:
         except anyio.EndOfStream:
             raise StopAsyncIteration from None
 
-    async def aclose(self) -> None:
-        await self._inner.aclose()
 
-    async def __aenter__(self) -> _DrainAtEof:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
-
-class _Answered:
+class _Answered(_Wrapped):
     """The SDK's write stream, noting each answer (a response or an error) by its id."""
-
-    def __init__(self, inner: Any, pending: _Pending) -> None:
-        self._inner = inner
-        self._pending = pending
 
     async def send(self, item: SessionMessage, /) -> None:
         from mcp.types import JSONRPCError, JSONRPCResponse
@@ -126,20 +126,6 @@ class _Answered:
         message = item.message
         if isinstance(message, JSONRPCResponse | JSONRPCError) and message.id is not None:
             self._pending.discard(message.id)
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> _Answered:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
 
 async def _serve(server: MCPServer) -> None:

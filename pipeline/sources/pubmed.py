@@ -1,20 +1,8 @@
-"""PubMed E-utilities: esearch (JSON or XML) and efetch XML → records.
+"""PubMed E-utilities as a source: esearch (JSON or XML) and efetch XML → records.
 
-Passage paths: ``title``; ``abstract.N`` — one passage per ``AbstractText`` (1-based, in
-document order; a structured abstract gives one passage per labelled section, whose label is
-the passage ``section``; an unstructured abstract is ``abstract.1`` with section
-``Abstract``). Book chapters (``PubmedBookArticle``) use the same scheme.
-
-Flags (a PubMed record carries its full PublicationType list, so they are known):
-``retracted`` is True for PT "Retracted Publication" or a ``RetractionIn`` /
-``RetractedandRepublishedIn`` link, else False — a retraction *notice* is not retracted;
-``expression_of_concern`` is True with an ``ExpressionOfConcernIn`` link, else False;
-``preprint`` is True for PT "Preprint", else False.
-
-Relations: every ``CommentsCorrections`` entry, whatever its ``RefType``
-(:data:`pipeline.records.REF_TYPE_KINDS`; a value outside the DTD's list is kept in snake
-case), targets ``pmid:N``, else the ``doi:`` in its ``RefSource``; one with neither is left out.
-Text keeps superscripts and subscripts (:func:`pipeline.xmlsafe.script`).
+This module holds the requests, the paging (by id, or through NCBI's history server for a
+large search) and the plug-in; the pure parser, with its passage paths, flags and relations,
+is :mod:`pipeline.sources.pubmed_xml` (``parse`` is re-exported here).
 """
 
 from __future__ import annotations
