@@ -18,6 +18,7 @@ from audit.keys import Keyring
 from pipeline.cli.output import SafeStream, raw, safe_streams
 from pipeline.settings import Settings
 from pipeline.snapshot.build import build_snapshot
+from tests.cli import citeseal
 from tests.conftest import ROOT
 
 REPLAY = ROOT / "snapshots" / "demo" / "replay"
@@ -62,14 +63,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from pipeline.cli import main; main()", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        cwd=cwd,
-    )
+    return citeseal(*args, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=cwd)
 
 
 def test_search_output_escapes_hostile_titles_passages_and_statuses(hostile: Path) -> None:

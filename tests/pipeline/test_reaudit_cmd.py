@@ -6,7 +6,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from audit.engine import audit_answer
 from audit.handles import mint, parse_locator
 from audit.keys import Keyring
 from pipeline.snapshot.manifest import manifest_path
+from tests.cli import citeseal
 from tests.conftest import ROOT, TEST_KEY_HEX, TEST_KEYRING
 
 DEMO = Keyring.demo_keyring()
@@ -29,14 +29,7 @@ def cli(*args: str, key: str | None = TEST_KEY_HEX) -> subprocess.CompletedProce
     env = {k: v for k, v in os.environ.items() if k != "CITESEAL_KEY"}
     if key is not None:
         env["CITESEAL_KEY"] = key
-    return subprocess.run(
-        [sys.executable, "-c", "from pipeline.cli import main; main()", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**env, "SOURCE_DATE_EPOCH": "1750000000"},
-        cwd=ROOT,
-    )
+    return citeseal(*args, env={**env, "SOURCE_DATE_EPOCH": "1750000000"}, cwd=ROOT)
 
 
 def published(first: Path, folder: Path, keyring: Keyring, *, forged: bool = False) -> Path:

@@ -283,14 +283,14 @@ def records(metadata_values: st.SearchStrategy[Any]) -> st.SearchStrategy[Record
     )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(records(json_values(plain_leaves | float_leaves)))
 def test_content_hash_equals_the_reference_definition(record: Record) -> None:
     assert record.content_hash() == reference_hash(record)
     assert record.content_hash_reference() == reference_hash(record)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(records(json_values(plain_leaves)))
 def test_the_fast_path_writes_the_reference_json(record: Record) -> None:
     """Without floats every generated record takes the fast path (no fallback hides a
@@ -300,7 +300,7 @@ def test_the_fast_path_writes_the_reference_json(record: Record) -> None:
     assert to_json(_canonical_payload(record)) == canonical.encode("utf-8")
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(records(json_values(plain_leaves | float_leaves)))
 def test_annotations_do_not_change_the_hash(record: Record) -> None:
     bare = record.model_copy(update={"annotations": []})

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
@@ -20,6 +19,7 @@ from pipeline.replay_import import plan_import, write_import
 from pipeline.settings import Settings
 from pipeline.snapshot.build import build_snapshot
 from pipeline.sources import clinicaltrials, openfda, pubmed
+from tests.cli import citeseal
 from tests.conftest import REFERENCE, TEST_KEY_HEX, TEST_KEYRING, requires_reference
 from tests.pipeline.snapshot.conftest import DEMO_REPLAY, copy_demo_spec
 
@@ -30,14 +30,7 @@ SET_ID = "5eed0001-0000-4000-8000-000000000001"
 
 
 def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from pipeline.cli import main; main()", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=cwd,
-        env={**os.environ, "CITESEAL_KEY": TEST_KEY_HEX},
-    )
+    return citeseal(*args, cwd=cwd, env={**os.environ, "CITESEAL_KEY": TEST_KEY_HEX})
 
 
 def query(path: Path, sql: str) -> list[tuple[object, ...]]:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 
 from pipeline.snapshot.filters import TRIAL_STATUSES
+from tests.cli import citeseal
 from tests.conftest import TEST_KEY_HEX
 from tests.pipeline.snapshot.planted_search import QUERY, write_planted
 
@@ -21,12 +21,10 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 def search(snapshot: str, *args: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-c", "from pipeline.cli import main; main()", "search", QUERY]
-    return subprocess.run(
-        [*command, "-s", snapshot, "--demo-key", *args],
-        capture_output=True,
-        text=True,
-        check=False,
+    return citeseal(
+        "search",
+        QUERY,
+        *("-s", snapshot, "--demo-key", *args),
         env={**os.environ, "CITESEAL_KEY": TEST_KEY_HEX},
     )
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from pipeline.settings import (
     env_memory,
     source_date_epoch,
 )
+from tests.cli import citeseal
 
 ROOT = Path(__file__).resolve().parents[2]
 VARIABLE = r'"((?:CITESEAL|NCBI|OPENFDA)_[A-Z_]+|SOURCE_DATE_EPOCH)"'  # as a literal in code
@@ -170,14 +170,7 @@ def test_the_writer_reads_the_memory_limit_with_the_same_reader() -> None:
 
 
 def run_cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from pipeline.cli import main; main()", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, **env},
-        cwd=ROOT,
-    )
+    return citeseal(*args, env={**os.environ, **env}, cwd=ROOT)
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,18 +17,12 @@ from pipeline.archive.transfer import choose, cited_snapshots, plan_prune, pull,
 from pipeline.errors import ArchiveError, TamperedSnapshotError
 from pipeline.snapshot.manifest import manifest_path, read_manifest, sha256_file
 from pipeline.snapshot.trust import trust_snapshot
+from tests.cli import citeseal
 from tests.conftest import ROOT, TEST_KEY_HEX, TRUST
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from pipeline.cli import main; main()", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, "CITESEAL_KEY": TEST_KEY_HEX},
-        cwd=ROOT,
-    )
+    return citeseal(*args, env={**os.environ, "CITESEAL_KEY": TEST_KEY_HEX}, cwd=ROOT)
 
 
 def entries(folder: Path) -> list[str]:

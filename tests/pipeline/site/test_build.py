@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -16,6 +15,7 @@ import pytest
 from audit.errors import InputError
 from audit.report import Report
 from pipeline.site.build import MARKER, build_site
+from tests.cli import citeseal
 from tests.conftest import TEST_KEY_HEX, TEST_KEYRING, TRUST
 from tests.pipeline.site.factory import HOSTILE, ids_of, make_inputs, pages_of, parse_html
 
@@ -41,13 +41,7 @@ def site(tmp_path: Path, inputs: tuple[Path, Path]) -> Path:
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from pipeline.cli import main; main()", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=env,
-    )
+    return citeseal(*args, env=env)
 
 
 def test_building_twice_gives_identical_bytes(tmp_path: Path, inputs: tuple[Path, Path]) -> None:

@@ -7,7 +7,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from pipeline.settings import Settings
 from pipeline.site.build import build_site
 from pipeline.site.local_paths import local_roots, scrub_local_paths
 from pipeline.snapshot.build import build_snapshot
+from tests.cli import citeseal as run_citeseal
 from tests.conftest import ROOT
 from tests.pipeline.site.factory import pages_of
 
@@ -29,14 +29,7 @@ DEMO = Keyring.demo_keyring()
 
 
 def citeseal(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [sys.executable, "-c", "from pipeline.cli import main; main()", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, "PYTHONPATH": str(ROOT), **EPOCH},
-        cwd=cwd,
-    )
+    done = run_citeseal(*args, env={**os.environ, "PYTHONPATH": str(ROOT), **EPOCH}, cwd=cwd)
     assert done.returncode in (0, 1), done.stderr
     return done
 

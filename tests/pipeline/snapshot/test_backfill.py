@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
@@ -23,6 +22,7 @@ from pipeline.snapshot.backfill import BackfillResult, backfill_snapshot
 from pipeline.snapshot.build import build_snapshot
 from pipeline.snapshot.manifest import manifest_path, read_manifest, sha256_file
 from pipeline.snapshot.verify import verify_snapshot
+from tests.cli import citeseal
 from tests.conftest import ROOT, TEST_KEY_HEX, TEST_KEYRING, TRUST
 from tests.pipeline.snapshot.conftest import DEMO_REPLAY, copy_demo_spec
 
@@ -61,14 +61,7 @@ def cli(*args: str, backfill: bool = True) -> subprocess.CompletedProcess[str]:
     env["CITESEAL_KEY"] = TEST_KEY_HEX
     if backfill:
         env["CITESEAL_HISTORY_BACKFILL"] = "1"
-    return subprocess.run(
-        [sys.executable, "-c", "from pipeline.cli import main; main()", "snapshot", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=env,
-        cwd=ROOT,
-    )
+    return citeseal("snapshot", *args, env=env, cwd=ROOT)
 
 
 @pytest.fixture(scope="module")

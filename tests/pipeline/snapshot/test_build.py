@@ -6,7 +6,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
@@ -30,6 +29,7 @@ from pipeline.snapshot.rebuild import rebuild_snapshot
 from pipeline.snapshot.schema import MIGRATIONS, SCHEMA_VERSION
 from pipeline.snapshot.store import TABLES
 from pipeline.snapshot.verify import verify_snapshot
+from tests.cli import citeseal
 from tests.conftest import TEST_KEY_HEX, TEST_KEYRING, TRUST
 from tests.pipeline.snapshot.conftest import DEMO_REPLAY, copy_demo_spec, index_terms_as_text
 
@@ -39,14 +39,7 @@ LABEL = "setid:5eed0001-0000-4000-8000-000000000001"
 
 def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """The CLI, holding the key that sealed the snapshots these tests build."""
-    return subprocess.run(
-        [sys.executable, "-c", "from pipeline.cli import main; main()", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=cwd,
-        env={**os.environ, "CITESEAL_KEY": TEST_KEY_HEX},
-    )
+    return citeseal(*args, cwd=cwd, env={**os.environ, "CITESEAL_KEY": TEST_KEY_HEX})
 
 
 def query(path: Path, sql: str, params: list[object] | None = None) -> list[tuple[object, ...]]:

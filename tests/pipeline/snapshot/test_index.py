@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 
 import duckdb
@@ -99,6 +100,13 @@ def test_unindexed_passages_are_indexed_once_and_ranked_by_bm25(
 _ascii = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=127), max_size=200)
 
 
+@cache
+def _scratch() -> duckdb.DuckDBPyConnection:
+    """One in-memory database for every example (a connection per example was most of the
+    test's time)."""
+    return duckdb.connect()
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     text=st.one_of(
@@ -110,7 +118,7 @@ _ascii = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=127), max
     )
 )
 def test_the_harvest_separates_ascii_words_exactly_as_the_sql_does(text: str) -> None:
-    con = duckdb.connect()
+    con = _scratch()
     by_sql = words_sql("(SELECT $t AS text, 1 AS docid)", "text", "docid")
     by_harvest = batch_words_sql("(SELECT $t AS text, 1 AS docid, $w AS words)")
     expected = con.execute(f"SELECT w FROM ({by_sql})", {"t": text}).fetchall()  # noqa: S608
@@ -118,7 +126,6 @@ def test_the_harvest_separates_ascii_words_exactly_as_the_sql_does(text: str) ->
     assert words is not None
     got = con.execute(f"SELECT w FROM ({by_harvest})", {"t": text, "w": words}).fetchall()  # noqa: S608
     assert got == expected
-    con.close()
 
 
 def test_text_that_is_not_all_ascii_is_left_to_the_sql() -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from pipeline.snapshot.search import (
     record_passages,
     search_passages,
 )
+from tests.cli import citeseal
 from tests.conftest import TEST_KEY_HEX
 
 DEMO = Keyring.demo_keyring()
@@ -190,13 +190,7 @@ def test_locators_pin_only_nct_setid_and_ppr() -> None:
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     """The CLI, holding the key that sealed the demo pair (handles: ``--demo-key``)."""
-    return subprocess.run(
-        [sys.executable, "-c", "from pipeline.cli import main; main()", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, "CITESEAL_KEY": TEST_KEY_HEX},
-    )
+    return citeseal(*args, env={**os.environ, "CITESEAL_KEY": TEST_KEY_HEX})
 
 
 def test_search_and_cite_commands(demo_pair: tuple[Path, Path]) -> None:

@@ -6,7 +6,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
@@ -28,6 +27,7 @@ from pipeline.snapshot.manifest import (
     write_manifest,
 )
 from pipeline.snapshot.trust import SealPolicy, trust_snapshot
+from tests.cli import citeseal
 from tests.conftest import ROOT, TEST_KEY, TEST_KEY_HEX, TEST_KEYRING, TRUST
 from tests.pipeline.snapshot.conftest import DEMO_REPLAY, copy_demo_spec
 
@@ -42,14 +42,7 @@ def cli(*args: str, key: str | None = TEST_KEY_HEX) -> subprocess.CompletedProce
     env = {k: v for k, v in os.environ.items() if k != "CITESEAL_KEY"}
     if key is not None:
         env["CITESEAL_KEY"] = key
-    return subprocess.run(
-        [sys.executable, "-c", "from pipeline.cli import main; main()", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=env,
-        cwd=ROOT,
-    )
+    return citeseal(*args, env=env, cwd=ROOT)
 
 
 def copy_of(snapshot: Path, folder: Path) -> Path:
