@@ -1,10 +1,12 @@
-"""CLI: ``citeseal evaluate-support FILE.csv [--judge NAME] [--labels …] [--part …] [--json]``.
+"""CLI: ``citeseal evaluate-support FILE.csv [--judge NAME] [--labels …] [--part …]
+[--folds K] [--json]``.
 
 Scores a claim-support judge on a labelled CSV (claim, evidence, label; HealthVer's column
 names by default) with :mod:`audit.support.evaluate`: macro-F1 over the judged pairs with the
 coverage, per-class precision/recall, contradicted precision, the abstention rate and the
-confusion matrix. A malformed CSV (a missing column, a short row, an unmapped label) is a
-one-line error naming the row, exit 2; nothing is written.
+confusion matrix. ``--folds K`` scores the chosen part on K claim-grouped folds instead
+(figures per fold, mean ± sd, and pooled). A malformed CSV (a missing column, a short row, an
+unmapped label) is a one-line error naming the row, exit 2; nothing is written.
 """
 
 from __future__ import annotations
@@ -19,9 +21,15 @@ import typer
 from audit.errors import InputError
 from audit.support.evaluate import (
     DEFAULT_LABELS,
+    MAX_FOLDS,
+    MIN_FOLDS,
     PARTS,
+    CrossValidation,
     Evaluation,
     Part,
+    claim_folds,
+    cross_validate,
+    cross_validation_text,
     parse_label_map,
     read_pairs,
     score,
@@ -57,8 +65,12 @@ def evaluate_file(
     labels: str,
     part: str,
     columns: tuple[str, str, str],
-) -> Evaluation:
-    """Read, judge and score one labelled CSV file."""
+    folds: int | None = None,
+) -> Evaluation | CrossValidation:
+    """Read, judge and score one labelled CSV file (on ``folds`` claim-grouped folds when
+    given)."""
+    if folds is not None and not MIN_FOLDS <= folds <= MAX_FOLDS:
+        raise InputError(f"--folds: expected {MIN_FOLDS} to {MAX_FOLDS}, got {folds}")
     if part not in PARTS:
         raise InputError(f"--part: expected one of {', '.join(PARTS)}, got {part!r}")
     mapping = parse_label_map(labels)
@@ -70,7 +82,13 @@ def evaluate_file(
     chosen = select(pairs, cast(Part, part))
     if not chosen:
         raise InputError(f"{file}: no pairs in part {part!r}")
+    if folds is not None:
+        claim_folds(chosen, folds)  # refuse too many folds before judging anything
     predicted = [judge.judge(p.claim, Evidence(text=p.evidence)).label for p in chosen]
+    if folds is not None:
+        return cross_validate(
+            chosen, predicted, folds, judge=judge.name, judge_version=judge.version, part=part
+        )
     return score(chosen, predicted, judge=judge.name, judge_version=judge.version, part=part)
 
 
@@ -93,6 +111,14 @@ def evaluate_support_command(
         str, typer.Option("--evidence-column", help="Evidence column.")
     ] = "evidence",
     label_column: Annotated[str, typer.Option("--label-column", help="Label column.")] = "label",
+    folds: Annotated[
+        int | None,
+        typer.Option(
+            "--folds",
+            help=f"Score on K claim-grouped folds ({MIN_FOLDS}-{MAX_FOLDS}): per fold, mean ± sd.",
+            metavar="K",
+        ),
+    ] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Score a claim-support judge on a labelled CSV (macro-F1, P/R, confusion matrix)."""
@@ -102,11 +128,13 @@ def evaluate_support_command(
         labels=labels,
         part=part.strip(),
         columns=(claim_column, evidence_column, label_column),
+        folds=folds,
     )
     if json_out:
         typer.echo(json.dumps(result.model_dump(mode="json"), indent=2))
         return
-    for line in to_text(result):
+    lines = cross_validation_text(result) if isinstance(result, CrossValidation) else None
+    for line in lines or to_text(cast(Evaluation, result)):
         typer.echo(line)
 
 
