@@ -25,6 +25,13 @@ predictions. Rules:
   over the folds; a figure a fold cannot have (a precision with no prediction of the class) is
   left out of the mean, and the number of folds that had it is stated. The judge is fixed: no
   fold's figures are used to set anything.
+* **Tuning inside the folds.** :func:`cross_validate_tuned` takes several candidate settings
+  of one judge (their predictions on every pair) and, for each fold, chooses one on the
+  *other* folds only (the training part) by :func:`choose`: among the candidates whose
+  training figures have contradicted precision ≥ :data:`PRECISION_FLOOR` and coverage ≥
+  :data:`COVERAGE_FLOOR`, the highest macro-F1 (a tie: the earlier candidate); when none meets
+  both floors, the highest macro-F1 of all, and the fold says so. The fold's figures are the
+  chosen candidate's on the fold itself, so every figure is on claims its setting never saw.
 """
 
 from __future__ import annotations
@@ -290,6 +297,18 @@ FOLD_FIGURES = (
 )
 
 
+class Choice(BaseModel):
+    """The candidate a fold's training part chose, and its training figures."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    candidate: str
+    met_floors: bool
+    training_macro_f1: float
+    training_contradicted_precision: float | None
+    training_coverage: float
+
+
 class CrossValidation(BaseModel):
     """A judge scored fold by fold on claim-grouped folds, and the spread of its figures."""
 
@@ -304,6 +323,8 @@ class CrossValidation(BaseModel):
     """figure name (:data:`FOLD_FIGURES`) → mean ± sd over the folds."""
     pooled: Evaluation
     """The same predictions scored all together."""
+    choices: list[Choice] | None = None
+    """With tuning inside the folds: the candidate each fold's training part chose."""
 
 
 def _figure(result: Evaluation, name: str) -> float | None:
@@ -373,12 +394,20 @@ def cross_validation_text(result: CrossValidation) -> list[str]:
     ]
     for index, fold in enumerate(result.folds, start=1):
         contra = fold.classes[1]
-        lines.append(
+        line = (
             f"{index:<6} {fold.pairs:>5} {fold.claims:>6} {_pct(fold.coverage):>6} "
             f"{_pct(fold.macro_f1):>7} {_pct(fold.accuracy):>6} "
             f"{_pct(fold.contradicted_precision):>8} {_pct(contra.recall):>6} "
             f"{_pct(contra.recall_all):>7}"
         )
+        if result.choices is not None:
+            choice = result.choices[index - 1]
+            floors = "" if choice.met_floors else ", no candidate met the floors"
+            line += (
+                f"  chose {choice.candidate} (training macro-F1 "
+                f"{_pct(choice.training_macro_f1)}{floors})"
+            )
+        lines.append(line)
     for name in FOLD_FIGURES:
         value = result.spread[name]
         note = ""
@@ -387,6 +416,69 @@ def cross_validation_text(result: CrossValidation) -> list[str]:
         lines.append(f"{name} mean {_pct(value.mean)} ± {_pct(value.sd)}{note}")
     lines.append("pooled over the folds:")
     return lines + to_text(result.pooled)
+
+
+PRECISION_FLOOR = 0.8
+COVERAGE_FLOOR = 0.5
+
+
+def choose(
+    pairs: Sequence[Pair], candidates: Mapping[str, Sequence[str]], rows: Sequence[int]
+) -> Choice:
+    """The candidate chosen on ``pairs[i] for i in rows`` (see the module docstring)."""
+    if not candidates:
+        raise ValueError("no candidates to choose from")
+    chosen = [pairs[i] for i in rows]
+    best: tuple[bool, float, int] | None = None
+    winner: Choice | None = None
+    for order, (name, predicted) in enumerate(candidates.items()):
+        result = score(chosen, [predicted[i] for i in rows], judge="-", judge_version="-")
+        precision = result.contradicted_precision
+        meets = (
+            precision is not None
+            and precision >= PRECISION_FLOOR
+            and result.coverage >= COVERAGE_FLOOR
+        )
+        key = (meets, result.macro_f1, -order)
+        if best is None or key > best:
+            best = key
+            winner = Choice(
+                candidate=name,
+                met_floors=meets,
+                training_macro_f1=result.macro_f1,
+                training_contradicted_precision=precision,
+                training_coverage=result.coverage,
+            )
+    assert winner is not None
+    return winner
+
+
+def cross_validate_tuned(
+    pairs: Sequence[Pair],
+    candidates: Mapping[str, Sequence[str]],
+    folds: int,
+    *,
+    judge: str,
+    judge_version: str,
+    part: str = "all",
+) -> CrossValidation:
+    """Cross-validate with a candidate chosen inside each fold's training part."""
+    if any(len(p) != len(pairs) for p in candidates.values()):
+        raise ValueError("one prediction per pair for every candidate")
+    fold_of = claim_folds(pairs, folds)
+    predicted: list[str] = [""] * len(pairs)
+    choices: list[Choice] = []
+    for fold in range(folds):
+        training = [i for i, f in enumerate(fold_of) if f != fold]
+        choice = choose(pairs, candidates, training)
+        choices.append(choice)
+        for i, f in enumerate(fold_of):
+            if f == fold:
+                predicted[i] = candidates[choice.candidate][i]
+    result = cross_validate(
+        pairs, predicted, folds, judge=judge, judge_version=judge_version, part=part
+    )
+    return result.model_copy(update={"choices": choices})
 
 
 def _pct(value: float | None) -> str:

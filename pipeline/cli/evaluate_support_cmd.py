@@ -5,8 +5,11 @@ Scores a claim-support judge on a labelled CSV (claim, evidence, label; HealthVe
 names by default) with :mod:`audit.support.evaluate`: macro-F1 over the judged pairs with the
 coverage, per-class precision/recall, contradicted precision, the abstention rate and the
 confusion matrix. ``--folds K`` scores the chosen part on K claim-grouped folds instead
-(figures per fold, mean ± sd, and pooled). A malformed CSV (a missing column, a short row, an
-unmapped label) is a one-line error naming the row, exit 2; nothing is written.
+(figures per fold, mean ± sd, and pooled); with ``--tune-thresholds`` (the rules judge only)
+each fold's thresholds are chosen from :func:`audit.support.rules.threshold_grid` on the other
+folds, so no figure is on a claim its thresholds were chosen on. A malformed CSV (a missing
+column, a short row, an unmapped label) is a one-line error naming the row, exit 2; nothing is
+written.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from audit.support.evaluate import (
     Part,
     claim_folds,
     cross_validate,
+    cross_validate_tuned,
     cross_validation_text,
     parse_label_map,
     read_pairs,
@@ -38,6 +42,7 @@ from audit.support.evaluate import (
 )
 from audit.support.judges import DEFAULT_JUDGE, JUDGES, judge_by_name
 from audit.support.model import Evidence
+from audit.support.rules import RulesJudge, threshold_grid
 from pipeline.cli.options import JsonOpt
 
 MAX_BYTES = 256 * 1024 * 1024
@@ -66,11 +71,18 @@ def evaluate_file(
     part: str,
     columns: tuple[str, str, str],
     folds: int | None = None,
+    tune: bool = False,
 ) -> Evaluation | CrossValidation:
     """Read, judge and score one labelled CSV file (on ``folds`` claim-grouped folds when
-    given)."""
+    given; ``tune``: the rules judge's thresholds chosen inside each fold)."""
     if folds is not None and not MIN_FOLDS <= folds <= MAX_FOLDS:
         raise InputError(f"--folds: expected {MIN_FOLDS} to {MAX_FOLDS}, got {folds}")
+    if tune and folds is None:
+        raise InputError("--tune-thresholds needs --folds K (thresholds are chosen per fold)")
+    if tune and judge_name != "rules":
+        raise InputError(
+            f"--tune-thresholds: only the rules judge has thresholds, not {judge_name!r}"
+        )
     if part not in PARTS:
         raise InputError(f"--part: expected one of {', '.join(PARTS)}, got {part!r}")
     mapping = parse_label_map(labels)
@@ -84,6 +96,14 @@ def evaluate_file(
         raise InputError(f"{file}: no pairs in part {part!r}")
     if folds is not None:
         claim_folds(chosen, folds)  # refuse too many folds before judging anything
+    if tune and folds is not None:
+        candidates = {
+            t.label: [RulesJudge(t).judge(p.claim, Evidence(text=p.evidence)).label for p in chosen]
+            for t in threshold_grid()
+        }
+        return cross_validate_tuned(
+            chosen, candidates, folds, judge=judge.name, judge_version=judge.version, part=part
+        )
     predicted = [judge.judge(p.claim, Evidence(text=p.evidence)).label for p in chosen]
     if folds is not None:
         return cross_validate(
@@ -119,6 +139,13 @@ def evaluate_support_command(
             metavar="K",
         ),
     ] = None,
+    tune: Annotated[
+        bool,
+        typer.Option(
+            "--tune-thresholds",
+            help="With --folds: choose the rules judge's thresholds inside each fold.",
+        ),
+    ] = False,
     json_out: JsonOpt = False,
 ) -> None:
     """Score a claim-support judge on a labelled CSV (macro-F1, P/R, confusion matrix)."""
@@ -129,6 +156,7 @@ def evaluate_support_command(
         part=part.strip(),
         columns=(claim_column, evidence_column, label_column),
         folds=folds,
+        tune=tune,
     )
     if json_out:
         typer.echo(json.dumps(result.model_dump(mode="json"), indent=2))

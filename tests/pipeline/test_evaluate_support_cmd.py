@@ -178,3 +178,40 @@ def test_a_fold_count_that_cannot_be_filled_is_one_error_line_and_exit_2(
 ) -> None:
     done = run(str(labelled), *args, monkeypatch=monkeypatch, capsys=capsys)
     assert (done.code, done.out, done.err.splitlines()) == (2, "", [message])
+
+
+def test_tuned_folds_name_the_thresholds_each_fold_chose(
+    labelled: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    done = run(
+        str(labelled), "--folds", "2", "--tune-thresholds", "--json",
+        monkeypatch=monkeypatch, capsys=capsys,
+    )  # fmt: skip
+    assert done.code == 0, done.err
+    data = json.loads(done.out)
+    assert len(data["choices"]) == 2
+    assert all(c["candidate"].startswith("mention=") for c in data["choices"])
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ("--tune-thresholds",),
+            "error: --tune-thresholds needs --folds K (thresholds are chosen per fold)",
+        ),
+        (
+            ("--folds", "2", "--tune-thresholds", "--judge", "llm-openai"),
+            "error: --tune-thresholds: only the rules judge has thresholds, not 'llm-openai'",
+        ),
+    ],
+)  # fmt: skip
+def test_tuning_without_folds_or_for_another_judge_is_refused(
+    labelled: Path,
+    args: tuple[str, ...],
+    message: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    done = run(str(labelled), *args, monkeypatch=monkeypatch, capsys=capsys)
+    assert (done.code, done.out, done.err.splitlines()) == (2, "", [message])

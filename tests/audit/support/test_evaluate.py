@@ -11,9 +11,11 @@ from audit.support.evaluate import (
     DEFAULT_LABELS,
     Pair,
     Spread,
+    choose,
     claim_folds,
     claim_part,
     cross_validate,
+    cross_validate_tuned,
     cross_validation_text,
     parse_label_map,
     read_pairs,
@@ -222,3 +224,56 @@ def test_cross_validation_scores_each_fold_and_states_mean_and_sample_sd() -> No
     assert lines[2].split() == ["1", "4", "2", "1.000", "0.333", "1.000", "-", "-", "-"]
     assert "coverage mean 0.500 ± 0.707" in lines
     assert "accuracy mean 1.000 ± - (over 1 of 2 folds; the others have none)" in lines
+
+
+def _golds(pairs: list[Pair], golds: list[str]) -> list[Pair]:
+    labelled = zip(pairs, golds, strict=True)
+    return [Pair(p.row, p.claim, p.evidence, cast(SupportLabel, g)) for p, g in labelled]
+
+
+def test_choose_takes_the_best_macro_f1_among_candidates_meeting_both_floors() -> None:
+    pairs = _golds(_claims(4, 1), ["supported", "contradicted", "not_mentioned", "supported"])
+    candidates = {
+        # perfect, but never says contradicted: no contradicted precision, fails the floor
+        "silent": ["supported", "abstain", "not_mentioned", "supported"],
+        # right on every pair: meets both floors
+        "right": ["supported", "contradicted", "not_mentioned", "supported"],
+        # covers too little (1 of 4 judged)
+        "shy": ["abstain", "contradicted", "abstain", "abstain"],
+    }
+    choice = choose(pairs, candidates, range(4))
+    assert (choice.candidate, choice.met_floors, choice.training_macro_f1) == ("right", True, 1.0)
+
+
+def test_choose_falls_back_to_the_best_macro_f1_and_says_no_candidate_met_the_floors() -> None:
+    pairs = _golds(_claims(2, 1), ["supported", "contradicted"])
+    candidates = {
+        "a": ["supported", "supported"],
+        "b": ["supported", "not_mentioned"],
+        "c": ["supported", "not_mentioned"],
+    }
+    choice = choose(pairs, candidates, range(2))
+    # b and c tie on the best macro-F1 (1/3); none says contradicted: the earlier, b, is chosen
+    assert (choice.candidate, choice.met_floors) == ("b", False)
+    assert choice.training_macro_f1 == pytest.approx(1 / 3)
+
+
+def test_tuning_inside_folds_chooses_on_the_other_folds_and_scores_on_the_fold_itself() -> None:
+    pairs = _claims(6, 2)
+    fold_of = claim_folds(pairs, 3)
+    # "fits" is right on folds 1 and 2 and wrong on fold 0; "steady" is right on fold 0 only.
+    fits = ["not_mentioned" if f == 0 else "supported" for f in fold_of]
+    steady = ["supported" if f == 0 else "not_mentioned" for f in fold_of]
+    result = cross_validate_tuned(
+        pairs, {"fits": fits, "steady": steady}, 3, judge="fake", judge_version="0"
+    )
+    assert result.choices is not None
+    chosen = [c.candidate for c in result.choices]
+    # fold 0 is chosen on folds 1-2, where "fits" is right: so fold 0 is scored wrong
+    assert chosen == ["fits", "fits", "fits"]
+    assert [f.accuracy for f in result.folds] == [0.0, 1.0, 1.0]
+    assert result.pooled.pairs == 12
+    assert (
+        "chose fits (training macro-F1 0.333, no candidate met the floors)"
+        in (cross_validation_text(result)[2])
+    )
