@@ -17,6 +17,21 @@ predictions. Rules:
 * **Splits.** :func:`claim_part` puts every pair of one claim in the same part (by a hash of
   the claim text, case and spacing folded), so a tuning part never leaks a claim into the
   held-out part, as random pair splits would.
+* **Cross-validation.** :func:`claim_folds` deals the distinct claims, ordered by the same
+  hash, round-robin into ``k`` folds (so fold sizes differ by at most one claim, and the
+  assignment depends only on the set of claims, never on row order); every pair goes to its
+  claim's fold, every row is in exactly one fold, and no claim is in two. :func:`cross_validate`
+  scores each fold and gives the mean and spread (sample standard deviation) of each figure
+  over the folds; a figure a fold cannot have (a precision with no prediction of the class) is
+  left out of the mean, and the number of folds that had it is stated. The judge is fixed: no
+  fold's figures are used to set anything.
+* **Tuning inside the folds.** :func:`cross_validate_tuned` takes several candidate settings
+  of one judge (their predictions on every pair) and, for each fold, chooses one on the
+  *other* folds only (the training part) by :func:`choose`: among the candidates whose
+  training figures have contradicted precision ≥ :data:`PRECISION_FLOOR` and coverage ≥
+  :data:`COVERAGE_FLOOR`, the highest macro-F1 (a tie: the earlier candidate); when none meets
+  both floors, the highest macro-F1 of all, and the fold says so. The fold's figures are the
+  chosen candidate's on the fold itself, so every figure is on claims its setting never saw.
 """
 
 from __future__ import annotations
@@ -125,11 +140,36 @@ def _pair(
     return Pair(row, claim, evidence, mapped)
 
 
+def claim_key(claim: str) -> str:
+    """A claim's identity for grouping: its text with case and spacing folded."""
+    return " ".join(claim.casefold().split())
+
+
+def claim_hash(claim: str) -> bytes:
+    """The SHA-256 of :func:`claim_key`: the one hash every claim-grouped split uses."""
+    return hashlib.sha256(claim_key(claim).encode("utf-8")).digest()
+
+
 def claim_part(claim: str) -> Literal["tune", "held-out"]:
     """The part a claim belongs to: half the claims (by hash) tune, the others are held out."""
-    folded = " ".join(claim.casefold().split())
-    digest = hashlib.sha256(folded.encode("utf-8")).digest()
-    return "tune" if digest[0] % 2 == 0 else "held-out"
+    return "tune" if claim_hash(claim)[0] % 2 == 0 else "held-out"
+
+
+MIN_FOLDS = 2
+MAX_FOLDS = 20
+
+
+def claim_folds(pairs: Sequence[Pair], folds: int) -> list[int]:
+    """The fold (0 … ``folds`` - 1) of each pair: claims ordered by :func:`claim_hash`, dealt
+    round-robin; InputError when ``folds`` is out of range or above the number of claims."""
+    if not MIN_FOLDS <= folds <= MAX_FOLDS:
+        raise InputError(f"--folds: expected {MIN_FOLDS} to {MAX_FOLDS}, got {folds}")
+    keys = {claim_key(p.claim) for p in pairs}
+    if folds > len(keys):
+        raise InputError(f"--folds {folds}: the pairs hold only {len(keys)} claims")
+    order = sorted(keys, key=lambda k: (claim_hash(k), k))
+    fold_of = {key: rank % folds for rank, key in enumerate(order)}
+    return [fold_of[claim_key(p.claim)] for p in pairs]
 
 
 def select(pairs: Iterable[Pair], part: Part) -> list[Pair]:
@@ -223,7 +263,7 @@ def score(
         judge_version=judge_version,
         part=part,
         pairs=len(pairs),
-        claims=len({" ".join(p.claim.casefold().split()) for p in pairs}),
+        claims=len({claim_key(p.claim) for p in pairs}),
         abstained=abstained,
         coverage=judged / len(pairs) if pairs else 0.0,
         abstention_rate=abstained / len(pairs) if pairs else 0.0,
@@ -233,6 +273,212 @@ def score(
         classes=classes,
         confusion=confusion,
     )
+
+
+class Spread(BaseModel):
+    """One figure over the folds: mean and sample standard deviation over the ``folds`` that
+    have it (a precision needs a prediction of its class)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    mean: float | None
+    sd: float | None
+    folds: int
+
+
+FOLD_FIGURES = (
+    "coverage",
+    "abstention_rate",
+    "macro_f1",
+    "accuracy",
+    "contradicted_precision",
+    "contradicted_recall",
+    "contradicted_recall_all",
+)
+
+
+class Choice(BaseModel):
+    """The candidate a fold's training part chose, and its training figures."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    candidate: str
+    met_floors: bool
+    training_macro_f1: float
+    training_contradicted_precision: float | None
+    training_coverage: float
+
+
+class CrossValidation(BaseModel):
+    """A judge scored fold by fold on claim-grouped folds, and the spread of its figures."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    judge: str
+    judge_version: str
+    part: str
+    k: int
+    folds: list[Evaluation]
+    spread: dict[str, Spread]
+    """figure name (:data:`FOLD_FIGURES`) → mean ± sd over the folds."""
+    pooled: Evaluation
+    """The same predictions scored all together."""
+    choices: list[Choice] | None = None
+    """With tuning inside the folds: the candidate each fold's training part chose."""
+
+
+def _figure(result: Evaluation, name: str) -> float | None:
+    if name == "contradicted_recall":
+        return result.classes[1].recall
+    if name == "contradicted_recall_all":
+        return result.classes[1].recall_all
+    return cast(float | None, getattr(result, name))
+
+
+def _spread(values: list[float]) -> Spread:
+    if not values:
+        return Spread(mean=None, sd=None, folds=0)
+    mean = sum(values) / len(values)
+    if len(values) < 2:
+        return Spread(mean=mean, sd=None, folds=1)
+    sd = (sum((v - mean) ** 2 for v in values) / (len(values) - 1)) ** 0.5
+    return Spread(mean=mean, sd=sd, folds=len(values))
+
+
+def cross_validate(
+    pairs: Sequence[Pair],
+    predicted: Sequence[str],
+    folds: int,
+    *,
+    judge: str,
+    judge_version: str,
+    part: str = "all",
+) -> CrossValidation:
+    """Score ``predicted`` fold by fold on :func:`claim_folds` (see the module docstring)."""
+    fold_of = claim_folds(pairs, folds)
+    results: list[Evaluation] = []
+    for fold in range(folds):
+        chosen = [i for i, f in enumerate(fold_of) if f == fold]
+        results.append(
+            score(
+                [pairs[i] for i in chosen],
+                [predicted[i] for i in chosen],
+                judge=judge,
+                judge_version=judge_version,
+                part=f"{part} fold {fold + 1}/{folds}",
+            )
+        )
+    spread: dict[str, Spread] = {}
+    for name in FOLD_FIGURES:
+        values = [v for v in (_figure(r, name) for r in results) if v is not None]
+        spread[name] = _spread(values)
+    pooled = score(pairs, predicted, judge=judge, judge_version=judge_version, part=part)
+    return CrossValidation(
+        judge=judge,
+        judge_version=judge_version,
+        part=part,
+        k=folds,
+        folds=results,
+        spread=spread,
+        pooled=pooled,
+    )
+
+
+def cross_validation_text(result: CrossValidation) -> list[str]:
+    """A readable report of a cross-validation: one line per fold, the spread, the pooled."""
+    lines = [
+        f"judge {result.judge} {result.judge_version}; part {result.part}; "
+        f"{result.k} claim-grouped folds",
+        f"{'fold':<6} {'pairs':>5} {'claims':>6} {'cover':>6} {'macroF1':>7} {'acc':>6} "
+        f"{'contra P':>8} {'R':>6} {'R(all)':>7}",
+    ]
+    for index, fold in enumerate(result.folds, start=1):
+        contra = fold.classes[1]
+        line = (
+            f"{index:<6} {fold.pairs:>5} {fold.claims:>6} {_pct(fold.coverage):>6} "
+            f"{_pct(fold.macro_f1):>7} {_pct(fold.accuracy):>6} "
+            f"{_pct(fold.contradicted_precision):>8} {_pct(contra.recall):>6} "
+            f"{_pct(contra.recall_all):>7}"
+        )
+        if result.choices is not None:
+            choice = result.choices[index - 1]
+            floors = "" if choice.met_floors else ", no candidate met the floors"
+            line += (
+                f"  chose {choice.candidate} (training macro-F1 "
+                f"{_pct(choice.training_macro_f1)}{floors})"
+            )
+        lines.append(line)
+    for name in FOLD_FIGURES:
+        value = result.spread[name]
+        note = ""
+        if value.folds != result.k:
+            note = f" (over {value.folds} of {result.k} folds; the others have none)"
+        lines.append(f"{name} mean {_pct(value.mean)} ± {_pct(value.sd)}{note}")
+    lines.append("pooled over the folds:")
+    return lines + to_text(result.pooled)
+
+
+PRECISION_FLOOR = 0.8
+COVERAGE_FLOOR = 0.5
+
+
+def choose(
+    pairs: Sequence[Pair], candidates: Mapping[str, Sequence[str]], rows: Sequence[int]
+) -> Choice:
+    """The candidate chosen on ``pairs[i] for i in rows`` (see the module docstring)."""
+    if not candidates:
+        raise ValueError("no candidates to choose from")
+    chosen = [pairs[i] for i in rows]
+    best: tuple[bool, float, int] | None = None
+    winner: Choice | None = None
+    for order, (name, predicted) in enumerate(candidates.items()):
+        result = score(chosen, [predicted[i] for i in rows], judge="-", judge_version="-")
+        precision = result.contradicted_precision
+        meets = (
+            precision is not None
+            and precision >= PRECISION_FLOOR
+            and result.coverage >= COVERAGE_FLOOR
+        )
+        key = (meets, result.macro_f1, -order)
+        if best is None or key > best:
+            best = key
+            winner = Choice(
+                candidate=name,
+                met_floors=meets,
+                training_macro_f1=result.macro_f1,
+                training_contradicted_precision=precision,
+                training_coverage=result.coverage,
+            )
+    assert winner is not None
+    return winner
+
+
+def cross_validate_tuned(
+    pairs: Sequence[Pair],
+    candidates: Mapping[str, Sequence[str]],
+    folds: int,
+    *,
+    judge: str,
+    judge_version: str,
+    part: str = "all",
+) -> CrossValidation:
+    """Cross-validate with a candidate chosen inside each fold's training part."""
+    if any(len(p) != len(pairs) for p in candidates.values()):
+        raise ValueError("one prediction per pair for every candidate")
+    fold_of = claim_folds(pairs, folds)
+    predicted: list[str] = [""] * len(pairs)
+    choices: list[Choice] = []
+    for fold in range(folds):
+        training = [i for i, f in enumerate(fold_of) if f != fold]
+        choice = choose(pairs, candidates, training)
+        choices.append(choice)
+        for i, f in enumerate(fold_of):
+            if f == fold:
+                predicted[i] = candidates[choice.candidate][i]
+    result = cross_validate(
+        pairs, predicted, folds, judge=judge, judge_version=judge_version, part=part
+    )
+    return result.model_copy(update={"choices": choices})
 
 
 def _pct(value: float | None) -> str:

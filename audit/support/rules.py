@@ -52,6 +52,24 @@ class Thresholds:
     contradict_terms: int = 2
     """Minimum number of shared claim terms for ``contradicted``."""
 
+    @property
+    def label(self) -> str:
+        """``mention=0.1,support=0.3,contradict=0.3``: how a candidate is named."""
+        return f"mention={self.mention},support={self.support},contradict={self.contradict}"
+
+
+def threshold_grid() -> list[Thresholds]:
+    """The candidates ``evaluate-support --tune-thresholds`` chooses from inside each fold
+    (the default first, so a tie keeps it)."""
+    grid = [Thresholds()]
+    for mention in (0.1, 0.15, 0.2):
+        for support in (0.3, 0.35, 0.4):
+            for contradict in (0.25, 0.3, 0.4):
+                candidate = Thresholds(mention=mention, support=support, contradict=contradict)
+                if candidate not in grid:
+                    grid.append(candidate)
+    return grid
+
 
 @dataclass(frozen=True)
 class Stance:

@@ -1,10 +1,15 @@
-"""CLI: ``citeseal evaluate-support FILE.csv [--judge NAME] [--labels …] [--part …] [--json]``.
+"""CLI: ``citeseal evaluate-support FILE.csv [--judge NAME] [--labels …] [--part …]
+[--folds K] [--json]``.
 
 Scores a claim-support judge on a labelled CSV (claim, evidence, label; HealthVer's column
 names by default) with :mod:`audit.support.evaluate`: macro-F1 over the judged pairs with the
 coverage, per-class precision/recall, contradicted precision, the abstention rate and the
-confusion matrix. A malformed CSV (a missing column, a short row, an unmapped label) is a
-one-line error naming the row, exit 2; nothing is written.
+confusion matrix. ``--folds K`` scores the chosen part on K claim-grouped folds instead
+(figures per fold, mean ± sd, and pooled); with ``--tune-thresholds`` (the rules judge only)
+each fold's thresholds are chosen from :func:`audit.support.rules.threshold_grid` on the other
+folds, so no figure is on a claim its thresholds were chosen on. A malformed CSV (a missing
+column, a short row, an unmapped label) is a one-line error naming the row, exit 2; nothing is
+written.
 """
 
 from __future__ import annotations
@@ -19,9 +24,16 @@ import typer
 from audit.errors import InputError
 from audit.support.evaluate import (
     DEFAULT_LABELS,
+    MAX_FOLDS,
+    MIN_FOLDS,
     PARTS,
+    CrossValidation,
     Evaluation,
     Part,
+    claim_folds,
+    cross_validate,
+    cross_validate_tuned,
+    cross_validation_text,
     parse_label_map,
     read_pairs,
     score,
@@ -30,6 +42,7 @@ from audit.support.evaluate import (
 )
 from audit.support.judges import DEFAULT_JUDGE, JUDGES, judge_by_name
 from audit.support.model import Evidence
+from audit.support.rules import RulesJudge, threshold_grid
 from pipeline.cli.options import JsonOpt
 
 MAX_BYTES = 256 * 1024 * 1024
@@ -57,8 +70,19 @@ def evaluate_file(
     labels: str,
     part: str,
     columns: tuple[str, str, str],
-) -> Evaluation:
-    """Read, judge and score one labelled CSV file."""
+    folds: int | None = None,
+    tune: bool = False,
+) -> Evaluation | CrossValidation:
+    """Read, judge and score one labelled CSV file (on ``folds`` claim-grouped folds when
+    given; ``tune``: the rules judge's thresholds chosen inside each fold)."""
+    if folds is not None and not MIN_FOLDS <= folds <= MAX_FOLDS:
+        raise InputError(f"--folds: expected {MIN_FOLDS} to {MAX_FOLDS}, got {folds}")
+    if tune and folds is None:
+        raise InputError("--tune-thresholds needs --folds K (thresholds are chosen per fold)")
+    if tune and judge_name != "rules":
+        raise InputError(
+            f"--tune-thresholds: only the rules judge has thresholds, not {judge_name!r}"
+        )
     if part not in PARTS:
         raise InputError(f"--part: expected one of {', '.join(PARTS)}, got {part!r}")
     mapping = parse_label_map(labels)
@@ -70,7 +94,21 @@ def evaluate_file(
     chosen = select(pairs, cast(Part, part))
     if not chosen:
         raise InputError(f"{file}: no pairs in part {part!r}")
+    if folds is not None:
+        claim_folds(chosen, folds)  # refuse too many folds before judging anything
+    if tune and folds is not None:
+        candidates = {
+            t.label: [RulesJudge(t).judge(p.claim, Evidence(text=p.evidence)).label for p in chosen]
+            for t in threshold_grid()
+        }
+        return cross_validate_tuned(
+            chosen, candidates, folds, judge=judge.name, judge_version=judge.version, part=part
+        )
     predicted = [judge.judge(p.claim, Evidence(text=p.evidence)).label for p in chosen]
+    if folds is not None:
+        return cross_validate(
+            chosen, predicted, folds, judge=judge.name, judge_version=judge.version, part=part
+        )
     return score(chosen, predicted, judge=judge.name, judge_version=judge.version, part=part)
 
 
@@ -93,6 +131,21 @@ def evaluate_support_command(
         str, typer.Option("--evidence-column", help="Evidence column.")
     ] = "evidence",
     label_column: Annotated[str, typer.Option("--label-column", help="Label column.")] = "label",
+    folds: Annotated[
+        int | None,
+        typer.Option(
+            "--folds",
+            help=f"Score on K claim-grouped folds ({MIN_FOLDS}-{MAX_FOLDS}): per fold, mean ± sd.",
+            metavar="K",
+        ),
+    ] = None,
+    tune: Annotated[
+        bool,
+        typer.Option(
+            "--tune-thresholds",
+            help="With --folds: choose the rules judge's thresholds inside each fold.",
+        ),
+    ] = False,
     json_out: JsonOpt = False,
 ) -> None:
     """Score a claim-support judge on a labelled CSV (macro-F1, P/R, confusion matrix)."""
@@ -102,11 +155,14 @@ def evaluate_support_command(
         labels=labels,
         part=part.strip(),
         columns=(claim_column, evidence_column, label_column),
+        folds=folds,
+        tune=tune,
     )
     if json_out:
         typer.echo(json.dumps(result.model_dump(mode="json"), indent=2))
         return
-    for line in to_text(result):
+    lines = cross_validation_text(result) if isinstance(result, CrossValidation) else None
+    for line in lines or to_text(cast(Evaluation, result)):
         typer.echo(line)
 
 

@@ -135,3 +135,83 @@ def test_a_missing_file_is_one_error_line(
 ) -> None:
     done = run(str(tmp_path / "none.csv"), monkeypatch=monkeypatch, capsys=capsys)
     assert (done.code, done.err) == (2, f"error: {tmp_path / 'none.csv'} does not exist\n")
+
+
+def test_folds_print_one_line_per_fold_the_spread_and_the_pooled_figures(
+    labelled: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    done = run(str(labelled), "--folds", "2", monkeypatch=monkeypatch, capsys=capsys)
+    assert done.code == 0, done.err
+    lines = done.out.splitlines()
+    assert lines[0] == "judge rules 1.0; part all; 2 claim-grouped folds"
+    assert [line.split()[:3] for line in lines[2:4]] == [["1", "1", "1"], ["2", "3", "1"]]
+    assert lines[4].startswith("coverage mean ")
+    assert lines[11] == "pooled over the folds:"
+    assert lines[12] == "judge rules 1.0; part all: 4 pairs, 2 claims"
+
+
+def test_folds_as_json_hold_each_fold_the_spread_and_the_pooled_evaluation(
+    labelled: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    done = run(str(labelled), "--folds", "2", "--json", monkeypatch=monkeypatch, capsys=capsys)
+    assert done.code == 0, done.err
+    data = json.loads(done.out)
+    assert (data["k"], [f["pairs"] for f in data["folds"]]) == (2, [1, 3])
+    assert data["pooled"]["pairs"] == 4
+    assert sum(f["pairs"] for f in data["folds"]) == data["pooled"]["pairs"]
+    assert set(data["spread"]) >= {"macro_f1", "coverage", "contradicted_precision"}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--folds", "1"), "error: --folds: expected 2 to 20, got 1"),
+        (("--folds", "3"), "error: --folds 3: the pairs hold only 2 claims"),
+    ],
+)
+def test_a_fold_count_that_cannot_be_filled_is_one_error_line_and_exit_2(
+    labelled: Path,
+    args: tuple[str, ...],
+    message: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    done = run(str(labelled), *args, monkeypatch=monkeypatch, capsys=capsys)
+    assert (done.code, done.out, done.err.splitlines()) == (2, "", [message])
+
+
+def test_tuned_folds_name_the_thresholds_each_fold_chose(
+    labelled: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    done = run(
+        str(labelled), "--folds", "2", "--tune-thresholds", "--json",
+        monkeypatch=monkeypatch, capsys=capsys,
+    )  # fmt: skip
+    assert done.code == 0, done.err
+    data = json.loads(done.out)
+    assert len(data["choices"]) == 2
+    assert all(c["candidate"].startswith("mention=") for c in data["choices"])
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ("--tune-thresholds",),
+            "error: --tune-thresholds needs --folds K (thresholds are chosen per fold)",
+        ),
+        (
+            ("--folds", "2", "--tune-thresholds", "--judge", "llm-openai"),
+            "error: --tune-thresholds: only the rules judge has thresholds, not 'llm-openai'",
+        ),
+    ],
+)  # fmt: skip
+def test_tuning_without_folds_or_for_another_judge_is_refused(
+    labelled: Path,
+    args: tuple[str, ...],
+    message: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    done = run(str(labelled), *args, monkeypatch=monkeypatch, capsys=capsys)
+    assert (done.code, done.out, done.err.splitlines()) == (2, "", [message])

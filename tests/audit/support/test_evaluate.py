@@ -10,7 +10,13 @@ from audit.errors import InputError
 from audit.support.evaluate import (
     DEFAULT_LABELS,
     Pair,
+    Spread,
+    choose,
+    claim_folds,
     claim_part,
+    cross_validate,
+    cross_validate_tuned,
+    cross_validation_text,
     parse_label_map,
     read_pairs,
     score,
@@ -152,3 +158,122 @@ def test_claim_parts_keep_every_pair_of_a_claim_together_and_split_the_claims() 
     assert 10 <= len({p.claim for p in tune}) <= 30  # about half the claims
     assert claim_part("claim NUMBER 3") == claim_part("Claim  number 3")
     assert select(pairs, "all") == pairs
+
+
+def _claims(n: int, per: int) -> list[Pair]:
+    return [
+        Pair(2 + i * per + j, f"Zentravir claim {i}", f"passage {j}", "supported")
+        for i in range(n)
+        for j in range(per)
+    ]
+
+
+def test_claim_folds_are_claim_grouped_cover_every_row_once_and_are_balanced() -> None:
+    pairs = _claims(23, 3)
+    fold_of = claim_folds(pairs, 5)
+    assert len(fold_of) == len(pairs) and set(fold_of) == {0, 1, 2, 3, 4}
+    by_claim: dict[str, set[int]] = {}
+    for pair, fold in zip(pairs, fold_of, strict=True):
+        by_claim.setdefault(pair.claim, set()).add(fold)
+    assert all(len(folds) == 1 for folds in by_claim.values())
+    sizes = sorted(sum(1 for f in by_claim.values() if f == {k}) for k in range(5))
+    assert sizes == [4, 4, 5, 5, 5]
+
+
+def test_claim_folds_are_deterministic_whatever_the_row_order_and_folding() -> None:
+    pairs = _claims(12, 2)
+    fold_of = dict(zip((p.row for p in pairs), claim_folds(pairs, 4), strict=True))
+    shuffled = [*pairs[1::2], *pairs[::2]]
+    shuffled = [
+        Pair(p.row, p.claim.upper().replace(" ", "  "), p.evidence, p.gold) for p in shuffled
+    ]
+    again = dict(zip((p.row for p in shuffled), claim_folds(shuffled, 4), strict=True))
+    assert again == fold_of
+
+
+@pytest.mark.parametrize(
+    ("folds", "message"),
+    [
+        (1, "--folds: expected 2 to 20, got 1"),
+        (21, "--folds: expected 2 to 20, got 21"),
+        (5, "--folds 5: the pairs hold only 3 claims"),
+    ],
+)
+def test_claim_folds_refuse_a_fold_count_they_cannot_fill(folds: int, message: str) -> None:
+    with pytest.raises(InputError) as caught:
+        claim_folds(_claims(3, 2), folds)
+    assert caught.value.message == message
+
+
+def test_cross_validation_scores_each_fold_and_states_mean_and_sample_sd() -> None:
+    pairs = _claims(4, 2)
+    fold_of = claim_folds(pairs, 2)
+    # fold 0: every pair right; fold 1: every pair abstained on
+    predicted = ["supported" if f == 0 else "abstain" for f in fold_of]
+    result = cross_validate(pairs, predicted, 2, judge="fake", judge_version="0")
+    assert [f.pairs for f in result.folds] == [4, 4]
+    assert [f.coverage for f in result.folds] == [1.0, 0.0]
+    assert result.spread["coverage"].mean == 0.5
+    assert result.spread["coverage"].sd == pytest.approx(0.5**0.5)
+    assert result.spread["accuracy"].folds == 1  # fold 2 judged nothing: no accuracy
+    assert result.spread["contradicted_precision"] == Spread(mean=None, sd=None, folds=0)
+    assert result.pooled.coverage == 0.5 and result.pooled.pairs == 8
+    assert [f.part for f in result.folds] == ["all fold 1/2", "all fold 2/2"]
+    lines = cross_validation_text(result)
+    assert lines[0] == "judge fake 0; part all; 2 claim-grouped folds"
+    assert lines[2].split() == ["1", "4", "2", "1.000", "0.333", "1.000", "-", "-", "-"]
+    assert "coverage mean 0.500 ± 0.707" in lines
+    assert "accuracy mean 1.000 ± - (over 1 of 2 folds; the others have none)" in lines
+
+
+def _golds(pairs: list[Pair], golds: list[str]) -> list[Pair]:
+    labelled = zip(pairs, golds, strict=True)
+    return [Pair(p.row, p.claim, p.evidence, cast(SupportLabel, g)) for p, g in labelled]
+
+
+def test_choose_takes_the_best_macro_f1_among_candidates_meeting_both_floors() -> None:
+    pairs = _golds(_claims(4, 1), ["supported", "contradicted", "not_mentioned", "supported"])
+    candidates = {
+        # perfect, but never says contradicted: no contradicted precision, fails the floor
+        "silent": ["supported", "abstain", "not_mentioned", "supported"],
+        # right on every pair: meets both floors
+        "right": ["supported", "contradicted", "not_mentioned", "supported"],
+        # covers too little (1 of 4 judged)
+        "shy": ["abstain", "contradicted", "abstain", "abstain"],
+    }
+    choice = choose(pairs, candidates, range(4))
+    assert (choice.candidate, choice.met_floors, choice.training_macro_f1) == ("right", True, 1.0)
+
+
+def test_choose_falls_back_to_the_best_macro_f1_and_says_no_candidate_met_the_floors() -> None:
+    pairs = _golds(_claims(2, 1), ["supported", "contradicted"])
+    candidates = {
+        "a": ["supported", "supported"],
+        "b": ["supported", "not_mentioned"],
+        "c": ["supported", "not_mentioned"],
+    }
+    choice = choose(pairs, candidates, range(2))
+    # b and c tie on the best macro-F1 (1/3); none says contradicted: the earlier, b, is chosen
+    assert (choice.candidate, choice.met_floors) == ("b", False)
+    assert choice.training_macro_f1 == pytest.approx(1 / 3)
+
+
+def test_tuning_inside_folds_chooses_on_the_other_folds_and_scores_on_the_fold_itself() -> None:
+    pairs = _claims(6, 2)
+    fold_of = claim_folds(pairs, 3)
+    # "fits" is right on folds 1 and 2 and wrong on fold 0; "steady" is right on fold 0 only.
+    fits = ["not_mentioned" if f == 0 else "supported" for f in fold_of]
+    steady = ["supported" if f == 0 else "not_mentioned" for f in fold_of]
+    result = cross_validate_tuned(
+        pairs, {"fits": fits, "steady": steady}, 3, judge="fake", judge_version="0"
+    )
+    assert result.choices is not None
+    chosen = [c.candidate for c in result.choices]
+    # fold 0 is chosen on folds 1-2, where "fits" is right: so fold 0 is scored wrong
+    assert chosen == ["fits", "fits", "fits"]
+    assert [f.accuracy for f in result.folds] == [0.0, 1.0, 1.0]
+    assert result.pooled.pairs == 12
+    assert (
+        "chose fits (training macro-F1 0.333, no candidate met the floors)"
+        in (cross_validation_text(result)[2])
+    )
