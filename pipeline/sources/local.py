@@ -183,9 +183,9 @@ def list_folder(root: Path) -> list[tuple[str, str | None]]:
 
 def _unsupported(name: str) -> str:
     suffix = Path(name).suffix
+    what = repr(suffix) if suffix else "no suffix"
     kinds = ", ".join(FORMATS)
-    what = f"file type {suffix!r}" if suffix else "a file without a suffix"
-    return f"unsupported {what} (the [local] source reads {kinds})"
+    return f"not a document type citeseal reads ({what}; the [local] source reads {kinds})"
 
 
 # -- one file ----------------------------------------------------------------------------------
