@@ -60,8 +60,16 @@ SCHEMES_MESSAGE = "(expected one of pmid, pmcid, ppr, nct, setid, local)"
     [
         ("pmd:1/title~abcde", f"unknown scheme 'pmd' {SCHEMES_MESSAGE}", (0, 3)),
         ("PMID:1/title~abcde", f"unknown scheme 'PMID' {SCHEMES_MESSAGE}", (0, 4)),
-        ("", "expected a scheme (one of pmid, pmcid, ppr, nct, setid, local), got end of text", (0, 1)),
-        ("9:1/t~abcde", "expected a scheme (one of pmid, pmcid, ppr, nct, setid, local), got '9'", (0, 1)),
+        (
+            "",
+            "expected a scheme (one of pmid, pmcid, ppr, nct, setid, local), got end of text",
+            (0, 1),
+        ),
+        (
+            "9:1/t~abcde",
+            "expected a scheme (one of pmid, pmcid, ppr, nct, setid, local), got '9'",
+            (0, 1),
+        ),
         ("pmid", "expected ':' after the scheme, got end of text", (4, 5)),
         ("pmid;1/t~abcde", "expected ':' after the scheme, got ';'", (4, 5)),
         (

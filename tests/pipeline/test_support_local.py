@@ -13,6 +13,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pytest
@@ -139,18 +140,18 @@ def test_support_judges_a_claim_against_a_pdf_page(lineage: Lineage) -> None:
     assert json.loads(out)["results"][0]["support"]["label"] == "supported"
 
 
-def audit(snapshot: Path, answer: str, root: Path) -> dict[str, object]:
+def audit(snapshot: Path, answer: str, root: Path) -> dict[str, Any]:
     path = root / "answer.md"
     path.write_text(answer, encoding="utf-8")
     code, out, err = cli(
         "audit", str(path), "--snapshot", str(snapshot), "--demo-key", "-f", "json"
     )
     assert code == 0, err
-    report: dict[str, object] = json.loads(out)
+    report: dict[str, Any] = json.loads(out)
     return report
 
 
-def citations(report: dict[str, object]) -> list[dict[str, object]]:
+def citations(report: dict[str, Any]) -> list[dict[str, Any]]:
     sentences = report["sentences"]
     assert isinstance(sentences, list)
     return [c for s in sentences for c in s["citations"]]
