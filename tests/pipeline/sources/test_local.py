@@ -166,6 +166,27 @@ def test_deeply_nested_headings_keep_paths_within_the_handle_grammar() -> None:
         parse_locator(f"local:x.md@1/{passage.path}")  # raises when a path breaks the grammar
 
 
+_MARKDOWN_LINES = st.lists(
+    st.one_of(
+        st.sampled_from(["", "# ", "## ", "### Title", "```", "~~~", "---", "===", "***"]),
+        st.text(st.characters(blacklist_categories=("Cs",)), max_size=30),
+        st.builds(lambda n, t: "#" * n + " " + t, st.integers(1, 7), st.text(max_size=50)),
+    ),
+    max_size=30,
+)
+
+
+@settings(max_examples=200)
+@given(_MARKDOWN_LINES)
+def test_any_markdown_gives_unique_citable_paths_and_no_empty_passage(lines: list[str]) -> None:
+    _, passages = markdown_passages("\n".join(lines))
+    paths = [p.path for p in passages]
+    assert len(set(paths)) == len(paths)
+    for passage in passages:
+        assert passage.text and passage.text == passage.text.strip()
+        parse_locator(f"local:x.md@1/{passage.path}")
+
+
 def test_plain_text_paragraphs_are_numbered() -> None:
     passages = text_passages("One\nline.\r\n\r\n\n  Two.  \n\n\n")
     assert [(p.path, p.text) for p in passages] == [
