@@ -206,7 +206,9 @@ def test_a_removed_file_keeps_its_last_version(lineage: Lineage) -> None:
     assert [(c["verdict"], c["flags"]) for c in found] == [("ok", [])]
 
 
-def test_no_absolute_path_reaches_the_snapshot_its_manifest_or_a_report(lineage: Lineage) -> None:
+def test_no_absolute_path_reaches_the_snapshot_its_manifest_a_report_or_the_site(
+    lineage: Lineage,
+) -> None:
     secret = str(lineage.root)
     con = duckdb.connect(str(lineage.second), read_only=True)
     try:
@@ -218,7 +220,7 @@ def test_no_absolute_path_reaches_the_snapshot_its_manifest_or_a_report(lineage:
     finally:
         con.close()
     assert "my docs" in stored and "2024/report-2024.pdf" in stored  # relative paths only
-    assert secret not in stored
+    assert secret not in stored and lineage.root.name not in stored
     for manifest in (lineage.root / "mine").glob("*.json"):
         assert secret not in manifest.read_text(encoding="utf-8")
     (handle,) = mint(f"{lineage.pdf}/page.2")
@@ -227,6 +229,18 @@ def test_no_absolute_path_reaches_the_snapshot_its_manifest_or_a_report(lineage:
     for fmt in ("json", "html", "md", "text"):
         code, out, _ = cli("audit", str(answer), "-s", str(lineage.second), "--demo-key", "-f", fmt)
         assert code == 0 and "report-2024.pdf" in out and secret not in out
+        if fmt == "json":
+            (lineage.root / "reports").mkdir(exist_ok=True)
+            (lineage.root / "reports" / "answer.json").write_text(out, encoding="utf-8")
+    site = lineage.root / "site"
+    code, _, err = cli(
+        "site", "build", "--reports", str(lineage.root / "reports"), "--demo-key",
+        "--snapshots", str(lineage.root / "mine"), "--out", str(site),
+    )  # fmt: skip
+    assert code == 0, err
+    pages = [p.read_text(encoding="utf-8") for p in site.rglob("*.html")]
+    assert any("report-2024.pdf" in page for page in pages)
+    assert not any(secret in page or lineage.root.name in page for page in pages)
 
 
 def test_an_unreadable_document_seals_nothing_and_names_the_file(tmp_path: Path) -> None:
