@@ -160,7 +160,8 @@ def list_folder(root: Path) -> list[tuple[str, str | None]]:
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError as error:
-            found.append((prefix.rstrip("/") or ".", f"{prefix}: {error.strerror}"))
+            where = prefix.rstrip("/") or "."
+            found.append((where, f"{where}: the folder cannot be listed ({error.strerror})"))
             return
         for entry in entries:
             if entry.name.startswith("."):
