@@ -27,7 +27,9 @@ from __future__ import annotations
 import re
 import unicodedata
 
-MAX_LOCAL_ID_CHARS = 240
+MAX_LOCAL_ID_CHARS = 90
+"""So a record id (``local:`` + id) fits the 100 characters every door takes, and the longest
+handle (a 40-character version, a 200-character path) the 400 of ``support`` and ``serve``."""
 _UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
 _SHAPE = re.compile(r"(?:[A-Za-z0-9._-]|%[0-9A-F]{2})+")
 _ESCAPE = re.compile(r"%([0-9A-F]{2})")

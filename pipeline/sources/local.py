@@ -134,7 +134,10 @@ def searches(spec: LocalSpec) -> list[Search]:
         step = "read"
         ident = encode_local_id(relative)
         if problem is None and ident in ids:
-            problem = f"{relative}: its name is {ids[ident]}'s in another Unicode normalisation"
+            problem = (
+                f"{relative}: the same name as {ids[ident]} in another Unicode normalisation "
+                "(one id for both); rename one"
+            )
         if problem is None and len(ident) > MAX_LOCAL_ID_CHARS:
             problem = (
                 f"{relative}: its path makes an id of {len(ident)} characters (at most "

@@ -14,7 +14,12 @@ from hypothesis import strategies as st
 
 from audit.errors import CitationSyntaxError
 from audit.handles import parse_locator
-from audit.local_ids import decode_local_id, encode_local_id, local_id_problem
+from audit.local_ids import (
+    MAX_LOCAL_ID_CHARS,
+    decode_local_id,
+    encode_local_id,
+    local_id_problem,
+)
 from pipeline.errors import HarvestError, ParseError, SpecError
 from pipeline.harvest import Harvester
 from pipeline.harvest_spec import parse_spec
@@ -54,7 +59,9 @@ _PART = st.text(
 def test_every_file_path_round_trips_through_the_handle_grammar(parts: list[str]) -> None:
     relative = unicodedata.normalize("NFC", "/".join(parts))
     ident = encode_local_id(relative)
-    if len(ident) > 240 or any(not p or p.startswith(".") for p in relative.split("/")):
+    if len(ident) > MAX_LOCAL_ID_CHARS or any(
+        not p or p.startswith(".") for p in relative.split("/")
+    ):
         return  # too long to cite, or a part NFC turned hidden: the source lists it as failed
     locator = parse_locator(f"local:{ident}@0a1b2c3d4e5f/page.1")
     assert decode_local_id(locator.id) == relative
@@ -384,3 +391,34 @@ def test_a_spec_read_back_from_a_snapshot_reads_no_file(tmp_path: Path) -> None:
     stored = type(spec).model_validate_json(spec.model_dump_json())
     assert stored.local is not None and stored.local.root is None
     assert "docs" in spec.model_dump_json() and str(tmp_path) not in spec.model_dump_json()
+
+
+def test_a_path_too_long_to_cite_is_a_listed_failure(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    name = "é" * 20 + ".md"  # 20 letters, 120 characters of id
+    (docs / name).write_text("Text.\n")
+    assert harvest(tmp_path).failures == [
+        (
+            "local: read",
+            f"{name}: its path makes an id of 123 characters (at most 90); move it to a "
+            "shorter path",
+        )
+    ]
+
+
+def test_two_names_one_normalisation_apart_are_not_one_record(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "cafe\u0301.md").write_text("Decomposed.\n")  # sorts before the composed name
+    (docs / "caf\u00e9.md").write_text("Composed.\n")
+    sink = harvest(tmp_path)
+    assert list(sink.records_in) == ["local:caf%C3%A9.md"]
+    assert sink.records_in["local:caf%C3%A9.md"].passages[0].text == "Decomposed."
+    assert sink.failures == [
+        (
+            "local: read",
+            "café.md: the same name as cafe\u0301.md in another Unicode normalisation (one id "
+            "for both); rename one",
+        )
+    ]
