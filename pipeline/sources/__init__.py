@@ -34,6 +34,8 @@ BUILTIN: tuple[str, ...] = (
     "pipeline.sources.local",
 )
 BUILTIN_NAMES: tuple[str, ...] = tuple(m.rsplit(".", 1)[1] for m in BUILTIN)
+FILE_SOURCES: frozenset[str] = frozenset({"local"})
+"""Built-in sources that read files, not an API: no base URL, no ``CITESEAL_<NAME>_URL``."""
 
 _added: dict[str, Source] = {}
 _loaded: dict[str, Source] = {}
@@ -46,6 +48,13 @@ class Parser(Protocol):
 def names() -> tuple[str, ...]:
     """The names of every registered source, built-ins first (no module is imported)."""
     return (*BUILTIN_NAMES, *_added)
+
+
+def api_names() -> tuple[str, ...]:
+    """The names of the registered sources that ask an API (a base URL), registry order: the
+    built-ins but :data:`FILE_SOURCES`, and the added sources that have a ``base_url``."""
+    added = tuple(name for name, plugin in _added.items() if plugin.base_url)
+    return (*(n for n in BUILTIN_NAMES if n not in FILE_SOURCES), *added)
 
 
 def source(name: str) -> Source:
