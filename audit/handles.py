@@ -4,22 +4,24 @@ Grammar (every handle has exactly one spelling; nothing is case-folded)::
 
     handle   = locator "~" check
     locator  = scheme ":" id pin "/" path
-    scheme   = "pmid" | "pmcid" | "ppr" | "nct" | "setid"
-    pin      = "@" version                         for ppr, nct, setid (PINNED_SCHEMES)
+    scheme   = "pmid" | "pmcid" | "ppr" | "nct" | "setid" | "local"
+    pin      = "@" version                         for ppr, nct, setid, local (PINNED_SCHEMES)
              | [ "@" version ]                     for pmid, pmcid
     id       = pmid:  [1-9][0-9]{0,9}
                pmcid: "PMC" [1-9][0-9]{0,9}
                ppr:   "PPR" [1-9][0-9]{0,9}
                nct:   "NCT" [0-9]{8}
                setid: lower-case UUID 8-4-4-4-12 hex digits
+               local: a file's path in the user's folder, %XX-encoded (audit.local_ids)
     version  = [0-9A-Za-z] [0-9A-Za-z.-]*          (at most 40 characters)
     path     = segment ( "." segment )*            (at most 200 characters)
     segment  = [a-z0-9_]+
     check    = 5 characters of lower-case Crockford base32 (0-9 a-z without i l o u)
 
-Trial, label and preprint handles always pin the upstream version they were issued from, so
-one without ``@version`` is malformed (every door — mint, verify, the audit — parses with this
-grammar, so none can accept one).
+Trial, label, preprint and local-document handles always pin the upstream version they were
+issued from (a local document's version is a digest of its bytes), so one without
+``@version`` is malformed (every door — mint, verify, the audit — parses with this grammar,
+so none can accept one).
 
 ``check`` is the first 25 bits of HMAC-SHA256(key, locator text), computed by
 :class:`audit.keys.Keyring`. The parser is written like ``packaging/_parser.py``: one small
@@ -35,9 +37,10 @@ from functools import cached_property
 
 from audit.errors import CitationSyntaxError
 from audit.keys import CHECK_ALPHABET, CHECK_LENGTH, Keyring
+from audit.local_ids import LOCAL_ID_RULE, local_id_problem
 
-SCHEMES = ("pmid", "pmcid", "ppr", "nct", "setid")
-PINNED_SCHEMES = frozenset({"nct", "setid", "ppr"})
+SCHEMES = ("pmid", "pmcid", "ppr", "nct", "setid", "local")
+PINNED_SCHEMES = frozenset({"nct", "setid", "ppr", "local"})
 """Schemes whose handles must pin ``@version`` (the upstream version); the grammar enforces it."""
 
 MAX_VERSION_CHARS = 40
@@ -58,6 +61,7 @@ _ID_RULES: dict[str, tuple[re.Pattern[str], str]] = {
         re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"),
         "setid must be a lower-case UUID (8-4-4-4-12 hex digits)",
     ),
+    "local": (re.compile(r"(?:[A-Za-z0-9._-]|%[0-9A-F]{2})+"), LOCAL_ID_RULE),
 }
 _VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z.\-]*")
 _SEGMENT = re.compile(r"[a-z0-9_]+")
@@ -129,7 +133,7 @@ class _Cursor:
 
 
 def _scheme(cur: _Cursor) -> str:
-    """scheme = "pmid" | "pmcid" | "ppr" | "nct" | "setid", followed by ":"."""
+    """scheme = "pmid" | "pmcid" | "ppr" | "nct" | "setid" | "local", followed by ":"."""
     match = _SCHEME_WORD.match(cur.text, cur.pos)
     start = cur.pos
     if match is None:
@@ -162,11 +166,14 @@ def _record_id(cur: _Cursor, scheme: str) -> str:
     pattern, rule = _ID_RULES[scheme]
     if not pattern.fullmatch(value):
         raise cur.fail(f"{rule}, got {value!r}", start, max(end, start + 1), f"{scheme} id")
+    problem = local_id_problem(value) if scheme == "local" else None
+    if problem is not None:  # one spelling per file name (audit.local_ids)
+        raise cur.fail(f"{problem}, got {value!r}", start, end, "local id")
     return value
 
 
 def _version(cur: _Cursor, scheme: str) -> str | None:
-    """pin = "@" version (ppr, nct, setid) | [ "@" version ] (pmid, pmcid), with
+    """pin = "@" version (ppr, nct, setid, local) | [ "@" version ] (pmid, pmcid), with
     version = [0-9A-Za-z] [0-9A-Za-z.-]*."""
     if cur.peek() != "@":
         if scheme in PINNED_SCHEMES:

@@ -75,6 +75,7 @@ SCHEME_SOURCE: Mapping[str, str] = {
     "ppr": "europepmc",
     "nct": "clinicaltrials",
     "setid": "openfda",
+    "local": "local",
 }
 """Which source holds a scheme's records, for records the snapshot does not know."""
 

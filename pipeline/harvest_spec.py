@@ -28,6 +28,7 @@ from pipeline.sources import names, source
 from pipeline.sources.clinicaltrials import ClinicalTrialsQuery, ClinicalTrialsSpec
 from pipeline.sources.crossref import CrossrefSpec
 from pipeline.sources.europepmc import EuropePmcQuery, EuropePmcSpec
+from pipeline.sources.local import SPEC_DIR, LocalSpec
 from pipeline.sources.openfda import OpenFdaQuery, OpenFdaSpec
 from pipeline.sources.pubmed import PubMedQuery, PubMedSpec
 from pipeline.sources.spec_types import (
@@ -89,6 +90,7 @@ class CorpusSpec(Strict):
     crossref: CrossrefSpec | None = None
     clinicaltrials: ClinicalTrialsSpec | None = None
     openfda: OpenFdaSpec | None = None
+    local: LocalSpec | None = None
 
     def harvested(self) -> dict[str, Any]:
         """The part of the spec that decides what is harvested (canonical form)."""
@@ -154,7 +156,8 @@ def parse_spec(text: str, path: Path) -> CorpusSpec:
         line, reason = _toml_error(str(error))
         raise SpecError(f"{path}:{line}: invalid TOML: {reason}") from None
     try:
-        return spec_model().model_validate(data)
+        # the spec's folder: where a [local] folder is (nothing of it is stored)
+        return spec_model().model_validate(data, context={SPEC_DIR: path.parent})
     except ValidationError as error:
         first = error.errors()[0]
         loc = tuple(first["loc"])

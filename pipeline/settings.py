@@ -52,16 +52,17 @@ _MEMORY = re.compile(r"[0-9]+(\.[0-9]+)?\s*[KMGT]i?B", re.IGNORECASE)
 
 
 class _Registered(Mapping[str, str]):
-    """One fact per registered source, read from the registry when asked (so a source added
-    with :func:`pipeline.sources.register` has it too)."""
+    """One fact per registered source that asks an API, read from the registry when asked (so
+    a source added with :func:`pipeline.sources.register` has it too; one that reads files,
+    ``local``, has no base URL)."""
 
     def __init__(self, fact: Callable[[str], str]) -> None:
         self._fact = fact
 
     def _names(self) -> tuple[str, ...]:
-        from pipeline.sources import names
+        from pipeline.sources import api_names
 
-        return names()
+        return api_names()
 
     def __getitem__(self, name: str) -> str:
         if name not in self._names():

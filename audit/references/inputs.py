@@ -367,6 +367,20 @@ def _html_text(source: str, name: str) -> SourceText:
 
 
 def _pdf_text(data: bytes, name: str) -> SourceText:
+    pages = pdf_pages(data, name)
+    anchors: list[Anchor] = []
+    offset = 0
+    for number, page in enumerate(pages, start=1):
+        anchors.append(Anchor(offset, 1, 1, number))
+        offset += len(page) + 2
+    return SourceText(name, "pdf", "\n\n".join(pages), tuple(anchors))
+
+
+def pdf_pages(data: bytes, name: str) -> list[str]:
+    """The text layer of each page of a PDF (one reader for every PDF citeseal reads: the
+    reference check and ``local:`` documents). A file that is not a PDF, does not parse, is
+    encrypted, has more than :data:`MAX_PDF_PAGES` pages or no text at all is one
+    :class:`DocumentError` (or :class:`LimitExceeded`) naming ``name``."""
     try:
         from pypdf import PdfReader
         from pypdf.errors import PyPdfError
@@ -387,12 +401,7 @@ def _pdf_text(data: bytes, name: str) -> SourceText:
             f"{name}: the PDF has no text layer (a scanned image?); citeseal reads only the text"
             " layer and does no OCR"
         )
-    anchors: list[Anchor] = []
-    offset = 0
-    for number, page in enumerate(pages, start=1):
-        anchors.append(Anchor(offset, 1, 1, number))
-        offset += len(page) + 2
-    return SourceText(name, "pdf", "\n\n".join(pages), tuple(anchors))
+    return pages
 
 
 def _pdf_pages(reader: Any, name: str) -> list[str]:

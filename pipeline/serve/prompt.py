@@ -128,10 +128,10 @@ def cite_by_handle(served: Served) -> str:
         "",
         "    SCHEME:ID[@VERSION]/PATH~CHECK",
         "",
-        "- SCHEME is pmid, pmcid, ppr (preprint), nct (trial) or setid (drug label); ID is the "
-        "record's identifier in it.",
-        "- @VERSION pins the record version the passage was issued from. Trial, label and "
-        "preprint handles always carry it.",
+        "- SCHEME is pmid, pmcid, ppr (preprint), nct (trial), setid (drug label) or local (a "
+        "document of the corpus's own folder); ID is the record's identifier in it.",
+        "- @VERSION pins the record version the passage was issued from. Trial, label, "
+        "preprint and local handles always carry it.",
         "- PATH names the passage: title, abstract.2, trial.brief_summary.1, "
         "label.boxed_warning.2 and so on.",
         "- CHECK is five characters the server computes from everything before the ~ with a "

@@ -1,6 +1,7 @@
 """The registry of sources: the one place that names them.
 
-:data:`BUILTIN` lists the modules of the six built-in sources, in registry order (the order
+:data:`BUILTIN` lists the modules of the seven built-in sources (the six APIs and the
+user's own documents, ``local``), in registry order (the order
 of every listing: a snapshot's sources table, the spec's sources). Each module defines
 ``PLUGIN``, an object satisfying :class:`pipeline.sources.base.Source`. Modules are imported
 on first use, so importing this package loads no parser. :func:`register` adds a source of
@@ -30,8 +31,11 @@ BUILTIN: tuple[str, ...] = (
     "pipeline.sources.crossref",
     "pipeline.sources.clinicaltrials",
     "pipeline.sources.openfda",
+    "pipeline.sources.local",
 )
 BUILTIN_NAMES: tuple[str, ...] = tuple(m.rsplit(".", 1)[1] for m in BUILTIN)
+FILE_SOURCES: frozenset[str] = frozenset({"local"})
+"""Built-in sources that read files, not an API: no base URL, no ``CITESEAL_<NAME>_URL``."""
 
 _added: dict[str, Source] = {}
 _loaded: dict[str, Source] = {}
@@ -44,6 +48,13 @@ class Parser(Protocol):
 def names() -> tuple[str, ...]:
     """The names of every registered source, built-ins first (no module is imported)."""
     return (*BUILTIN_NAMES, *_added)
+
+
+def api_names() -> tuple[str, ...]:
+    """The names of the registered sources that ask an API (a base URL), registry order: the
+    built-ins but :data:`FILE_SOURCES`, and the added sources that have a ``base_url``."""
+    added = tuple(name for name, plugin in _added.items() if plugin.base_url)
+    return (*(n for n in BUILTIN_NAMES if n not in FILE_SOURCES), *added)
 
 
 def source(name: str) -> Source:

@@ -52,7 +52,7 @@ def test_record_id_and_handle_text() -> None:
     assert parse_handle(handle.text) == handle
 
 
-SCHEMES_MESSAGE = "(expected one of pmid, pmcid, ppr, nct, setid)"
+SCHEMES_MESSAGE = "(expected one of pmid, pmcid, ppr, nct, setid, local)"
 
 
 @pytest.mark.parametrize(
@@ -60,8 +60,16 @@ SCHEMES_MESSAGE = "(expected one of pmid, pmcid, ppr, nct, setid)"
     [
         ("pmd:1/title~abcde", f"unknown scheme 'pmd' {SCHEMES_MESSAGE}", (0, 3)),
         ("PMID:1/title~abcde", f"unknown scheme 'PMID' {SCHEMES_MESSAGE}", (0, 4)),
-        ("", "expected a scheme (one of pmid, pmcid, ppr, nct, setid), got end of text", (0, 1)),
-        ("9:1/t~abcde", "expected a scheme (one of pmid, pmcid, ppr, nct, setid), got '9'", (0, 1)),
+        (
+            "",
+            "expected a scheme (one of pmid, pmcid, ppr, nct, setid, local), got end of text",
+            (0, 1),
+        ),
+        (
+            "9:1/t~abcde",
+            "expected a scheme (one of pmid, pmcid, ppr, nct, setid, local), got '9'",
+            (0, 1),
+        ),
         ("pmid", "expected ':' after the scheme, got end of text", (4, 5)),
         ("pmid;1/t~abcde", "expected ':' after the scheme, got ';'", (4, 5)),
         (

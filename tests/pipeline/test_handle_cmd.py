@@ -97,7 +97,7 @@ def test_verify_ok_forged_malformed(capsys, monkeypatch) -> None:
         f"ok {DEMO_HANDLE}\n"
         f"forged {forged}\n"
         "malformed pmd:1/title~abcde: unknown scheme 'pmd' "
-        "(expected one of pmid, pmcid, ppr, nct, setid)\n"
+        "(expected one of pmid, pmcid, ppr, nct, setid, local)\n"
         "          ^^^\n"
     )
 

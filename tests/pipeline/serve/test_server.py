@@ -299,7 +299,7 @@ async def test_describe_contract_has_no_markup_and_lists_every_enforced_limit(
         contract, text = await ok(client, "describe_contract", {})
     for markup in (":data:", ":func:", "``", "PINNED_SCHEMES", "FOLD_TABLE"):
         assert markup not in text, markup
-    assert "for ppr, nct, setid\n" in contract["grammar"]
+    assert "for ppr, nct, setid, local\n" in contract["grammar"]
     assert "This makes fold idempotent." in contract["folding"]
     enforced = {
         "citations_per_sentence": MAX_CITATIONS_PER_SENTENCE,

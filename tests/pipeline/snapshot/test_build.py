@@ -90,9 +90,12 @@ def test_the_demo_snapshot_holds_every_source_and_the_planted_signals(
 ) -> None:
     first, _ = demo_pair
     m = read_manifest(first)
-    assert {s: v.status for s, v in m.sources.items()} == dict.fromkeys(
-        ("pubmed", "europepmc", "pubtator3", "crossref", "clinicaltrials", "openfda"), "ok"
-    )
+    assert {s: v.status for s, v in m.sources.items()} == {
+        **dict.fromkeys(
+            ("pubmed", "europepmc", "pubtator3", "crossref", "clinicaltrials", "openfda"), "ok"
+        ),
+        "local": "not_harvested",  # the demo spec has no [local] folder
+    }
     assert m.failed_requests == []
     assert m.schema_version == SCHEMA_VERSION
     assert m.segmentation_version == "1"

@@ -78,7 +78,7 @@ def test_search_respects_the_limit_and_the_source_filter(con: duckdb.DuckDBPyCon
             "x",
             {"sources": ["pubmedd"]},
             "unknown source 'pubmedd'; expected one of pubmed, europepmc, pubtator3, crossref, "
-            "clinicaltrials, openfda",
+            "clinicaltrials, openfda, local",
         ),
     ],
 )
@@ -138,7 +138,7 @@ def test_cite_leaves_pubmed_handles_unpinned_and_shows_relations(
             "garbage",
             None,
             "garbage is not a record id: unknown scheme 'garbage' "
-            "(expected one of pmid, pmcid, ppr, nct, setid)",
+            "(expected one of pmid, pmcid, ppr, nct, setid, local)",
         ),
         (
             "pmid:abc",

@@ -113,7 +113,7 @@ def test_an_unregistered_source_has_no_table() -> None:
         parse_spec('name = "n"\n[notes]\nids = ["N1"]\n', Path("n.toml"))
     assert str(info.value) == (
         "n.toml:2: [notes]: unknown section; expected one of clinicaltrials, crossref, "
-        "europepmc, openfda, pubmed"
+        "europepmc, local, openfda, pubmed"
     )
 
 
