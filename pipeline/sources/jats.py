@@ -13,6 +13,12 @@ Passage paths:
   ``<body>`` use the slug ``main``. Paragraph-like children are ``<p>``, ``<list>`` and
   ``<disp-quote>``; tables, figures and supplementary material are left out of the text.
 
+Licence (``permissions/license``, the first one): its ``xlink:href``, else its
+``<ali:license_ref>``, else a Creative Commons licence URL linked in its text (an
+``<ext-link xlink:href>``), normalised by :mod:`audit.licences`; the raw value is that URL or,
+when there is none, the licence's text (and the licence ``unknown``: a paragraph such as "an
+open access article under the terms of…" is not read as a licence).
+
 Flags stay unknown (``None``): a full-text document alone does not say whether the article
 was later retracted.
 
@@ -29,6 +35,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from audit import licences
 from pipeline.errors import ParseError
 from pipeline.records import NOTICE_CONTENT_TYPES, Passage, Record, Relation
 from pipeline.sources import citable
@@ -235,4 +242,28 @@ def parse_article(root: Element, *, source: str = "europepmc") -> Record:
         content_type=NOTICE_CONTENT_TYPES.get(article_type.lower(), "full_text"),
         relations=_related(meta, source),
         passages=passages,
+        **_licence(meta),
     )
+
+
+XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
+
+
+def _licence(meta: Element) -> dict[str, str | None]:
+    """The ``licence`` and ``licence_raw`` of ``article-meta`` (see the module docstring)."""
+    node = _child(meta, "permissions", "license")
+    if node is None:
+        return {"licence": licences.UNKNOWN, "licence_raw": None}
+    href = (node.get(XLINK_HREF) or "").strip()
+    if href:
+        return {"licence": licences.normalise(href), "licence_raw": licences.cut(href)}
+    for child in node.iter():
+        name = local(child.tag)
+        if name == "license_ref" and text_of(child):
+            ref = text_of(child)
+            return {"licence": licences.normalise(ref), "licence_raw": licences.cut(ref)}
+    for child in node.iter():
+        link = (child.get(XLINK_HREF) or "").strip() if local(child.tag) == "ext-link" else ""
+        if link and licences.normalise(link).startswith("CC"):
+            return {"licence": licences.normalise(link), "licence_raw": licences.cut(link)}
+    return {"licence": licences.UNKNOWN, "licence_raw": licences.cut(text_of(node))}
