@@ -228,6 +228,7 @@ def parse_article(root: Element, *, source: str = "europepmc") -> Record:
                 if collab:
                     authors.append(collab)
     article_type = root.get("article-type") or ""
+    licence, licence_raw = _licence(meta)
     return Record(
         record_id=f"pmcid:{pmcid}",
         source=source,  # type: ignore[arg-type]  (validated by pydantic)
@@ -242,28 +243,29 @@ def parse_article(root: Element, *, source: str = "europepmc") -> Record:
         content_type=NOTICE_CONTENT_TYPES.get(article_type.lower(), "full_text"),
         relations=_related(meta, source),
         passages=passages,
-        **_licence(meta),
+        licence=licence,
+        licence_raw=licence_raw,
     )
 
 
 XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
 
 
-def _licence(meta: Element) -> dict[str, str | None]:
+def _licence(meta: Element) -> tuple[str, str | None]:
     """The ``licence`` and ``licence_raw`` of ``article-meta`` (see the module docstring)."""
     node = _child(meta, "permissions", "license")
     if node is None:
-        return {"licence": licences.UNKNOWN, "licence_raw": None}
+        return licences.UNKNOWN, None
     href = (node.get(XLINK_HREF) or "").strip()
     if href:
-        return {"licence": licences.normalise(href), "licence_raw": licences.cut(href)}
+        return licences.normalise(href), licences.cut(href)
     for child in node.iter():
         name = local(child.tag)
         if name == "license_ref" and text_of(child):
             ref = text_of(child)
-            return {"licence": licences.normalise(ref), "licence_raw": licences.cut(ref)}
+            return licences.normalise(ref), licences.cut(ref)
     for child in node.iter():
         link = (child.get(XLINK_HREF) or "").strip() if local(child.tag) == "ext-link" else ""
         if link and licences.normalise(link).startswith("CC"):
-            return {"licence": licences.normalise(link), "licence_raw": licences.cut(link)}
-    return {"licence": licences.UNKNOWN, "licence_raw": licences.cut(text_of(node))}
+            return licences.normalise(link), licences.cut(link)
+    return licences.UNKNOWN, licences.cut(text_of(node))

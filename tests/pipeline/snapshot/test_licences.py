@@ -53,13 +53,14 @@ def test_migration_5_is_the_licence_columns() -> None:
 
 
 def test_a_build_records_each_sources_licence(demo_pair: tuple[Path, Path]) -> None:
-    by_source = dict(
-        query(
+    by_source = {
+        str(source): str(names)
+        for source, names in query(
             demo_pair[0],
             "SELECT source, string_agg(DISTINCT licence, ',' ORDER BY licence) FROM records "
             "GROUP BY source",
         )
-    )
+    }
     assert by_source == {
         "clinicaltrials": "public-domain",
         "openfda": "public-domain",
