@@ -117,7 +117,7 @@ site-pull: $(STAMP) need-archive ## Pull every archived snapshot of CORPORA (def
 
 site: $(STAMP) ## Render the static site into site/public (linking a github: ARCHIVE's releases)
 	$(RUN)/citeseal site build --reports site/reports --snapshots $(SNAPSHOTS) --out site/public \
-		$(if $(filter github:%,$(ARCHIVE)),--archive $(ARCHIVE))
+		$(if $(filter github:%,$(ARCHIVE)),--archive $(ARCHIVE))$(if $(PUBLISH), --publish $(PUBLISH))
 
 # The release workflow's own steps (.github/workflows/release.yml), runnable here: TAG=v0.1.0
 release-check: $(STAMP) ## Check TAG (vX.Y.Z) against pyproject, audit.__version__, server.json, README

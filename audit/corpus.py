@@ -9,10 +9,11 @@ What a corpus knows, in the snapshot's terms:
 
 - per source, its harvest status (``ok``, ``partial``, ``failed``, ``not_harvested``);
 - per record the lineage ever knew: its source, its current version, the versions it still
-  retains (oldest first), whether it is gone upstream, the metadata and tri-state flags of its
-  current version, its relations (retraction notices, preprint links, …), and whether the
-  harvest this snapshot holds refreshed it (``refreshed``; else ``last_seen`` names the
-  snapshot whose harvest last did: the record is as that snapshot had it);
+  retains (oldest first), whether it is gone upstream, the metadata, tri-state flags and
+  licence (:mod:`audit.licences`) of its current version, its relations (retraction notices,
+  preprint links, …), and whether the harvest this snapshot holds refreshed it
+  (``refreshed``; else ``last_seen`` names the snapshot whose harvest last did: the record is
+  as that snapshot had it);
 - per (record, version, path): the passage text and its folded form, and the PubTator3
   annotations on it (:meth:`InMemoryCorpus.annotations`, :meth:`DuckDBCorpus.annotations`:
   read only for claim support, :mod:`audit.support.run`).
@@ -105,6 +106,7 @@ class StoredRecord(NamedTuple):
     relations: tuple[StoredRelation, ...] = ()
     refreshed: bool = True  # the harvest this snapshot holds saw the record completely
     last_seen: str | None = None  # if not: the snapshot whose harvest last saw it (if known)
+    licence: str = "unknown"  # of the current version, as audit.licences names it
 
 
 @dataclass(frozen=True, slots=True)

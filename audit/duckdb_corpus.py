@@ -31,7 +31,8 @@ from audit.corpus import (
 from audit.errors import CorpusError
 from audit.folding import FoldedText
 
-READABLE_SCHEMA_VERSION = 4  # 2, 4: tables the audit does not read; 3: folded may be NULL
+READABLE_SCHEMA_VERSION = 5  # 2, 4: tables the audit does not read; 3: folded may be NULL;
+# 5: records.licence (older snapshots: every licence 'unknown')
 _FIELD = "\x1f"  # chr(31) in the SQL below
 _KEY = "\x1e"  # chr(30)
 _TABLES = ("meta", "sources", "records", "record_versions", "record_state", "passages")
@@ -45,7 +46,8 @@ SELECT s.record_id, s.source, s.current_version, s.withdrawn, s.withdrawn_since,
        r.title, r.status, r.doi, r.pmid, r.pmcid, r.year, r.journal,
        r.retracted, r.expression_of_concern, r.preprint,
        coalesce(v.last_seen = $2, FALSE) AS refreshed,
-       CASE WHEN NOT refreshed THEN v.last_seen END
+       CASE WHEN NOT refreshed THEN v.last_seen END,
+       coalesce({licence}, 'unknown')
 FROM record_state s JOIN k USING (record_id)
 LEFT JOIN records r ON r.record_id = s.record_id AND r.version = s.current_version
 LEFT JOIN record_versions v ON v.record_id = s.record_id AND v.version = s.current_version
@@ -158,6 +160,12 @@ class DuckDBCorpus:
         self._meta = dict(self._fetch("SELECT key, value FROM meta"))
         self._sources: dict[str, str] | None = None
         self._sha256 = sha256
+        licensed = self._fetch(
+            "SELECT count(*) FROM information_schema.columns WHERE table_schema = 'main' "
+            "AND table_name = 'records' AND column_name = 'licence'"
+        )[0][0]
+        # a snapshot from before migration 5 holds no licence: every record's is unknown
+        self._records_sql = _RECORDS_SQL.format(licence="r.licence" if licensed else "NULL")
 
     def _fetch(self, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
         try:
@@ -251,7 +259,7 @@ class DuckDBCorpus:
             versions[rid] = (version,) if held is None else (*held, version)
         found: dict[str, StoredRecord] = {}
         make, no_relations = StoredRecord._make, ()
-        for row in self._fetch(_RECORDS_SQL, [blob, self.harvest_id]):
+        for row in self._fetch(self._records_sql, [blob, self.harvest_id]):
             rid = row[0]
             # StoredRecord's field order: the row with the versions after current_version,
             # withdrawn as a bool, the relations after the flags, refreshed and last_seen last.
@@ -266,6 +274,7 @@ class DuckDBCorpus:
                     tuple(relations[rid]) if rid in relations else no_relations,
                     row[15],
                     row[16],
+                    row[17],
                 )
             )
         return found

@@ -178,6 +178,7 @@ class _Lookup:
                 retracted=record.retracted,
                 expression_of_concern=record.expression_of_concern,
                 preprint=record.preprint,
+                licence=record.licence,
             )
         return view
 

@@ -6,6 +6,10 @@ The report page is one template (``site/templates/report.html.j2``, found throug
 stylesheet inlined and allowed by its hash in the Content Security Policy) and by the static
 site (``pipeline.site``), which links ``static/site.css`` and adds navigation.
 
+What a page shows of each cited passage follows the publishing policy (:mod:`audit.publish`):
+in full, or an excerpt of at most 300 characters around the marked span with a link to the
+source, by the mode the page is built with and the cited record's licence.
+
 Every piece of text that comes from an answer or a record reaches the templates as a plain
 ``str`` and is escaped by Jinja's autoescape; only our own stylesheet is marked safe.
 Templates never receive a report model directly: :func:`report_view` turns it into the frozen
@@ -30,6 +34,18 @@ from markupsafe import Markup
 
 import audit
 from audit.errors import CorpusError
+from audit.licences import UNKNOWN
+from audit.publish import (
+    DEFAULT_MODE,
+    PUBLISH_NOTES,
+    PublishMode,
+    bounded,
+    excerpt_bounds,
+    excerpt_reason,
+    focus,
+    shows_full,
+    source_url,
+)
 from audit.report import (
     CitationResult,
     PassageView,
@@ -174,6 +190,10 @@ class PassageBlock:
     section: str | None
     segments: tuple[Segment, ...]
     note: str | None = None  # what the <mark> shows, when something is marked
+    excerpt: str | None = None  # an excerpt: which characters it shows and why (else None)
+    source_href: str | None = None  # an excerpt: the record at its source (None: no page)
+    cut_before: bool = False  # an excerpt that starts after the passage's beginning
+    cut_after: bool = False  # an excerpt that ends before the passage's end
 
 
 @dataclass(frozen=True)
@@ -227,6 +247,7 @@ class CitationView:
     changes: tuple[Segment, ...]  # word diff issued → now; empty when the text is unchanged
     support: SupportView | None = None  # only when the audit judged claim support
     support_not_checked: bool = False  # an ok citation nobody judged for claim support
+    changes_withheld: bool = False  # an excerpt page leaves out the word diff issued → now
 
 
 @dataclass(frozen=True)
@@ -269,6 +290,7 @@ class ReportView:
     metrics: tuple[MetricRow, ...]
     by_verdict: tuple[MetricRow, ...]
     sentences: tuple[SentenceView, ...]
+    publish_note: str = ""  # what the page shows of the cited passages (audit.publish)
 
 
 @dataclass(frozen=True)
@@ -301,8 +323,11 @@ def summary_line(report: Report) -> str:
     return f"{total} {noun}" + (f": {', '.join(parts)}" if parts else "")
 
 
-def report_view(report: Report, *, snapshot_href: str | None = None) -> ReportView:
-    """The view of ``report`` for the report template."""
+def report_view(
+    report: Report, *, snapshot_href: str | None = None, publish: PublishMode = DEFAULT_MODE
+) -> ReportView:
+    """The view of ``report`` for the report template; ``publish`` decides how much of each
+    cited passage it shows (:mod:`audit.publish`)."""
     m = report.metrics
     validity = "n/a" if m.citation_validity is None else f"{m.citation_validity:.0%}"
     metrics = (
@@ -332,11 +357,12 @@ def report_view(report: Report, *, snapshot_href: str | None = None) -> ReportVi
         summary=summary_line(report),
         metrics=metrics,
         by_verdict=by_verdict,
-        sentences=tuple(_sentence_view(s) for s in report.sentences),
+        sentences=tuple(_sentence_view(s, publish) for s in report.sentences),
+        publish_note=PUBLISH_NOTES[publish],
     )
 
 
-def _sentence_view(sentence: SentenceResult) -> SentenceView:
+def _sentence_view(sentence: SentenceResult, publish: PublishMode) -> SentenceView:
     anchor = f"s{sentence.index}"
     return SentenceView(
         index=sentence.index,
@@ -346,17 +372,22 @@ def _sentence_view(sentence: SentenceResult) -> SentenceView:
         status=sentence.status,
         status_label=STATUS_LABELS.get(sentence.status, sentence.status),
         citations=tuple(
-            _citation_view(c, f"{anchor}c{n}", n) for n, c in enumerate(sentence.citations, 1)
+            _citation_view(c, f"{anchor}c{n}", n, publish)
+            for n, c in enumerate(sentence.citations, 1)
         ),
     )
 
 
-def _citation_view(citation: CitationResult, anchor: str, number: int) -> CitationView:
+def _citation_view(
+    citation: CitationResult, anchor: str, number: int, publish: PublishMode
+) -> CitationView:
     issued = citation.passage
     current = citation.current_passage
     if issued is not None and current is not None and current.text == issued.text:
         current = None  # same words: nothing to compare
-    changes = word_diff(issued.text, current.text) if issued and current else ()
+    licence = citation.record.licence if citation.record is not None else UNKNOWN
+    cut = None if shows_full(publish, licence) else excerpt_reason(publish, licence)
+    changes = word_diff(issued.text, current.text) if issued and current and not cut else ()
     mark, note = None, ""
     if citation.verdict == "quote_mismatch" and citation.closest_match:
         mark, note = citation.closest_match, "closest match to the quote highlighted"
@@ -378,15 +409,28 @@ def _citation_view(citation: CitationResult, anchor: str, number: int) -> Citati
             FlagView(f.name, FLAG_LABELS.get(f.name, f.name), f.detail) for f in citation.flags
         ),
         checked_against=citation.checked_against,
-        closest_match=citation.closest_match,
+        closest_match=bounded(citation.closest_match) if cut else citation.closest_match,
         similarity=similarity,
         record=_record_line(citation),
-        issued=_block("As issued", issued, None if in_current else mark, note),
-        current=_block("As it is now", current, mark if in_current else None, note),
+        issued=_block("As issued", issued, None if in_current else mark, note, cut),
+        current=_block("As it is now", current, mark if in_current else None, note, cut),
         changes=changes,
-        support=_support_view(citation.support, issued),
+        support=_support_view(citation.support, issued, cut is not None),
         support_not_checked=support_not_checked(citation),
+        changes_withheld=bool(cut and issued and current),
     )
+
+
+def _window(segments: Sequence[Segment], start: int, end: int) -> tuple[Segment, ...]:
+    """The parts of ``segments`` (which spell a text) inside characters ``start:end``."""
+    out: list[Segment] = []
+    pos = 0
+    for segment in segments:
+        first, pos = pos, pos + len(segment.text)
+        low, high = max(first, start), min(pos, end)
+        if low < high:
+            out.append(Segment(segment.kind, segment.text[low - first : high - first]))
+    return tuple(out)
 
 
 def marked_span(text: str, start: int, end: int) -> tuple[Segment, ...]:
@@ -401,7 +445,9 @@ def marked_span(text: str, start: int, end: int) -> tuple[Segment, ...]:
     return tuple(p for p in parts if p.text)
 
 
-def _support_view(support: SupportResult | None, passage: PassageView | None) -> SupportView | None:
+def _support_view(
+    support: SupportResult | None, passage: PassageView | None, excerpt: bool = False
+) -> SupportView | None:
     if support is None:
         return None
     span = support.evidence
@@ -418,25 +464,47 @@ def _support_view(support: SupportResult | None, passage: PassageView | None) ->
         judge=support.judge,
         judge_version=support.judge_version,
         span=f"{span.start}–{span.end}" if span is not None else None,
-        evidence=marked_span(passage.text, span.start, span.end)
+        evidence=_evidence(passage.text, span.start, span.end, excerpt)
         if shown and passage is not None and span is not None
         else (),
     )
 
 
+def _evidence(text: str, start: int, end: int, excerpt: bool) -> tuple[Segment, ...]:
+    """The passage with the evidence marked: whole, or its excerpt around the evidence."""
+    segments = marked_span(text, start, end)
+    if not excerpt:
+        return segments
+    low, high = excerpt_bounds(len(text), focus(segments), text)
+    return _window(segments, low, high)
+
+
 def _block(
-    heading: str, passage: PassageView | None, mark: str | None, note: str
+    heading: str, passage: PassageView | None, mark: str | None, note: str, cut: str | None
 ) -> PassageBlock | None:
+    """A passage shown whole, or (``cut`` says why) as its excerpt around the marked span."""
     if passage is None:
         return None
     segments = highlight(passage.text, mark)
     marked = any(s.kind == "mark" for s in segments)
+    locator = f"{passage.record_id}@{passage.version}/{passage.path}"
+    if cut is None:
+        return PassageBlock(heading, locator, passage.section, segments, note if marked else None)
+    text = passage.text
+    start, end = excerpt_bounds(len(text), focus(segments), text)
+    shown = _window(segments, start, end)
+    whole = start == 0 and end == len(text)
+    what = "the whole passage" if whole else f"characters {start + 1}–{end} of {len(text):,}"
     return PassageBlock(
         heading=heading,
-        locator=f"{passage.record_id}@{passage.version}/{passage.path}",
+        locator=locator,
         section=passage.section,
-        segments=segments,
-        note=note if marked else None,
+        segments=shown,
+        note=note if any(s.kind == "mark" for s in shown) else None,
+        excerpt=f"excerpt: {what} ({cut})",
+        source_href=source_url(passage.record_id),
+        cut_before=start > 0,
+        cut_after=end < len(text),
     )
 
 
@@ -453,6 +521,7 @@ def _record_line(citation: CitationResult) -> RecordLine | None:
     ):
         if value is not None and value != "":
             details.append(f"{label} {value}")
+    details.append(f"licence {record.licence}")
     if record.withdrawn:
         details.append("withdrawn upstream")
     for label, value in (
@@ -515,11 +584,12 @@ def render_report_page(
     return env.get_template("report.html.j2").render(page=chrome, report=report, **extra)
 
 
-def render_report_html(report: Report) -> str:
-    """A standalone HTML page for one report: one file, no external requests, strict CSP."""
+def render_report_html(report: Report, *, publish: PublishMode = DEFAULT_MODE) -> str:
+    """A standalone HTML page for one report: one file, no external requests, strict CSP;
+    its passages as the publishing policy ``publish`` allows (:mod:`audit.publish`)."""
     css = stylesheet_text()
     if "</" in css:
         raise TemplatesMissingError(f"{STATIC_DIR / STYLESHEET} cannot be inlined (contains '</')")
-    view = report_view(report)
+    view = report_view(report, publish=publish)
     chrome = Chrome(title=view.title, csp=inline_style_csp(css), inline_css=Markup(css))  # noqa: S704 - our own stylesheet
     return render_report_page(_default_environment(), view, chrome, reaudit=None, json_href=None)

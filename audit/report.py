@@ -171,6 +171,11 @@ class RecordView(_Model):
     retracted: bool | None = None
     expression_of_concern: bool | None = None
     preprint: bool | None = None
+    licence: str = Field(
+        default="unknown",
+        description="The current version's licence (audit.licences: CC-BY-4.0, public-domain, "
+        "other:<url>, unknown); what a published page may show of its passages follows it.",
+    )
 
 
 class CitationResult(_Model):

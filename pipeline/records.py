@@ -16,6 +16,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic_core import PydanticSerializationError, to_json
 
+from audit.licences import UNKNOWN, in_vocabulary
 from pipeline.sources import BUILTIN_NAMES, names
 
 
@@ -23,6 +24,20 @@ def _registered(name: str) -> str:
     if name not in names():
         raise ValueError(f"expected a registered source ({', '.join(names())}), got {name!r}")
     return name
+
+
+def _licence(name: str) -> str:
+    if not in_vocabulary(name):
+        raise ValueError(f"expected a licence of audit.licences' vocabulary, got {name!r}")
+    return name
+
+
+# a licence, as audit.licences names it (CC-BY-4.0, public-domain, other:<url>, unknown)
+LicenceName = Annotated[str, AfterValidator(_licence)]
+HASH_EXCLUDED = frozenset({"annotations", "licence", "licence_raw"})
+"""Fields that are not part of a version's content hash: annotations are harvest-time
+enrichment; the licence is a statement about the right to republish, not the text, so adding
+it (or a source starting to report it) never makes a new version of an unchanged record."""
 
 
 # a source's name, as the registry has it (pipeline.sources: the six built-in ones and any
@@ -200,16 +215,19 @@ class Record(BaseModel):
     passages: list[Passage] = Field(default_factory=list)
     annotations: list[Annotation] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
+    # what the source says about reuse: the vocabulary name, and the source's own value
+    licence: LicenceName = UNKNOWN
+    licence_raw: str | None = None
 
     def content_hash(self) -> str:
         """sha256 of the canonical JSON of everything that makes this version what it is.
 
         Upstream version labels are part of it; harvest-time details are not (annotations
-        neither). The definition is :meth:`content_hash_reference`; records made only of
-        strings, ints, bools, None, lists and str-keyed dicts — every record the parsers
-        produce, floats aside — take a fast path that writes the same bytes (pinned hashes and
-        a property test in ``tests/pipeline/test_records.py``); anything else takes the
-        reference path.
+        and the licence neither: :data:`HASH_EXCLUDED`). The definition is
+        :meth:`content_hash_reference`; records made only of strings, ints, bools, None, lists
+        and str-keyed dicts — every record the parsers produce, floats aside — take a fast
+        path that writes the same bytes (pinned hashes and a property test in
+        ``tests/pipeline/test_records.py``); anything else takes the reference path.
         """
         try:
             canonical = to_json(_canonical_payload(self))
@@ -219,8 +237,9 @@ class Record(BaseModel):
 
     def content_hash_reference(self) -> str:
         """The definition of :meth:`content_hash`: sha256 of ``model_dump(mode="json")``
-        without annotations, as JSON with sorted keys, no spaces and raw (UTF-8) non-ASCII."""
-        payload = self.model_dump(mode="json", exclude={"annotations"})
+        without :data:`HASH_EXCLUDED`, as JSON with sorted keys, no spaces and raw (UTF-8)
+        non-ASCII."""
+        payload = self.model_dump(mode="json", exclude=set(HASH_EXCLUDED))
         canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
@@ -274,7 +293,7 @@ def _plain(value: Any) -> Any:
 
 
 def _canonical_payload(record: Record) -> dict[str, Any]:
-    """What ``record.model_dump(mode="json", exclude={"annotations"})`` returns, built with
+    """What ``record.model_dump(mode="json", exclude=HASH_EXCLUDED)`` returns, built with
     every key in sorted order so that ``to_json`` writes exactly the bytes of
     ``json.dumps(..., sort_keys=True, separators=(",", ":"), ensure_ascii=False)``.
 

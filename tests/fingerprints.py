@@ -59,6 +59,8 @@ DEMO_TABLES: dict[str, tuple[str, ...]] = {
         "expression_of_concern",
         "preprint",
         "metadata",
+        "licence",
+        "licence_raw",
     ),
     "passages": ("record_id", "version", "path", "seq", "section", "text", "folded"),
     "relations": ("record_id", "kind", "target", "source", "detail", "date"),

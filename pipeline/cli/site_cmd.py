@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -12,6 +13,15 @@ from audit.terminal import one_line
 from pipeline.cli.common import digest_cache, installation_keyring, seal_policy
 from pipeline.cli.options import DemoKeyOpt
 from pipeline.settings import Settings
+
+
+class Publish(StrEnum):
+    """``--publish``: the modes of :mod:`audit.publish`."""
+
+    POLICY = "policy"
+    FULL = "full"
+    EXCERPT = "excerpt"
+
 
 site_app = typer.Typer(
     name="site",
@@ -43,6 +53,16 @@ def build(
         ),
     ] = None,
     demo_key: DemoKeyOpt = False,
+    publish: Annotated[
+        Publish,
+        typer.Option(
+            "--publish",
+            help="What report pages show of each cited passage: policy (in full where the "
+            "record's licence allows republishing it, else at most 300 characters around the "
+            "quote with a link to the source), excerpt (always that) or full (always whole).",
+            case_sensitive=False,
+        ),
+    ] = Publish.POLICY,
 ) -> None:
     """Render every report, snapshot, snapshot diff and the re-audit page into --out.
 
@@ -68,6 +88,7 @@ def build(
         digests=digest_cache(settings),
         archive=archive.removeprefix("github:") if archive else None,
         on_warning=lambda warning: typer.echo(f"warning: {one_line(warning.line())}", err=True),
+        publish=publish.value,
     )
     typer.echo(
         f"site: {result.pages} pages ({result.reports} reports, {result.snapshots} snapshots) "

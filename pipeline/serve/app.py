@@ -16,6 +16,11 @@ the site's with exactly two inline hashes: that script and the site stylesheet; 
 no other script, no inline handler. A client without Apps gets no ``html`` (nothing is
 rendered for it) and reads the report in ``content`` and ``structuredContent`` as before.
 
+The page's passages follow the publishing policy's default (:mod:`audit.publish`, ``policy``):
+in full where the cited record's licence allows republishing it, else an excerpt with a link
+to the source — a view can be shared like any page; the full text stays in the result's
+``structuredContent``, for the client's model.
+
 The view holds no state and no answer: nothing one client audited can reach another.
 """
 

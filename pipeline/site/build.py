@@ -6,6 +6,9 @@ against the newest snapshot of its lineage; anything wrong in an input stops the
 with one line, and anything questionable becomes a warning (``--strict`` stops on those too).
 Phase two (:func:`pipeline.site.pages.render_pages`) is pure: data in, ``{path: html}`` out;
 then no page may show a local folder (:mod:`pipeline.site.local_paths`: removed, and a warning).
+What a report page (and the report's JSON beside it) shows of each cited passage is the
+build's publishing mode (``--publish``, :mod:`audit.publish`): by default the full passage
+only where the record's licence allows it, else an excerpt with a link to the source.
 Phase three writes the pages into a temporary folder beside ``--out`` and swaps it into place
 atomically (:mod:`pipeline.site.swap`), so a failed or killed build leaves the previous site
 complete, and the next build removes what a killed one left.
@@ -25,6 +28,7 @@ from pathlib import Path
 
 from audit.errors import InputError
 from audit.keys import Keyring
+from audit.publish import DEFAULT_MODE, PublishMode
 from audit.render_html import STATIC_DIR, TEMPLATES_DIR, make_environment
 from pipeline.settings import source_date_epoch
 from pipeline.site.diffs import SnapshotDiff, diff_snapshots
@@ -55,6 +59,7 @@ class SiteData:
     build_date: str | None
     warnings: tuple[BuildWarning, ...] = field(default=())
     archive: str | None = None  # OWNER/REPO of the GitHub Releases archive: download links
+    publish: PublishMode = DEFAULT_MODE  # what report pages show of passages (audit.publish)
 
 
 @dataclass(frozen=True)
@@ -82,12 +87,15 @@ def load_site(
     digests: DigestCache | None = None,
     archive: str | None = None,
     env: Mapping[str, str] | None = None,
+    publish: PublishMode = DEFAULT_MODE,
 ) -> SiteData:
     """Phase one: read and check every input; raise on bad input, collect warnings.
 
     ``keyring`` re-checks the reports' check codes; ``trust`` says whose snapshot seals are
     accepted (default: ``keyring``'s). A snapshot that fails its checks stops the build.
     ``archive``: the ``OWNER/REPO`` whose releases hold the snapshots (their pages link there).
+    ``publish``: how much of each cited passage the report pages and their JSON show
+    (:mod:`audit.publish`: ``policy`` by licence, ``excerpt`` or ``full``).
     """
     env = os.environ if env is None else env
     reports, warnings = load_reports(reports_dir)
@@ -123,6 +131,7 @@ def load_site(
         build_date=build_date_from(env, fallback),
         archive=archive,
         warnings=tuple(warnings),
+        publish=publish,
     )
 
 
@@ -140,6 +149,7 @@ def build_site(
     templates: Path | None = None,
     static: Path | None = None,
     on_warning: Callable[[BuildWarning], None] | None = None,
+    publish: PublishMode = DEFAULT_MODE,
 ) -> BuildResult:
     """Build the whole site into ``out`` (replaced atomically); see the module docstring.
 
@@ -155,6 +165,7 @@ def build_site(
         digests=digests,
         archive=archive,
         env=env,
+        publish=publish,
     )
     pages = render_pages(data, make_environment(templates or TEMPLATES_DIR))
     pages, scrubbed = scrub_local_paths(

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 import jinja2
 
+from audit.publish import published_report
 from audit.render_html import Chrome, NavLink, render_report_page, report_view
 from audit.report import OVERALLS
 from pipeline.archive.releases import download_urls
@@ -103,7 +104,8 @@ def render_pages(data: SiteData, env: jinja2.Environment) -> dict[str, str]:
             pages[view_path(filter_, sort)] = index.render(page=chrome, index=context)
     for loaded in data.reports:
         pages[report_path(loaded.slug)] = _report_page(data, loaded, env)
-        pages[report_json_path(loaded.slug)] = loaded.report.model_dump_json(indent=2) + "\n"
+        published = published_report(loaded.report, data.publish)
+        pages[report_json_path(loaded.slug)] = published.model_dump_json(indent=2) + "\n"
     pages["snapshots.html"] = env.get_template("snapshots.html.j2").render(
         page=_chrome(data, "Snapshots", "", "snapshots"), listing=snapshot_list_page(data)
     )
@@ -227,7 +229,7 @@ def index_page(data: SiteData, filter_: str, sort: str) -> IndexPage:
 def _report_page(data: SiteData, loaded: LoadedReport, env: jinja2.Environment) -> str:
     snapshot = data.report_snapshots.get(loaded.slug)
     href = "../" + snapshot_path(snapshot.slug) if snapshot else None
-    view = report_view(loaded.report, snapshot_href=href)
+    view = report_view(loaded.report, snapshot_href=href, publish=data.publish)
     outcome = data.reaudits.get(loaded.slug)
     reaudit = None
     if outcome is not None and outcome.changes:

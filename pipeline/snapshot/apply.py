@@ -25,6 +25,7 @@ class StagedBatch:
     versions: Staged | None = None
     passages: Staged | None = None
     touched: Staged | None = None
+    licences: Staged | None = None  # known licences of existing versions seen again
     annotations: Staged | None = None
     relations: Staged | None = None
     seen: Staged | None = None
@@ -52,6 +53,17 @@ def apply_batch(con: duckdb.DuckDBPyConnection, batch: StagedBatch, snapshot_id:
         batch.passages.done()
     if batch.touched is not None:
         touch_versions(con, batch.touched, snapshot_id)
+    if batch.licences is not None:
+        # The licence is not part of a version's content hash (pipeline.records), so a harvest
+        # that sees an unchanged version again records what the source now says about its
+        # reuse: a row carried from a parent written before migration 5 reads 'unknown' until
+        # then. A harvest that reads no licence ('unknown') never overwrites a known one.
+        con.execute(
+            "UPDATE records SET licence = t.licence, licence_raw = t.licence_raw "  # noqa: S608
+            f"FROM {batch.licences.source} AS t "
+            "WHERE records.record_id = t.record_id AND records.version = t.version"
+        )
+        batch.licences.done()
     if batch.annotations is not None:
         # A version keeps the annotations it was first stored with (they are not part of
         # its content hash, so a later harvest may only fill them in).

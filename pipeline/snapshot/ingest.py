@@ -33,6 +33,7 @@ from typing import Any
 import duckdb
 
 from audit.folding import fold as audit_fold
+from audit.licences import UNKNOWN
 from pipeline.records import Record
 from pipeline.snapshot.apply import StagedBatch, apply_batch
 from pipeline.snapshot.index import ascii_words, next_docid
@@ -110,6 +111,8 @@ def record_row(record: Record, version: str, content_hash: str) -> tuple[Any, ..
         record.flags.expression_of_concern,
         record.flags.preprint,
         _json(record.metadata),
+        record.licence,
+        record.licence_raw,
     )
 
 
@@ -309,6 +312,14 @@ class Ingest:
             ),
             passages=stage("passages_docs", self._passage_rows(new)),
             touched=stage("keys", ((d.record_id, d.version) for _, _, d in decisions if not d.new)),
+            licences=stage(
+                "licences",
+                (
+                    (d.record_id, d.version, r.licence, r.licence_raw)
+                    for r, _, d in decisions
+                    if not d.new and r.licence != UNKNOWN
+                ),
+            ),
             annotations=stage(
                 "annotations",
                 (

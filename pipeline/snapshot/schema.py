@@ -11,6 +11,10 @@ meta              key/value: name, snapshot_id, created_at, parent_sha256, spec_
 sources           one row per source: harvest status ('ok' | 'partial' | 'failed' |
                   'not_harvested'), counts, failed requests
 records           one row per record *version* (record_id, version): metadata, tri-state flags
+                  (migration 5: ``licence``, the record's licence as audit.licences names it —
+                  ``CC-BY-4.0``, ``public-domain``, ``other:<url>``, ``unknown`` — and
+                  ``licence_raw``, the source's own value; rows of older snapshots read as
+                  ``unknown``, and a later harvest that sees the same version fills them in)
 record_versions   per record version: order (seq), content hash, first/last seen snapshot,
                   origin ('harvest' | 'carried' | 'backfill')
 record_state      per record: current version, withdrawn upstream or not
@@ -35,7 +39,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 
 class Migration(NamedTuple):
@@ -210,6 +214,16 @@ MIGRATIONS: tuple[Migration, ...] = (
             SELECT t.docid, v.term_id, t.tf FROM search_terms t JOIN search_vocab v USING (term);
         DROP TABLE search_terms;
         ALTER TABLE search_terms_v4 RENAME TO search_terms;
+        """,
+    ),
+    Migration(
+        5,
+        "record_licences",
+        """
+        -- audit.licences' vocabulary; 'unknown' for every row written before the licence was
+        ALTER TABLE records ADD COLUMN licence VARCHAR DEFAULT 'unknown';
+        -- the source's own value (a licence URL, Europe PMC's 'cc by'…), or NULL
+        ALTER TABLE records ADD COLUMN licence_raw VARCHAR;
         """,
     ),
 )

@@ -87,6 +87,8 @@ _COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
         ("expression_of_concern", "BOOLEAN"),
         ("preprint", "BOOLEAN"),
         ("metadata", "VARCHAR"),
+        ("licence", "VARCHAR"),
+        ("licence_raw", "VARCHAR"),
     ),
     "record_versions": (
         ("record_id", "VARCHAR"),
@@ -160,6 +162,12 @@ _COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
     ),
     "seen": (("record_id", "VARCHAR"), ("source", "VARCHAR"), ("version", "VARCHAR")),
     "keys": (("record_id", "VARCHAR"), ("version", "VARCHAR")),
+    "licences": (  # the licence of an existing version, as a harvest saw it again
+        ("record_id", "VARCHAR"),
+        ("version", "VARCHAR"),
+        ("licence", "VARCHAR"),
+        ("licence_raw", "VARCHAR"),
+    ),
 }
 
 

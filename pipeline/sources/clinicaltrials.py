@@ -8,7 +8,10 @@ Record
     says which one was used, and no date at all gives ``version`` None. ``status`` =
     ``overallStatus`` (``WITHDRAWN``, ``TERMINATED``, ``COMPLETED`` …), ``metadata.why_stopped``
     the reason given upstream. ``content_type`` is ``trial``. A registry has no retraction
-    concept, so ``flags`` are all False; withdrawal is the ``status``.
+    concept, so ``flags`` are all False; withdrawal is the ``status``. ``licence`` is
+    ``public-domain`` for every study, ``licence_raw`` :data:`TERMS_URL`: the registry is a US
+    government (NLM) service whose records the API gives with no licence field; its terms of
+    use name no restriction on reusing the study records (``docs/sources.md``, licences).
 
 Passage paths (N counts chunks of ≤ 1,200 characters cut at sentence boundaries, 1-based)
     ``trial.brief_title.1``, ``trial.official_title.1``, ``trial.brief_summary.N``,
@@ -39,6 +42,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from pydantic import Field, model_validator
 
+from audit import licences
 from audit.errors import InputError
 from pipeline.errors import ParseError
 from pipeline.records import Flags, ParseResult, Passage, Record, Refusal
@@ -69,6 +73,8 @@ if TYPE_CHECKING:
     from pipeline.http import HttpClient
 
 SOURCE = "clinicaltrials"
+TERMS_URL = "https://clinicaltrials.gov/about-site/terms-conditions"
+"""Where ClinicalTrials.gov states the terms of reuse of its records (the ``licence_raw``)."""
 API = "https://clinicaltrials.gov/api/v2"
 MAX_CHARS = 1200
 MAX_PAGE_SIZE = 1000
@@ -340,6 +346,8 @@ def study_record(study: JsonDict, *, projection: str | None = None) -> Record:
         flags=Flags(retracted=False, expression_of_concern=False, preprint=False),
         passages=_passages(ps, as_dict(study.get("resultsSection"))),
         metadata=metadata,
+        licence=licences.PUBLIC_DOMAIN,
+        licence_raw=TERMS_URL,
     )
 
 

@@ -15,6 +15,13 @@ abstract, split at its ``<jats:title>`` headings). Signals:
   ``is-version-of`` / ``has-version`` → ``version_of``.
 * ``type: posted-content`` with ``subtype: preprint`` → ``preprint`` True (other types False).
 
+Licence: ``license[]`` entries (``URL``, ``start``, ``content-version``, ``delay-in-days``)
+that cover the version of record (``content-version`` ``vor`` or ``unspecified``; ``am`` and
+``tdm`` licences grant nothing for the published text) from publication (no
+``delay-in-days``, or 0): when they all name one licence (:mod:`audit.licences`), that is the
+record's; none, or several that disagree, is ``unknown``. ``licence_raw`` lists every entry
+as ``URL (content-version, start date)``.
+
 Crossref's silence is not a clean bill: without a retraction among the updates,
 ``retracted`` stays ``None``. :func:`apply_relations` merges relations found here into a
 record from another source (True wins; unknown stays unknown).
@@ -29,6 +36,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from pydantic import BeforeValidator, Field, StrictBool
 
+from audit import licences
 from pipeline.errors import ParseError, TerminalHarvestError
 from pipeline.http import HttpClient
 from pipeline.records import Flags, ParseResult, Passage, Record, Relation
@@ -240,7 +248,25 @@ def _record(where: str, item: dict[str, Any]) -> Record | None:
         ),
         relations=relations,
         passages=passages,
+        **_licence(where, item),
     )
+
+
+def _licence(where: str, item: dict[str, Any]) -> dict[str, Any]:
+    """The ``licence`` and ``licence_raw`` of a work's ``license[]`` (module docstring)."""
+    raw: list[str] = []
+    names: set[str] = set()
+    for at, fields in shape.objs(SOURCE, f"{where}.license", item.get("license")):
+        url = shape.text(SOURCE, f"{at}.URL", fields.get("URL")).strip()
+        version = shape.text(SOURCE, f"{at}.content-version", fields.get("content-version"))
+        start = shape.opt_obj(SOURCE, f"{at}.start", fields.get("start"))
+        when = shape.text(SOURCE, f"{at}.start.date-time", start.get("date-time"))[:10]
+        delay = shape.opt_int(SOURCE, f"{at}.delay-in-days", fields.get("delay-in-days")) or 0
+        raw.append(f"{url} ({version or '?'}, {when or '?'})")
+        if url and version.lower() in ("vor", "unspecified") and delay == 0:
+            names.add(licences.normalise(url))
+    licence = names.pop() if len(names) == 1 else licences.UNKNOWN
+    return {"licence": licence, "licence_raw": licences.cut("; ".join(raw)) if raw else None}
 
 
 def _updates_filter(url: str | None) -> str | None:

@@ -6,6 +6,9 @@ Europe PMC sources (patents, Agricola…) are skipped. Passage paths are those o
 ``title`` and ``abstract.N``, the abstract split at its ``<h4>`` headings (the heading is the
 passage section). ``fullTextXML`` gives a ``pmcid:`` record (see :mod:`pipeline.sources.jats`).
 
+Licence: a result's ``license`` field (``cc by``…; :mod:`audit.licences` normalises it,
+``CC-BY``), ``unknown`` without one; a ``fullTextXML`` record takes the JATS ``<license>``'s.
+
 Flags: a core result carries ``pubTypeList`` and ``commentCorrectionList``, so ``retracted``
 and ``expression_of_concern`` are True/False; a lite result leaves them unknown (``None``).
 Every ``commentCorrectionList`` entry becomes a relation: its type is PubMed's RefType in
@@ -26,6 +29,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field, StrictBool
 
+from audit import licences
 from pipeline.errors import ParseError, TerminalHarvestError
 from pipeline.http import HttpClient
 from pipeline.records import (
@@ -241,7 +245,15 @@ def _record(where: str, item: dict[str, Any]) -> Record | None:
         relations=relations,
         passages=passages,
         metadata=_metadata(where, item),
+        **_licence(where, item),
     )
+
+
+def _licence(where: str, item: dict[str, Any]) -> dict[str, Any]:
+    """A result's ``license`` (``cc by``, ``cc by-nc-nd``, ``cc0``: no version) as the
+    vocabulary names it; ``unknown`` without one (``isOpenAccess`` alone names no licence)."""
+    raw = licences.cut(shape.opt_str(SOURCE, f"{where}.license", item.get("license")))
+    return {"licence": licences.normalise(raw), "licence_raw": raw}
 
 
 # -- harvest ---------------------------------------------------------------------------------

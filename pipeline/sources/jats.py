@@ -13,6 +13,12 @@ Passage paths:
   ``<body>`` use the slug ``main``. Paragraph-like children are ``<p>``, ``<list>`` and
   ``<disp-quote>``; tables, figures and supplementary material are left out of the text.
 
+Licence (``permissions/license``, the first one): its ``xlink:href``, else its
+``<ali:license_ref>``, else a Creative Commons licence URL linked in its text (an
+``<ext-link xlink:href>``), normalised by :mod:`audit.licences`; the raw value is that URL or,
+when there is none, the licence's text (and the licence ``unknown``: a paragraph such as "an
+open access article under the terms of…" is not read as a licence).
+
 Flags stay unknown (``None``): a full-text document alone does not say whether the article
 was later retracted.
 
@@ -29,6 +35,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from audit import licences
 from pipeline.errors import ParseError
 from pipeline.records import NOTICE_CONTENT_TYPES, Passage, Record, Relation
 from pipeline.sources import citable
@@ -221,6 +228,7 @@ def parse_article(root: Element, *, source: str = "europepmc") -> Record:
                 if collab:
                     authors.append(collab)
     article_type = root.get("article-type") or ""
+    licence, licence_raw = _licence(meta)
     return Record(
         record_id=f"pmcid:{pmcid}",
         source=source,  # type: ignore[arg-type]  (validated by pydantic)
@@ -235,4 +243,29 @@ def parse_article(root: Element, *, source: str = "europepmc") -> Record:
         content_type=NOTICE_CONTENT_TYPES.get(article_type.lower(), "full_text"),
         relations=_related(meta, source),
         passages=passages,
+        licence=licence,
+        licence_raw=licence_raw,
     )
+
+
+XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
+
+
+def _licence(meta: Element) -> tuple[str, str | None]:
+    """The ``licence`` and ``licence_raw`` of ``article-meta`` (see the module docstring)."""
+    node = _child(meta, "permissions", "license")
+    if node is None:
+        return licences.UNKNOWN, None
+    href = (node.get(XLINK_HREF) or "").strip()
+    if href:
+        return licences.normalise(href), licences.cut(href)
+    for child in node.iter():
+        name = local(child.tag)
+        if name == "license_ref" and text_of(child):
+            ref = text_of(child)
+            return licences.normalise(ref), licences.cut(ref)
+    for child in node.iter():
+        link = (child.get(XLINK_HREF) or "").strip() if local(child.tag) == "ext-link" else ""
+        if link and licences.normalise(link).startswith("CC"):
+            return licences.normalise(link), licences.cut(link)
+    return licences.UNKNOWN, licences.cut(text_of(node))

@@ -18,6 +18,11 @@ Passage paths
     tables), ``spl_product_data_elements`` (an ingredient word list), identifiers and the
     ``openfda`` harmonisation block (kept in ``metadata``).
 
+Licence
+    ``public-domain`` for every label, ``licence_raw`` :data:`LICENSE_URL` — the URL every
+    openFDA response names in ``meta.license``; it dedicates openFDA's data to the public
+    domain (CC0 1.0) unless otherwise noted.
+
 A search that matches nothing is answered with HTTP 404 and
 ``{"error": {"code": "NOT_FOUND", "message": "No matches found!"}}``: :func:`parse` turns that
 body into an empty result, and the harvest functions accept the 404.
@@ -33,6 +38,7 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from pydantic import Field
 
+from audit import licences
 from audit.errors import InputError
 from pipeline.errors import ParseError, TerminalHarvestError
 from pipeline.records import Flags, ParseResult, Passage, Record, Refusal
@@ -51,6 +57,8 @@ if TYPE_CHECKING:
     from pipeline.http import HttpClient
 
 SOURCE = "openfda"
+LICENSE_URL = "https://open.fda.gov/license/"
+"""openFDA's licence page, named by ``meta.license`` of every response (the ``licence_raw``)."""
 API = "https://api.fda.gov/drug/label.json"
 MAX_CHARS = 1200
 MAX_LIMIT = 1000  # openFDA's largest page
@@ -275,6 +283,8 @@ def label_record(label: Mapping[str, Any]) -> Record:
         flags=Flags(retracted=False, expression_of_concern=False, preprint=False),
         passages=_passages(label),
         metadata={k: v for k, v in metadata.items() if v is not None},
+        licence=licences.PUBLIC_DOMAIN,
+        licence_raw=LICENSE_URL,
     )
 
 

@@ -15,6 +15,10 @@ Flags (a PubMed record carries its full PublicationType list, so they are known)
 Relations: every ``CommentsCorrections`` entry, whatever its ``RefType``
 (:data:`pipeline.records.REF_TYPE_KINDS`; a value outside the DTD's list is kept in snake
 case), targets ``pmid:N``, else the ``doi:`` in its ``RefSource``; one with neither is left out.
+Licence: ``unknown`` — a PubMed record names no licence (PubMed abstracts keep their
+publishers' or authors' copyright); ``licence_raw`` keeps the abstract's
+``CopyrightInformation`` text when there is one, which is never read as a licence. The PMC
+open-access licence of an article is its Europe PMC ``pmcid:`` record's.
 Text keeps superscripts and subscripts (:func:`pipeline.xmlsafe.script`).
 """
 
@@ -23,6 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from audit import licences
 from pipeline.errors import ParseError
 from pipeline.records import ParseResult, Record, Refusal, relation_kind
 from pipeline.sources import citable
@@ -368,8 +373,16 @@ def _article(node: Element) -> Record | Refusal:
             "relations": relations,
             "passages": passages,
             "metadata": metadata,
+            "licence": licences.UNKNOWN,
+            "licence_raw": _copyright(abstract),
         }
     )
+
+
+def _copyright(abstract: Element | None) -> str | None:
+    """The abstract's ``CopyrightInformation``, kept as the raw licence value (free text)."""
+    node = _first_child(abstract, "CopyrightInformation") if abstract is not None else None
+    return licences.cut(text_of(node)) if node is not None else None
 
 
 def _book(node: Element) -> Record | Refusal:

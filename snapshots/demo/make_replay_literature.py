@@ -515,6 +515,7 @@ def preprint_result() -> dict[str, Any]:
         "isOpenAccess": "N",
         "inEPMC": "N",
         "inPMC": "N",
+        "license": "cc by",
         "citedByCount": 0,
         "hasReferences": "N",
         "hasTextMinedTerms": "Y",
@@ -633,7 +634,9 @@ def full_text_xml() -> str:
         f'</title-group><contrib-group content-type="author">{contribs}</contrib-group>'
         '<pub-date pub-type="epub"><day>15</day><month>03</month><year>2024</year></pub-date>'
         "<volume>3</volume><elocation-id>e31</elocation-id>"
-        "<permissions><license><license-p>Synthetic demo content, CC0.</license-p></license>"
+        '<permissions><license xmlns:xlink="http://www.w3.org/1999/xlink" '
+        'xlink:href="https://creativecommons.org/publicdomain/zero/1.0/">'
+        "<license-p>Synthetic demo content, CC0.</license-p></license>"
         f"</permissions><abstract>{abstract}</abstract></article-meta></front>"
         f'<body>{body}</body><back><ref-list><ref id="r1"><mixed-citation>Invented A. '
         "A sibling analysis that never happened. Demo J Invent Med. 2023;2:e1."

@@ -70,7 +70,7 @@ def test_highlight_marks_the_first_occurrence_only() -> None:
 
 
 def test_standalone_page_inlines_the_stylesheet_allowed_by_its_hash() -> None:
-    html = render_report_html(make_report(3))
+    html = render_report_html(make_report(3), publish="full")
     css = re.search(r"<style>(.*?)</style>", html, re.S)
     assert css is not None
     digest = base64.b64encode(hashlib.sha256(css.group(1).encode()).digest()).decode()

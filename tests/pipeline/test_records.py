@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 from pydantic_core import to_json
 
 from pipeline.records import (
@@ -30,8 +31,9 @@ from pipeline.records import (
 
 
 def reference_hash(record: Record) -> str:
-    """The original definition, spelled out here so the test does not trust the code."""
-    payload = record.model_dump(mode="json", exclude={"annotations"})
+    """The original definition, spelled out here so the test does not trust the code (the
+    licence fields, added later, are not part of it: the pinned hashes did not move)."""
+    payload = record.model_dump(mode="json", exclude={"annotations", "licence", "licence_raw"})
     canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
@@ -295,7 +297,7 @@ def test_content_hash_equals_the_reference_definition(record: Record) -> None:
 def test_the_fast_path_writes_the_reference_json(record: Record) -> None:
     """Without floats every generated record takes the fast path (no fallback hides a
     difference) and its bytes are exactly the reference canonical JSON."""
-    payload = record.model_dump(mode="json", exclude={"annotations"})
+    payload = record.model_dump(mode="json", exclude={"annotations", "licence", "licence_raw"})
     canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     assert to_json(_canonical_payload(record)) == canonical.encode("utf-8")
 
@@ -350,3 +352,20 @@ def test_a_lone_surrogate_fails_as_the_reference_does() -> None:
         reference_hash(record)
     with pytest.raises(UnicodeEncodeError):
         record.content_hash()
+
+
+def test_a_licence_never_changes_the_content_hash() -> None:
+    """The licence says what may be republished, not what the version says: a source that
+    starts reporting it (or a parser that starts reading it) makes no new version."""
+    plain = _article()
+    licensed = plain.model_copy(update={"licence": "CC-BY-4.0", "licence_raw": "cc by"})
+    assert licensed.content_hash() == plain.content_hash() == reference_hash(plain)
+    assert licensed.content_hash_reference() == plain.content_hash_reference()
+
+
+def test_a_licence_outside_the_vocabulary_is_refused() -> None:
+    with pytest.raises(ValidationError) as caught:
+        Record(record_id="pmid:99000001", source="pubmed", licence="CC BY")
+    assert [e["msg"] for e in caught.value.errors()] == [
+        "Value error, expected a licence of audit.licences' vocabulary, got 'CC BY'"
+    ]

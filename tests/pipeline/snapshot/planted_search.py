@@ -134,9 +134,10 @@ def write_planted(path: Path, records: list[Record] = RECORDS) -> Path:
             con.execute("INSERT INTO sources (source, status) VALUES (?, 'ok')", [source])
         for record in records:
             version = record.version or "1"
+            row = list(record_row(record, version, f"hash-{record.record_id}"))
             con.execute(
-                f"INSERT INTO records VALUES ({', '.join('?' * 19)})",  # noqa: S608
-                list(record_row(record, version, f"hash-{record.record_id}")),
+                f"INSERT INTO records VALUES ({', '.join('?' * len(row))})",  # noqa: S608
+                row,
             )
             con.execute(
                 "INSERT INTO record_versions VALUES (?, ?, 1, 'h', ?, ?, 'harvest')",
