@@ -4,7 +4,7 @@ A corpus spec names the folder, relative to the spec file::
 
     [local]
     folder = "my-documents"      # relative to the spec; an absolute path is refused
-    licence = "unknown"          # the licence every record of the folder carries (default)
+    licence = "unknown"          # every record's licence: CC-BY-4.0, public-domain, a URL …
 
 The harvest reads the files instead of asking an API: one step per file, so each file that
 cannot be read is one listed failure naming it, and the others are ingested.
@@ -48,6 +48,7 @@ from typing import Any
 from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
 from audit.errors import DocumentError
+from audit.licences import LOCAL_LICENCE, cut, normalise
 from audit.local_ids import MAX_LOCAL_ID_CHARS, encode_local_id
 from pipeline.errors import ParseError, TerminalHarvestError
 from pipeline.records import Flags, ParseResult, Record
@@ -71,7 +72,7 @@ class LocalSpec(Strict):
     """The ``[local]`` table of a corpus spec (module docstring)."""
 
     folder: str = Field(min_length=1)
-    licence: str = Field(default="unknown", min_length=1, max_length=200)
+    licence: str = Field(default=LOCAL_LICENCE, min_length=1, max_length=200)
     max_file_bytes: int = Field(default=DEFAULT_MAX_FILE_BYTES, ge=1, le=1024**3, strict=True)
     _root: Path | None = PrivateAttr(default=None)
 
@@ -221,7 +222,7 @@ def _read_bounded(path: Path, relative: str, limit: int) -> bytes:
     return data
 
 
-def document_record(relative: str, data: bytes, *, licence: str = "unknown") -> Record:
+def document_record(relative: str, data: bytes, *, licence: str = LOCAL_LICENCE) -> Record:
     """The record of one document (pure): ``relative`` is its path in the folder.
 
     Raises :class:`~pipeline.errors.ParseError` naming the file when it has no text to cite."""
@@ -249,12 +250,13 @@ def document_record(relative: str, data: bytes, *, licence: str = "unknown") -> 
         content_type="document",
         flags=Flags(),
         passages=passages,
+        licence=normalise(licence),
+        licence_raw=cut(None if licence == LOCAL_LICENCE else licence),
         metadata={
             "file": relative,
             "format": fmt,
             "bytes": len(data),
             "sha256": digest,
-            "licence": licence,
             "segmentation": LOCAL_SEGMENTATION,
         },
     )

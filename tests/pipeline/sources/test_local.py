@@ -224,9 +224,12 @@ def test_a_document_record_is_versioned_by_its_bytes() -> None:
         "format": "markdown",
         "bytes": len(data),
         "sha256": hashlib.sha256(data).hexdigest(),
-        "licence": "unknown",
         "segmentation": "1",
     }
+    assert (record.licence, record.licence_raw) == ("unknown", None)
+    licensed = document_record("sub/notes.md", data, licence="cc by")
+    assert (licensed.licence, licensed.licence_raw) == ("CC-BY", "cc by")
+    assert licensed.content_hash() == record.content_hash()  # a licence is not the text
     changed = document_record("sub/notes.md", data.replace(b".", b"!"))
     assert changed.version != record.version
     assert changed.content_hash() != record.content_hash()
