@@ -16,7 +16,7 @@ from tests.pipeline.sources.helpers import assert_conformant, fixture, mock_clie
 
 def test_a_work_list_gives_one_openalex_record_per_work_with_its_ids_and_flags() -> None:
     result = openalex.parse(fixture("openalex", "works-doi.json"))
-    first, second = result.records
+    first = result.records[0]
     assert result.count == 2 and result.ids == ["openalex:W9900000001", "openalex:W9900000002"]
     assert first.record_id == "openalex:W9900000001"
     assert (first.doi, first.pmid, first.pmcid) == ("10.5555/oa.0001", "99200001", "PMC99200001")
@@ -89,9 +89,11 @@ def test_dois_are_asked_in_one_or_filter_and_a_title_by_search() -> None:
 
 
 def test_a_batch_over_the_cap_or_holding_a_separator_is_refused_before_any_request() -> None:
-    with mock_client(lambda request: httpx.Response(500)) as client:
-        with pytest.raises(TerminalHarvestError) as raised:
-            openalex.fetch_works(client, ["10.5555/a|b"])
+    with (
+        mock_client(lambda request: httpx.Response(500)) as client,
+        pytest.raises(TerminalHarvestError) as raised,
+    ):
+        openalex.fetch_works(client, ["10.5555/a|b"])
     assert raised.value.message == (
         "cannot ask OpenAlex for 1 DOIs in one filter: at most 50, none holding a '|' or ','"
     )
