@@ -16,8 +16,9 @@ The chain, per identifier the snapshot did not match (the spec table it goes int
   (``[clinicaltrials] ids``);
 
 and per title of a reference the snapshot did not settle (any tier but ``verified`` and
-``mismatch``): OpenAlex ``search`` (``[openalex] titles``) and PubMed esearch with every
-word of the title in ``[ti]`` (``[pubmed] queries``, :func:`pubmed_title_term`).
+``mismatch``): Crossref ``query.bibliographic`` (``[crossref] titles``), OpenAlex ``search``
+(``[openalex] titles``) and PubMed esearch with the title's first words each in ``[ti]``
+(``[pubmed] queries``, :func:`pubmed_title_term`).
 """
 
 from __future__ import annotations
@@ -110,8 +111,11 @@ def lookup_spec(name: str, wanted: Plan) -> CorpusSpec:
     """The corpus spec of the lookup snapshot ``name`` that asks ``wanted``."""
     data: dict[str, Any] = {"name": name, "description": "fetched by citeseal check --online"}
     titles = list(wanted.titles)
-    if wanted.dois:
-        data["crossref"] = {"dois": list(wanted.dois)}
+    if wanted.dois or titles:
+        data["crossref"] = {
+            "dois": list(wanted.dois),
+            "titles": [{"title": t, "limit": TITLE_RESULTS} for t in titles],
+        }
     if wanted.dois or titles:
         data["openalex"] = {
             "dois": list(wanted.dois),
@@ -156,11 +160,15 @@ def asked(spec: CorpusSpec, failures: Iterable[tuple[str, str, str]]) -> Asked:
     if options.get("clinicaltrials") is not None:
         ask("nct", options["clinicaltrials"].ids, "clinicaltrials")
     titles: dict[str, list[str]] = {}
-    terms = {q.term for q in pubmed.queries} if pubmed is not None else set()
+    crossref = options.get("crossref")
+    for query in (crossref.titles or ()) if crossref is not None else ():
+        titles.setdefault(query.title, []).append("crossref")
     for query in openalex.titles if openalex is not None else ():
         titles.setdefault(query.title, []).append("openalex")
-        if pubmed_title_term(query.title) in terms:
-            titles[query.title].append("pubmed")
+    terms = {q.term for q in pubmed.queries} if pubmed is not None else set()
+    for title, sources in titles.items():
+        if pubmed_title_term(title) in terms:
+            sources.append("pubmed")
     failed: dict[str, str] = {}
     for source, step, error in failures:
         failed.setdefault(source, f"{source}: {step}: {error}")

@@ -126,6 +126,8 @@ def test_online_resolves_through_the_chain_keeps_a_lookup_snapshot_that_re_runs_
     assert any(s.startswith("openalex ") and f"mailto={encoded}" in s for s in apis.seen)
     assert any(s.startswith("pubmed ") and f"email={encoded}" in s for s in apis.seen)
     assert not any(s.startswith("arxiv ") and "mailto" in s for s in apis.seen)
+    titled = [s for s in apis.seen if "query.bibliographic=" in s or "search=" in s]
+    assert {s.split()[0] for s in titled} == {"crossref", "openalex"}  # and PubMed's [ti]
     written = [p.read_bytes().decode("latin-1") for p in lookup.parent.iterdir()]
     for text in (json.dumps(report), err, *written):
         assert EMAIL not in text and encoded not in text
@@ -147,7 +149,7 @@ def test_a_server_error_storm_makes_its_keys_unresolved_never_hallucinated(
 ) -> None:
     monkeypatch.setenv("CITESEAL_MAX_ATTEMPTS", "2")
     apis.override = lambda source, path, params: (
-        (500, "text/plain", b"storm") if source == "crossref" else None
+        (500, "text/plain", b"storm") if source == "crossref" and "filter" in params else None
     )
     code, report, _ = check(monkeypatch, capsys, "--online")
     assert code == 0
@@ -156,7 +158,9 @@ def test_a_server_error_storm_makes_its_keys_unresolved_never_hallucinated(
     assert got[2] == "unresolved"  # Crossref never answered: not evidence
     step = report["documents"][0]["references"][2]["trace"][0]
     assert step["outcome"] == "unreachable" and step["detail"].startswith("crossref: works")
-    assert sum(s.startswith("crossref ") for s in apis.seen) == 2  # retried once, then failed
+    assert step["detail"].endswith("failed after 2 attempts: HTTP 500 Internal Server Error")
+    asked = [s for s in apis.seen if s.startswith("crossref ") and "filter=" in s]
+    assert len(asked) == 2 and len(set(asked)) == 1  # retried once, then failed
     assert read_manifest(lookup_file(report)).partial
 
 
