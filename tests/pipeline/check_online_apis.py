@@ -114,7 +114,8 @@ def answer(source: str, path: str, params: dict[str, str], form: dict[str, str])
         else:
             asked = _words(params.get("search", ""))
             found = [w for w in works if len(asked & _words(w["title"])) >= 4]
-        return _json({"meta": {"count": len(found), "page": 1}, "results": found, "group_by": []})
+        meta = {"count": len(found), "page": 1, "asked_by": params.get("mailto")}  # an echo
+        return _json({"meta": meta, "results": found, "group_by": []})
     if source == "pubmed" and path.endswith("/esearch.fcgi"):
         asked = _words(params.get("term", "").replace("[ti]", " "))
         ids = [p for p, a in PUBMED_ARTICLES.items() if asked and asked <= _words(a[0]) | {"and"}]

@@ -104,3 +104,11 @@ def test_arxiv_is_paced_at_one_request_every_three_seconds() -> None:
 @given(mutated(seeds("arxiv")))
 def test_fuzzed_arxiv_bodies_give_records_or_a_parse_error(body: bytes) -> None:
     check_fails_closed(arxiv.parse, body)
+
+
+def test_citeseal_parse_auto_tells_an_arxiv_feed_by_its_namespace_and_openalex_by_its_url() -> None:
+    from pipeline.cli.parse_cmd import detect
+
+    assert detect(fixture("arxiv", "id-list.xml"), None) == "arxiv"
+    url = "https://api.openalex.org/works?filter=doi:10.5555/oa.0001"
+    assert detect(fixture("openalex", "works-doi.json"), url) == "openalex"
