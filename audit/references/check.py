@@ -6,7 +6,10 @@ Tiers, the first rule that applies (docs/references.md has the table):
    digits: no such identifier can exist), or resolves to a record that is clearly another work
    (title of little in common, and no shared first author), while nothing else in the
    reference, nor a title search, finds the work it describes (when something does, the work
-   is real and the bad identifier makes it a ``mismatch``).
+   is real and the bad identifier makes it a ``mismatch``; when the title search failed, it is
+   ``unresolved``). Online also: every identifier resolves to nothing at resolvers that
+   answered (their lookups ``absent``) and the title, when given, was searched online and found
+   nothing — never for a reference with an ISBN.
 2. ``mismatch`` — the work is real (an identifier resolves to it, or its title finds it) but a
    field disagrees (title, authors, year beyond ±1, venue) or an identifier is another one's
    (a DOI that is another paper's, while the PMID is this one's): each in ``diffs``, seen vs
@@ -16,7 +19,8 @@ Tiers, the first rule that applies (docs/references.md has the table):
 4. ``needs_review`` — a book (an ISBN and nothing resolvable), or an entry with no identifier
    that the title search does not find: kinds a registry snapshot does not index.
 5. ``unresolved`` — otherwise: an identifier not in the snapshot (offline, absence is never
-   evidence of fabrication), an arXiv id (no snapshot source holds arXiv), or a lookup failed.
+   evidence of fabrication), an arXiv id offline (no corpus source holds arXiv), or a lookup
+   failed (online: an outage, a storm, a body the parser rejects).
 
 Flags (tri-state, None when no record was found): ``retracted``, ``expression_of_concern``,
 ``preprint`` and, for a preprint, its ``published_version`` when the snapshot links one. Each

@@ -5,6 +5,7 @@ snapshot and its offline re-run, outages, storms and bad bodies, --mailto, URL i
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 import zlib
 from collections.abc import Iterator
@@ -108,9 +109,11 @@ def snapshot_texts(path: Path) -> list[str]:
 def test_online_resolves_through_the_chain_keeps_a_lookup_snapshot_that_re_runs_offline(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
     here: Path,
     apis: Standin,
 ) -> None:
+    caplog.set_level(logging.DEBUG)
     code, report, err = check(monkeypatch, capsys, "--online", "--mailto", EMAIL)
     assert code == 0
     assert tiers(report) == ONLINE_TIERS
@@ -148,7 +151,10 @@ def test_online_resolves_through_the_chain_keeps_a_lookup_snapshot_that_re_runs_
     assert not any(s.startswith("arxiv ") and "mailto" in s for s in apis.seen)
     titled = [s for s in apis.seen if "query.bibliographic=" in s or "search=" in s]
     assert {s.split()[0] for s in titled} == {"crossref", "openalex"}  # and PubMed's [ti]
-    for text in (json.dumps(report), err, *snapshot_texts(lookup)):
+    ours = "\n".join(r.getMessage() for r in caplog.records if r.name.startswith("citeseal"))
+    assert "127.0.0.11" in ours  # the client logged its requests (httpx's own logger is not
+    # citeseal's: silent unless an application turns it on, and it shows the query as sent)
+    for text in (json.dumps(report), err, ours, *snapshot_texts(lookup)):
         assert EMAIL not in text and encoded not in text
     # the offline re-run: nothing asked, the same report but for the run field `online`
     asked = len(apis.seen)

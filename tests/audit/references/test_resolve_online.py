@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from audit.references import extract_bytes
-from audit.references.check import check_document
+from audit.references.check import LookupRef, SnapshotRef, check_document, make_report, render_text
 from audit.references.resolve import (
     Asked,
     ChainResolver,
@@ -17,6 +17,7 @@ from audit.references.resolve import (
     Lookup,
     LookupResolver,
     SnapshotResolver,
+    WorkRecord,
 )
 from tests.audit.references.works import write_works
 
@@ -152,3 +153,41 @@ def test_hallucinated_needs_every_identifier_absent_where_asked_and_no_title_any
     chain = ChainResolver([EmptyResolver(), online])  # type: ignore[list-item]
     [check] = check_document(document, chain).references
     assert check.tier == tier, check.reason
+
+
+class OtherWork(Answers):
+    """An online lookup whose DOI is another work's, and whose title search failed."""
+
+    def __init__(self, other: WorkRecord) -> None:
+        super().__init__(title="unreachable")
+        self.other = other
+
+    def by_identifiers(self, keys: Sequence[Key]) -> dict[Key, Lookup]:
+        return {k: Lookup(self.name, f"{k[0]}:{k[1]}", "matched", (self.other,)) for k in keys}
+
+
+def test_an_identifier_of_another_work_is_unresolved_when_the_title_search_failed(
+    lookup: LookupResolver,
+) -> None:
+    key = ("doi", "10.5555/ref.0001")
+    other = lookup.by_identifiers([key])[key].records[0]  # a cohort of vitamin X: another work
+    document = extract_bytes(REF, "refs.md")
+    [failed] = check_document(
+        document, ChainResolver([EmptyResolver(), OtherWork(other)])
+    ).references
+    assert (failed.tier, failed.reason) == ("unresolved", "the title search failed (see the trace)")
+    answered = OtherWork(other)
+    answered.title = "absent"
+    [check] = check_document(document, ChainResolver([EmptyResolver(), answered])).references
+    assert check.tier == "hallucinated"
+    assert check.reason == "doi:10.5555/fake.1 is pmid:99100001, a different work"
+
+
+def test_the_text_report_says_online_and_names_the_lookup_snapshot() -> None:
+    ref = SnapshotRef(name="works", sha256="a" * 64, snapshot_id="works-1")
+    lookup = LookupRef(name="works-lookup", sha256="b" * 64, snapshot_id="works-lookup-2", path="x")
+    text = render_text(make_report([], ref, "citeseal 0", online=True, lookup=lookup))
+    assert text.splitlines()[:2] == [
+        "snapshot: works (sha256 aaaaaaaaaaaa), online",
+        "lookup snapshot: works-lookup-2 (sha256 bbbbbbbbbbbb)",
+    ]
