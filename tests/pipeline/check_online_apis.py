@@ -126,6 +126,11 @@ def answer(source: str, path: str, params: dict[str, str], form: dict[str, str])
         xml = "".join(pubmed_article(p) for p in ids if p in PUBMED_ARTICLES)
         body = f'<?xml version="1.0" ?>\n<PubmedArticleSet>{xml}</PubmedArticleSet>'
         return 200, "text/xml", body.encode("utf-8")
+    if source == "europepmc" and path.endswith("/search"):
+        if "PMC99200003" in params.get("query", ""):
+            return 200, JSON, fixture("europepmc", "search-core-retracted.json")
+        request = {"queryString": params.get("query", ""), "resultType": "CORE"}
+        return _json({"hitCount": 0, "request": request, "resultList": {"result": []}})
     if source == "clinicaltrials" and path.endswith("/studies"):
         return _json({"studies": []})
     if source == "arxiv" and path == "/api/query":

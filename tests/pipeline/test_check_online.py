@@ -23,12 +23,14 @@ from tests.pipeline.test_check_cmd import run
 
 DOC = (Path(__file__).parent / "check_online_refs.md").read_text(encoding="utf-8")
 ONLINE_TIERS = [
+    "hallucinated",  # NCT99000077 in running text: ClinicalTrials.gov answered without it
     "verified",
     "verified",
     "hallucinated",
     "verified",
     "verified",
     "hallucinated",
+    "verified",  # the PMCID, found by Europe PMC: a retracted paper
 ]
 EMAIL = "ops.check@example.org"
 
@@ -117,7 +119,10 @@ def test_online_resolves_through_the_chain_keeps_a_lookup_snapshot_that_re_runs_
     code, report, err = check(monkeypatch, capsys, "--online", "--mailto", EMAIL)
     assert code == 0
     assert tiers(report) == ONLINE_TIERS
-    refs = report["documents"][0]["references"]
+    running, *refs = report["documents"][0]["references"]
+    assert (running["kind"], running["identifiers"]) == ("running_text", ["nct:NCT99000077"])
+    assert running["trace"][0]["detail"] == "no such record at clinicaltrials (asked online)"
+    assert refs[6]["record"] == "pmid:99200003" and refs[6]["flags"]["retracted"] is True
     assert refs[0]["trace"][0]["resolver"] == "snapshot"  # the snapshot answered: not asked
     assert not any("99100002" in s for s in apis.seen)
     assert refs[1]["record"] in ("doi:10.5555/oa.0001", "openalex:W9900000001")
@@ -178,10 +183,10 @@ def test_a_server_error_storm_makes_its_keys_unresolved_never_hallucinated(
     )
     code, report, _ = check(monkeypatch, capsys, "--online")
     assert code == 0
-    got = tiers(report)
+    got = tiers(report)[1:]  # the reference list
     assert got[1] == "verified"  # OpenAlex answered for it
     assert got[2] == "unresolved"  # Crossref never answered: not evidence
-    step = report["documents"][0]["references"][2]["trace"][0]
+    step = report["documents"][0]["references"][3]["trace"][0]
     assert step["outcome"] == "unreachable" and step["detail"].startswith("crossref: works")
     assert step["detail"].endswith("failed after 2 attempts: HTTP 500 Internal Server Error")
     asked = [s for s in apis.seen if s.startswith("crossref ") and "filter=" in s]
@@ -205,7 +210,7 @@ def test_a_429_storm_and_a_malformed_body_are_failures_of_their_source(
 
     apis.override = override
     _, report, _ = check(monkeypatch, capsys, "--online")
-    got = tiers(report)
+    got = tiers(report)[1:]  # the reference list
     assert got[2] == "unresolved"  # OpenAlex's DOI answer did not parse
     assert got[5] == "unresolved"  # PMID absent, but the title searches failed
     assert got[4] == "verified"  # PubMed's efetch still answered
@@ -223,7 +228,7 @@ def test_when_every_request_fails_nothing_is_written_and_every_lookup_is_unresol
     apis.override = lambda source, path, params: (503, "text/plain", b"down")
     code, report, err = check(monkeypatch, capsys, "--online", "--fail-on-fabrication")
     assert code == 0  # nothing hallucinated: nothing is known
-    assert tiers(report) == ["verified"] + ["unresolved"] * 5
+    assert tiers(report) == ["unresolved", "verified"] + ["unresolved"] * 6
     assert "lookup" not in report
     assert not Path("snapshots/works-lookup").exists() or not list(
         Path("snapshots/works-lookup").glob("*.duckdb")
