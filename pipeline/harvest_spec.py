@@ -25,9 +25,11 @@ from pydantic import BaseModel, BeforeValidator, Field, ValidationError, create_
 
 from pipeline.errors import SpecError
 from pipeline.sources import names, source
+from pipeline.sources.arxiv import ArxivSpec
 from pipeline.sources.clinicaltrials import ClinicalTrialsQuery, ClinicalTrialsSpec
 from pipeline.sources.crossref import CrossrefSpec
 from pipeline.sources.europepmc import EuropePmcQuery, EuropePmcSpec
+from pipeline.sources.openalex import OpenAlexSpec
 from pipeline.sources.local import SPEC_DIR, LocalSpec
 from pipeline.sources.openfda import OpenFdaQuery, OpenFdaSpec
 from pipeline.sources.pubmed import PubMedQuery, PubMedSpec
@@ -90,6 +92,8 @@ class CorpusSpec(Strict):
     crossref: CrossrefSpec | None = None
     clinicaltrials: ClinicalTrialsSpec | None = None
     openfda: OpenFdaSpec | None = None
+    arxiv: ArxivSpec | None = None  # arXiv and OpenAlex: what citeseal check --online asks
+    openalex: OpenAlexSpec | None = None
     local: LocalSpec | None = None
 
     def harvested(self) -> dict[str, Any]:

@@ -39,6 +39,7 @@ _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off"})
 _TOOL = re.compile(r"[A-Za-z0-9._-]{1,64}")
 _EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
+EMAIL = _EMAIL  # the form of a contact e-mail (CITESEAL_EMAIL, citeseal check --mailto)
 _TOKEN = re.compile(r"[!-~]+")  # printable ASCII without spaces: safe as a query parameter
 _SERVE_TOKEN = re.compile(r"[!-~]{32,1024}")  # a bearer token worth the name: ≥ 32 characters
 _URL = re.compile(r"https?://[^\s/?#]+(/[^\s?#]*)?")

@@ -6,7 +6,10 @@ Tiers, the first rule that applies (docs/references.md has the table):
    digits: no such identifier can exist), or resolves to a record that is clearly another work
    (title of little in common, and no shared first author), while nothing else in the
    reference, nor a title search, finds the work it describes (when something does, the work
-   is real and the bad identifier makes it a ``mismatch``).
+   is real and the bad identifier makes it a ``mismatch``; when the title search failed, it is
+   ``unresolved``). Online also: every identifier resolves to nothing at resolvers that
+   answered (their lookups ``absent``) and the title, when given, was searched online and found
+   nothing — never for a reference with an ISBN.
 2. ``mismatch`` — the work is real (an identifier resolves to it, or its title finds it) but a
    field disagrees (title, authors, year beyond ±1, venue) or an identifier is another one's
    (a DOI that is another paper's, while the PMID is this one's): each in ``diffs``, seen vs
@@ -16,7 +19,8 @@ Tiers, the first rule that applies (docs/references.md has the table):
 4. ``needs_review`` — a book (an ISBN and nothing resolvable), or an entry with no identifier
    that the title search does not find: kinds a registry snapshot does not index.
 5. ``unresolved`` — otherwise: an identifier not in the snapshot (offline, absence is never
-   evidence of fabrication), an arXiv id (no snapshot source holds arXiv), or a lookup failed.
+   evidence of fabrication), an arXiv id offline (no corpus source holds arXiv), or a lookup
+   failed (online: an outage, a storm, a body the parser rejects).
 
 Flags (tri-state, None when no record was found): ``retracted``, ``expression_of_concern``,
 ``preprint`` and, for a preprint, its ``published_version`` when the snapshot links one. Each
@@ -28,9 +32,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
 from audit.references.compare import (
     FieldCheck,
@@ -111,6 +115,14 @@ class SnapshotRef(_Model):
     snapshot_id: str | None
 
 
+class LookupRef(SnapshotRef):
+    """The lookup snapshot of an online check: where it was written, and its identity."""
+
+    path: str
+    """As given to ``--lookup`` to re-run the check offline (relative to the working folder
+    when inside it, else the file's name only)."""
+
+
 class CheckReport(_Model):
     """Every checked document of one run, against one snapshot."""
 
@@ -119,6 +131,16 @@ class CheckReport(_Model):
     snapshot: SnapshotRef
     documents: tuple[DocumentCheck, ...]
     counts: dict[str, int]
+    lookup: LookupRef | None = None
+    """The lookup snapshot of an online check (or of its offline re-run), when one was made;
+    left out of the JSON when there is none."""
+
+    @model_serializer(mode="wrap")
+    def _without_empty_lookup(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        if data.get("lookup") is None:
+            data.pop("lookup", None)
+        return data
 
 
 def _counts(tiers: Sequence[Tier]) -> dict[str, int]:
@@ -179,11 +201,16 @@ def _flags(record: WorkRecord | None) -> Flags:
     )
 
 
-def _title_match(ref: Reference, resolver: Resolver, trace: list[TraceStep]) -> WorkRecord | None:
-    """The record the reference's title confidently finds (title matches, authors agree)."""
+def _title_match(
+    ref: Reference, resolver: Resolver, trace: list[TraceStep], seen: list[Lookup] | None = None
+) -> WorkRecord | None:
+    """The record the reference's title confidently finds (title matches, authors agree);
+    ``seen`` gets the title's lookup."""
     if not ref.title:
         return None
     lookup = resolver.by_title(ref.title)
+    if seen is not None:
+        seen.append(lookup)
     confident = [
         r
         for r in lookup.records
@@ -282,20 +309,23 @@ def check_reference(ref: Reference, resolver: Resolver, found: dict[Key, Lookup]
             fields = ", ".join(d.field for d in diffs)
             return result("mismatch", f"{record.record_id} disagrees on {fields}", record, diffs)
         return result("verified", f"{ident.scheme}:{ident.value} is {record.record_id}", record)
+    title_lookups: list[Lookup] = []
     if judged or invalid:  # an impossible identifier, or every one that resolves is another's
-        titled = _title_match(ref, resolver, trace)
+        titled = _title_match(ref, resolver, trace, title_lookups)
         wrong = invalid[0] if invalid else judged[0][0]
         if titled is not None:
             diffs = _conflicts(ref, titled, found) + _invalid(invalid, titled)
             reason = f"the title is {titled.record_id}, but {wrong.scheme}:{wrong.value} is not"
             return result("mismatch", reason, titled, diffs)
+        if any(t.status == "unreachable" for t in title_lookups):  # the work may be real
+            return result("unresolved", "the title search failed (see the trace)")
         if invalid:
             reason = f"{wrong.raw} is not a valid {wrong.scheme}: {wrong.problem}"
             return result("hallucinated", reason)
         _, other, _, checks = judged[0]
         reason = f"{wrong.scheme}:{wrong.value} is {other.record_id}, a different work"
         return result("hallucinated", reason, None, _diffs(checks))
-    titled = _title_match(ref, resolver, trace)
+    titled = _title_match(ref, resolver, trace, title_lookups)
     if titled is not None:
         record_diffs = _diffs(_judge(ref, titled)[1])
         conflicts = _conflicts(ref, titled, found)
@@ -307,8 +337,11 @@ def check_reference(ref: Reference, resolver: Resolver, found: dict[Key, Lookup]
             return result("verified", f"the title is {titled.record_id}", titled)
         reason = f"the title is {titled.record_id}, which holds none of its identifiers"
         return result("unresolved", reason, titled)
-    if unreachable:
+    if unreachable or any(t.status == "unreachable" for t in title_lookups):
         return result("unresolved", "a lookup failed (see the trace)")
+    nowhere = _nowhere(ref, found, title_lookups)
+    if nowhere is not None:
+        return result("hallucinated", nowhere)
     if any(i.scheme == "isbn" for i in ref.identifiers) and not _resolvable(ref):
         return result("needs_review", "a book (ISBN): the snapshot does not index books")
     if ref.identifiers:
@@ -319,6 +352,24 @@ def check_reference(ref: Reference, resolver: Resolver, found: dict[Key, Lookup]
             notes.append(f"{ident.scheme}:{ident.value}: {note}")
         return result("unresolved", "; ".join(notes) + " (offline: not evidence of fabrication)")
     return result("needs_review", "no identifier, and no title in the snapshot matches")
+
+
+def _nowhere(ref: Reference, found: dict[Key, Lookup], titles: list[Lookup]) -> str | None:
+    """Why the reference is fabricated when every identifier of it resolves to nothing at
+    resolvers that answered (online: ``absent``) and no work of its title exists either (its
+    title searched online, with nothing found); None when that is not so. A reference with an
+    ISBN is never called so (a book may be in no registry)."""
+    ids = [i for i in ref.identifiers if i.valid]
+    if not ids or any(i.scheme == "isbn" for i in ids):
+        return None
+    lookups = [found.get((i.scheme, i.value)) for i in ids]
+    if not all(lookup is not None and lookup.absent for lookup in lookups):
+        return None
+    if ref.title and not (titles and all(t.absent for t in titles)):
+        return None
+    named = ", ".join(f"{i.scheme}:{i.value}" for i in ids)
+    title = "; no work of its title exists either" if ref.title else ""
+    return f"{named} resolves to nothing at registries that answered{title}"
 
 
 def check_document(document: ExtractedDocument, resolver: Resolver) -> DocumentCheck:
@@ -335,15 +386,21 @@ def check_document(document: ExtractedDocument, resolver: Resolver) -> DocumentC
 
 
 def make_report(
-    documents: Sequence[DocumentCheck], snapshot: SnapshotRef, tool: str
+    documents: Sequence[DocumentCheck],
+    snapshot: SnapshotRef,
+    tool: str,
+    *,
+    online: bool = False,
+    lookup: LookupRef | None = None,
 ) -> CheckReport:
     tiers: list[Tier] = [c.tier for d in documents for c in d.references]
     return CheckReport(
         tool=tool,
-        online=False,
+        online=online,
         snapshot=snapshot,
         documents=tuple(documents),
         counts=_counts(tiers),
+        lookup=lookup,
     )
 
 
@@ -360,7 +417,13 @@ def failing(report: CheckReport, items: Sequence[str]) -> list[ReferenceCheck]:
 
 def render_text(report: CheckReport) -> str:
     """One line per reference, grouped by document, then the totals."""
-    lines = [f"snapshot: {report.snapshot.name} (sha256 {report.snapshot.sha256[:12]}), offline"]
+    mode = "online" if report.online else "offline"
+    lines = [f"snapshot: {report.snapshot.name} (sha256 {report.snapshot.sha256[:12]}), {mode}"]
+    if report.lookup is not None:
+        lookup = report.lookup
+        lines.append(
+            f"lookup snapshot: {lookup.snapshot_id or lookup.name} (sha256 {lookup.sha256[:12]})"
+        )
     for doc in report.documents:
         lines.append(f"{doc.file} ({doc.format}): {_summary(doc.counts)}")
         for c in doc.references:

@@ -18,14 +18,20 @@ A title search reads every current titled record once (on the first search), fol
 (:func:`~audit.references.compare.fold_title`) and takes the few nearest by rapidfuzz's
 ``WRatio``; the caller decides with
 :func:`~audit.references.compare.compare_titles` whether any is the same title.
-Online resolvers (Crossref, OpenAlex, PubMed, arXiv, ClinicalTrials.gov) implement the same
-Protocol; they come later.
+
+Online (``citeseal check --online``, ``pipeline/check_online/``) what the snapshot cannot place
+is fetched into a *lookup snapshot*, and :class:`LookupResolver` answers from that file and
+what was asked for it (:class:`Asked`): a key found there is ``matched``; a key asked of
+sources that all answered, and absent, is ``unmatched`` with ``absent`` True (upstream holds
+no such record: evidence the check may use); a key asked of a source with a failed request is
+``unreachable``; a key never asked is plain ``unmatched``. :class:`ChainResolver` asks its
+resolvers in order (the snapshot first) and keeps the first that places a key.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
@@ -89,6 +95,9 @@ class Lookup:
     status: LookupStatus
     records: tuple[WorkRecord, ...] = ()
     detail: str | None = None
+    absent: bool = False
+    """True when resolvers that answered hold no such record upstream (an online lookup came
+    back without it); a snapshot that merely lacks a record says False."""
 
 
 class Resolver(Protocol):
@@ -196,22 +205,31 @@ class SnapshotResolver:
 
     name = "snapshot"
 
-    def __init__(self, connection: duckdb.DuckDBPyConnection, label: str) -> None:
+    def __init__(
+        self,
+        connection: duckdb.DuckDBPyConnection,
+        label: str,
+        schemes: frozenset[str] = RESOLVABLE,
+    ) -> None:
         """``connection``: read-only, to a snapshot already checked against its manifest;
-        ``label``: how the trace names it (the snapshot's name)."""
+        ``label``: how the trace names it (the snapshot's name); ``schemes``: the schemes
+        its records can hold (a lookup snapshot holds ``arxiv:`` records too)."""
         self._con = connection
         self.label = label
+        self.schemes = schemes
         self._titles: tuple[list[WorkRecord], list[FoldedTitle]] | None = None
 
     @classmethod
-    def open(cls, path: Path, label: str | None = None) -> SnapshotResolver:
+    def open(
+        cls, path: Path, label: str | None = None, schemes: frozenset[str] = RESOLVABLE
+    ) -> SnapshotResolver:
         """A resolver on the snapshot file at ``path`` (the caller has trusted it); a file
         that does not open is a :class:`~audit.errors.CorpusError`."""
         try:
             connection = duckdb.connect(str(path), read_only=True)
         except duckdb.Error as error:
             raise CorpusError(f"cannot open snapshot {path.name}: {_first_line(error)}") from None
-        return cls(connection, label or path.stem)
+        return cls(connection, label or path.stem, schemes)
 
     def close(self) -> None:
         self._con.close()
@@ -225,7 +243,7 @@ class SnapshotResolver:
         return [((str(row[0]), str(row[1])), _record(row[2:], published)) for row in rows]
 
     def by_identifiers(self, keys: Sequence[Key]) -> dict[Key, Lookup]:
-        wanted = sorted({k for k in keys if k[0] in RESOLVABLE})
+        wanted = sorted({k for k in keys if k[0] in self.schemes})
         found: dict[Key, list[WorkRecord]] = {}
         failure: str | None = None
         if wanted:
@@ -238,7 +256,7 @@ class SnapshotResolver:
         answers: dict[Key, Lookup] = {}
         for key in keys:
             name = f"{key[0]}:{key[1]}"
-            if key[0] not in RESOLVABLE:
+            if key[0] not in self.schemes:
                 detail = f"the snapshot holds no {key[0]} records"
                 answers[key] = Lookup(self.name, name, "unmatched", detail=detail)
             elif failure is not None:
@@ -272,3 +290,113 @@ def _dedupe(records: Iterable[WorkRecord]) -> tuple[WorkRecord, ...]:
     for record in records:
         seen.setdefault(record.record_id, record)
     return tuple(seen.values())
+
+
+# -- online: the lookup snapshot, and the chain ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What a lookup snapshot was built to answer: the sources each identifier and each title
+    was asked of, and the sources a request of which failed (their ``source: step: error``)."""
+
+    keys: dict[Key, tuple[str, ...]]
+    titles: dict[str, tuple[str, ...]]
+    failed: dict[str, str]
+    """source → the first failure of one of its requests."""
+
+    def _failure(self, sources: Sequence[str]) -> str | None:
+        return next((self.failed[s] for s in sources if s in self.failed), None)
+
+
+def _title_found(title: str, records: Sequence[WorkRecord]) -> bool:
+    from audit.references.compare import compare_titles
+
+    return any(compare_titles(title, r.title).outcome == "match" for r in records)
+
+
+class LookupResolver:
+    """Records of a lookup snapshot, judged with what it was asked (module docstring)."""
+
+    name = "lookup"
+
+    def __init__(self, inner: SnapshotResolver, asked: Asked) -> None:
+        self.inner = inner
+        self.asked = asked
+        self.label = inner.label
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def by_identifiers(self, keys: Sequence[Key]) -> dict[Key, Lookup]:
+        found = self.inner.by_identifiers(keys)
+        answers: dict[Key, Lookup] = {}
+        for key in keys:
+            name = f"{key[0]}:{key[1]}"
+            got = found[key]
+            sources = self.asked.keys.get(key, ())
+            if got.status == "matched":
+                answers[key] = Lookup(self.name, name, "matched", got.records)
+            elif got.status == "unreachable":
+                answers[key] = Lookup(self.name, name, "unreachable", detail=got.detail)
+            elif not sources:
+                answers[key] = Lookup(self.name, name, "unmatched", detail="not asked online")
+            elif (failure := self.asked._failure(sources)) is not None:
+                answers[key] = Lookup(self.name, name, "unreachable", detail=failure)
+            else:
+                detail = f"no such record at {', '.join(sources)} (asked online)"
+                answers[key] = Lookup(self.name, name, "unmatched", detail=detail, absent=True)
+        return answers
+
+    def by_title(self, title: str) -> Lookup:
+        name = f"title:{title}"
+        got = self.inner.by_title(title)
+        sources = self.asked.titles.get(title, ())
+        if got.status == "unreachable" or _title_found(title, got.records):
+            return Lookup(self.name, name, got.status, got.records, got.detail)
+        if not sources:
+            return Lookup(self.name, name, "unmatched", detail="title not searched online")
+        if (failure := self.asked._failure(sources)) is not None:
+            return Lookup(self.name, name, "unreachable", detail=failure)
+        detail = f"no work of this title at {', '.join(sources)} (searched online)"
+        return Lookup(self.name, name, "unmatched", got.records, detail, absent=True)
+
+
+class ChainResolver:
+    """Resolvers asked in order (the snapshot first): for each key the first ``matched``
+    answer; else an ``unreachable`` one (a lookup that failed decides nothing); else the
+    last resolver's ``unmatched`` (the online lookup's, which says whether it is absent)."""
+
+    def __init__(self, resolvers: Sequence[Resolver]) -> None:
+        self.resolvers = tuple(resolvers)
+        self.name = self.resolvers[0].name
+
+    def by_identifiers(self, keys: Sequence[Key]) -> dict[Key, Lookup]:
+        answers = [r.by_identifiers(keys) for r in self.resolvers]
+        out: dict[Key, Lookup] = {}
+        for key in keys:
+            lookups = [a[key] for a in answers]
+            out[key] = _first_placed(lookups, lambda lookup: lookup.status == "matched")
+        return out
+
+    def by_title(self, title: str) -> Lookup:
+        lookups: list[Lookup] = []
+        for resolver in self.resolvers:
+            lookup = resolver.by_title(title)
+            lookups.append(lookup)
+            if _title_found(title, lookup.records) and lookup.status == "matched":
+                break
+        return _first_placed(
+            lookups,
+            lambda lookup: lookup.status == "matched" and _title_found(title, lookup.records),
+        )
+
+
+def _first_placed(lookups: Sequence[Lookup], placed: Callable[[Lookup], bool]) -> Lookup:
+    for lookup in lookups:
+        if placed(lookup):
+            return lookup
+    for lookup in lookups:
+        if lookup.status == "unreachable":
+            return lookup
+    return lookups[-1]

@@ -1,8 +1,11 @@
-"""CLI: ``citeseal check`` — every reference of documents, checked offline against a snapshot.
+"""CLI: ``citeseal check`` — every reference of documents, checked against a snapshot.
 
 Inputs: files (format by extension, or ``--input-format``), folders (every file of a document
 extension in them and their sub-folders, dot-folders skipped; ``.json`` files only when named,
-since a folder's JSON is rarely CSL-JSON), or ``-`` for stdin (needs ``--input-format``). The
+since a folder's JSON is rarely CSL-JSON), ``http(s)://`` URLs (fetched:
+:mod:`pipeline.check_online.fetch`), or ``-`` for stdin (needs ``--input-format``). Offline by
+default; ``--online`` looks up what the snapshot cannot place and keeps it in a lookup
+snapshot (:mod:`pipeline.check_online`), which ``--lookup FILE`` re-runs offline. The
 snapshot is trusted as ``citeseal audit`` trusts it (manifest, digest and seal). One report
 covers every input. Exit code: 0 when nothing listed fails; 1 when ``--fail-on-fabrication``
 and any reference is ``hallucinated``, or any reference has a tier or flag of ``--fail-on``;
@@ -12,6 +15,7 @@ each bad one gets its own ``error:`` line).
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from dataclasses import dataclass
 from enum import StrEnum
@@ -22,16 +26,20 @@ import typer
 
 from audit import __version__
 from audit.errors import CiteSealError, InputError, LimitExceeded
+from audit.keys import Keyring
 from audit.paths import public_path
 from audit.terminal import one_line
 from pipeline.cli.audit_cmd import write_atomic
-from pipeline.cli.common import seal_policy, trusted_snapshot
+from pipeline.cli.common import digest_cache, installation_keyring, seal_policy, trusted_snapshot
 from pipeline.cli.options import DemoKeyOpt, SnapshotOpt
 from pipeline.settings import Settings
 
 if TYPE_CHECKING:
     from audit.references import ExtractedDocument
     from audit.references.check import CheckReport
+    from audit.references.resolve import SnapshotResolver
+    from pipeline.check_online import Online
+    from pipeline.snapshot.trust import SealPolicy, TrustedSnapshot
 
 FOLDER_SKIPS = (".json",)
 
@@ -45,7 +53,8 @@ class Format(StrEnum):
 @dataclass(frozen=True)
 class _Source:
     label: str
-    path: Path | None  # None: stdin
+    path: Path | None  # None: stdin, or the URL
+    url: str | None = None
 
 
 def _label(path: Path) -> str:
@@ -61,11 +70,15 @@ def _label(path: Path) -> str:
 def expand_inputs(names: list[str]) -> list[_Source]:
     """Files as given, folders as their document files (sorted), ``-`` as stdin."""
     from audit.references.inputs import EXTENSIONS
+    from pipeline.check_online.fetch import is_url, url_label
 
     sources: list[_Source] = []
     for name in names:
+        if is_url(name):
+            sources.append(_Source(url_label(name), None, name))
+            continue
         if name == "-":
-            if any(s.path is None for s in sources):
+            if any(s.label == "-" for s in sources):
                 raise InputError("stdin ('-') can be given only once")
             sources.append(_Source("-", None))
             continue
@@ -89,11 +102,16 @@ def expand_inputs(names: list[str]) -> list[_Source]:
     return sources
 
 
-def _read(source: _Source, fmt: str | None) -> ExtractedDocument:
+def _read(source: _Source, fmt: str | None, settings: Settings) -> ExtractedDocument:
     from audit.errors import DocumentError
     from audit.references import extract_bytes
     from audit.references.inputs import MAX_INPUT_BYTES
 
+    if source.url is not None:
+        from pipeline.check_online.fetch import fetch_document, format_of
+
+        body, content_type = fetch_document(source.url, settings)
+        return extract_bytes(body, source.label, format_of(source.url, content_type, fmt))
     if source.path is None:
         data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
     else:
@@ -176,8 +194,44 @@ def check_command(
         ),
     ] = None,
     demo_key: DemoKeyOpt = False,
+    online: Annotated[
+        bool,
+        typer.Option(
+            "--online",
+            help="Look up what the snapshot cannot place (Crossref, OpenAlex, PubMed, Europe "
+            "PMC, arXiv, ClinicalTrials.gov) and keep it in a lookup snapshot.",
+        ),
+    ] = False,
+    mailto: Annotated[
+        str | None,
+        typer.Option(
+            "--mailto",
+            help="Contact e-mail for the registries' polite pools (with --online; instead of "
+            "CITESEAL_EMAIL). Never written to the report, logs or snapshots.",
+            metavar="EMAIL",
+        ),
+    ] = None,
+    lookup: Annotated[
+        Path | None,
+        typer.Option(
+            "--lookup",
+            help="Re-run offline with the lookup snapshot an online check wrote.",
+            dir_okay=False,
+            metavar="FILE",
+        ),
+    ] = None,
+    lookup_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--lookup-dir",
+            help="Folder of the lookup snapshots (default: <snapshot name>-lookup beside the "
+            "snapshot's corpus folder).",
+            file_okay=False,
+            metavar="DIR",
+        ),
+    ] = None,
 ) -> None:
-    """Check every reference of documents offline against a snapshot (exit 1 on --fail-on)."""
+    """Check every reference of documents against a snapshot (exit 1 on --fail-on)."""
     from audit.references.check import SnapshotRef, check_document, failing, make_report
     from audit.references.inputs import format_for
     from audit.references.resolve import SnapshotResolver
@@ -185,11 +239,15 @@ def check_command(
     items = parse_fail_on(fail_on or []) + (["hallucinated"] if fail_on_fabrication else [])
     if input_format is not None:
         format_for("-", input_format)  # an unknown format: one line, before anything is read
+    _check_online_options(online, mailto, lookup, lookup_dir)
     sources = expand_inputs(files)
-    if any(s.path is None for s in sources) and input_format is None:
+    if any(s.label == "-" for s in sources) and input_format is None:
         raise InputError("reading stdin ('-') needs --input-format")
     settings = Settings.from_env()
-    trusted = trusted_snapshot(snapshot, settings, seal_policy(settings, demo_key))
+    if mailto is not None:
+        settings = dataclasses.replace(settings, email=mailto)
+    policy = seal_policy(settings, demo_key)
+    trusted = trusted_snapshot(snapshot, settings, policy)
     resolver = SnapshotResolver.open(trusted.path, trusted.manifest.name)
     try:
         trusted.still_unchanged()  # the file opened is the file checked
@@ -197,24 +255,38 @@ def check_command(
         resolver.close()
         raise
     bad = 0
-    checked = []
+    documents = []
+    chain = None
     try:
         for source in sources:
             try:
-                document = _read(source, input_format)
+                documents.append(_read(source, input_format, settings))
             except CiteSealError as error:
                 bad += 1
                 message = one_line(error.message)
                 prefix = "" if message.startswith(source.label) else f"{source.label}: "
                 typer.echo(f"error: {one_line(prefix)}{message}", err=True)
-                continue
-            checked.append(check_document(document, resolver))
+        chain = _chain(
+            resolver, trusted, policy, settings, demo_key, online, lookup, lookup_dir, documents
+        )
+        checked = [
+            check_document(document, chain.resolver if chain else resolver)
+            for document in documents
+        ]
     finally:
+        if chain is not None:
+            chain.close()
         resolver.close()
     ref = SnapshotRef(
         name=trusted.manifest.name, sha256=trusted.sha256, snapshot_id=trusted.manifest.snapshot_id
     )
-    report = make_report(checked, ref, f"citeseal {__version__}")
+    report = make_report(
+        checked,
+        ref,
+        f"citeseal {__version__}",
+        online=online,
+        lookup=chain.lookup if chain else None,
+    )
     text = render(report, fmt)
     if out is not None:
         try:
@@ -227,6 +299,75 @@ def check_command(
         raise typer.Exit(2)
     if items and failing(report, items):
         raise typer.Exit(1)
+
+
+def _check_online_options(
+    online: bool, mailto: str | None, lookup: Path | None, lookup_dir: Path | None
+) -> None:
+    from pipeline.settings import EMAIL
+
+    if online and lookup is not None:
+        raise InputError(
+            "--online and --lookup cannot be combined: --lookup re-runs an online check offline"
+        )
+    if not online and (mailto is not None or lookup_dir is not None):
+        raise InputError(f"{'--mailto' if mailto is not None else '--lookup-dir'} needs --online")
+    if mailto is not None and not EMAIL.fullmatch(mailto):
+        raise InputError("--mailto: expected an e-mail address (name@host.domain)")
+
+
+def _chain(
+    resolver: SnapshotResolver,
+    trusted: TrustedSnapshot,
+    policy: SealPolicy,
+    settings: Settings,
+    demo_key: bool,
+    online: bool,
+    lookup: Path | None,
+    lookup_dir: Path | None,
+    documents: list[ExtractedDocument],
+) -> Online | None:
+    """The online chain (``--online``), the re-run's (``--lookup``), or None (offline)."""
+    from pipeline.check_online import go_online, with_lookup
+    from pipeline.check_online.lookup import lookup_name
+
+    if lookup is not None:
+        return with_lookup(resolver, lookup, policy, digest_cache(settings), _label)
+    if not online:
+        return None
+    keyring = installation_keyring(settings)
+    if keyring is None and (demo_key or settings.demo_key):
+        keyring = Keyring.demo_keyring()
+    if keyring is None:
+        raise InputError(
+            "--online seals its lookup snapshot with this installation's key, and none is "
+            "configured",
+            advice="set CITESEAL_KEY or CITESEAL_KEY_FILE (citeseal key --help)",
+        )
+    folder = lookup_dir or trusted.path.parent.parent / lookup_name(trusted.manifest.name)
+    done = go_online(
+        documents,
+        resolver,
+        folder=folder,
+        keyring=keyring,
+        policy=policy,
+        digests=digest_cache(settings),
+        settings=settings,
+        shown=_label,
+    )
+    if done.failure is not None:
+        typer.echo(
+            f"note: nothing was fetched online ({one_line(done.failure)}); every reference "
+            "looked up online is unresolved",
+            err=True,
+        )
+    elif done.lookup is not None:
+        typer.echo(
+            f"note: lookup snapshot {done.lookup.path} written; re-run offline with "
+            f"--lookup {done.lookup.path}",
+            err=True,
+        )
+    return done
 
 
 def register(app: typer.Typer) -> None:

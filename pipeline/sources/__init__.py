@@ -1,7 +1,8 @@
 """The registry of sources: the one place that names them.
 
-:data:`BUILTIN` lists the modules of the seven built-in sources (the six APIs and the
-user's own documents, ``local``), in registry order (the order
+:data:`BUILTIN` lists the modules of the nine built-in sources (the six APIs of the corpus,
+then arXiv and OpenAlex, which ``citeseal check --online`` asks, then the user's own
+documents, ``local``), in registry order (the order
 of every listing: a snapshot's sources table, the spec's sources). Each module defines
 ``PLUGIN``, an object satisfying :class:`pipeline.sources.base.Source`. Modules are imported
 on first use, so importing this package loads no parser. :func:`register` adds a source of
@@ -31,6 +32,8 @@ BUILTIN: tuple[str, ...] = (
     "pipeline.sources.crossref",
     "pipeline.sources.clinicaltrials",
     "pipeline.sources.openfda",
+    "pipeline.sources.arxiv",
+    "pipeline.sources.openalex",
     "pipeline.sources.local",
 )
 BUILTIN_NAMES: tuple[str, ...] = tuple(m.rsplit(".", 1)[1] for m in BUILTIN)

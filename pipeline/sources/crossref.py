@@ -41,7 +41,7 @@ from pipeline.errors import ParseError, TerminalHarvestError
 from pipeline.http import HttpClient
 from pipeline.records import Flags, ParseResult, Passage, Record, Relation
 from pipeline.sources import jsonshape as shape
-from pipeline.sources.base import ById, Plugin, Rate, Request, Shapes, Step
+from pipeline.sources.base import ById, Plugin, Rate, Request, Search, Shapes, Step
 from pipeline.sources.markup import sections, strip_markup
 from pipeline.sources.paging import send, walk
 from pipeline.sources.spec_types import DOI, Strict, id_list, lower
@@ -406,6 +406,16 @@ def fetch_works(client: HttpClient, dois: Sequence[str]) -> list[Record]:
     return result.records
 
 
+def search_title(client: HttpClient, title: str, limit: int) -> list[Record]:
+    """The works nearest ``title`` by Crossref's ``query.bibliographic`` (one page of at most
+    ``limit``, best first): the title search of ``citeseal check --online``."""
+    params: dict[str, str | int] = {"query.bibliographic": title, "rows": limit}
+    response = send(client, SOURCE, Request(WORKS_URL, params))
+    result = parse(response.content, url=str(response.request.url))
+    client.report_refused(SOURCE, result.refused)
+    return result.records[:limit]
+
+
 def _merge_same(relations: Iterable[Relation]) -> list[Relation]:
     """One relation per (kind, target); details of duplicates (publisher and Retraction Watch
     reporting the same notice) are joined."""
@@ -515,10 +525,20 @@ def _notices_unknown(record: Record) -> Record:
 DOI_CACHE = 4096  # DOIs whose notices a harvest remembers (a pmid and its pmcid share one)
 
 
+class CrossrefTitle(Strict):
+    """A title to search (``query.bibliographic``), at most ``limit`` works."""
+
+    title: str = Field(min_length=1, max_length=2000)
+    limit: Annotated[int, Field(ge=1, le=ROWS, strict=True)] = 5
+
+
 class CrossrefSpec(Strict):
     """The ``[crossref]`` table of a corpus spec."""
 
     updates: StrictBool = False  # update notices (retraction, EoC, correction) for every DOI
+    # title searches (citeseal check --online); None, not [], so that a spec without them
+    # keeps its canonical form and its hash
+    titles: list[CrossrefTitle] | None = None
     dois: Annotated[
         list[str],
         id_list(DOI, "a DOI (10.NNNN/suffix, printable ASCII without blanks or ',')"),
@@ -561,7 +581,20 @@ class Updates:
 
 def _in_spec(spec: Any) -> bool:
     options = spec.options(SOURCE)
-    return isinstance(options, CrossrefSpec) and bool(options.updates or options.dois)
+    return isinstance(options, CrossrefSpec) and bool(
+        options.updates or options.dois or options.titles
+    )
+
+
+def _title_searches(options: CrossrefSpec) -> list[Search]:
+    return [
+        Search(
+            f"search {q.title!r}",
+            q.title,
+            lambda client, q=q: search_title(client, q.title, q.limit),
+        )
+        for q in options.titles or ()
+    ]
 
 
 PLUGIN = Plugin(
@@ -578,6 +611,7 @@ PLUGIN = Plugin(
     by_id={"doi": ById("works", DOI_BATCH, lambda client, ids: fetch_works(client, ids))},
     enrichment=Updates(),
     polite_params=lambda settings: {"mailto": settings.email} if settings.email else {},
+    table_searches=_title_searches,
     table_ids=lambda options: {"doi": options.dois},
     spec_test=_in_spec,
 )

@@ -163,7 +163,7 @@ def test_input_errors(tmp_path: Path) -> None:
         parse_file("medline", str(tmp_path))
     assert caught.value.message == (
         "unknown source 'medline'; choose one of pubmed, europepmc, pubtator3, crossref, "
-        "clinicaltrials, openfda, local, auto"
+        "clinicaltrials, openfda, arxiv, openalex, local, auto"
     )
     with pytest.raises(InputError) as caught:
         parse_file("auto", str(tmp_path))

@@ -233,9 +233,11 @@ def test_each_source_base_url_is_read_from_its_own_variable() -> None:
     assert settings.base_url("europepmc") == "http://localhost:7000"
     assert settings.base_url("clinicaltrials") == "https://clinicaltrials.gov/api/v2"
     assert sorted(BASE_URL_VARIABLES.values()) == [
+        "CITESEAL_ARXIV_URL",
         "CITESEAL_CLINICALTRIALS_URL",
         "CITESEAL_CROSSREF_URL",
         "CITESEAL_EUROPEPMC_URL",
+        "CITESEAL_OPENALEX_URL",
         "CITESEAL_OPENFDA_URL",
         "CITESEAL_PUBMED_URL",
         "CITESEAL_PUBTATOR3_URL",

@@ -51,6 +51,8 @@ HOSTS = {
     "clinicaltrials": "127.0.0.5",
     "openfda": "127.0.0.6",
     "europepmc": "127.0.0.7",
+    "arxiv": "127.0.0.8",  # not asked by serve --online; moved to loopback all the same
+    "openalex": "127.0.0.9",
 }
 DEMO_SPEC = CorpusSpec.model_validate(
     {

@@ -188,7 +188,7 @@ def test_filter_values_are_bound_parameters_not_sql(planted: duckdb.DuckDBPyConn
         (
             {"sources": ["pubmed", "medline"]},
             "unknown source 'medline'; expected one of pubmed, europepmc, pubtator3, crossref, "
-            "clinicaltrials, openfda, local",
+            "clinicaltrials, openfda, arxiv, openalex, local",
         ),
         (
             {"statuses": ["RECRUTING"]},

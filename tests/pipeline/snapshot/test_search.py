@@ -78,7 +78,7 @@ def test_search_respects_the_limit_and_the_source_filter(con: duckdb.DuckDBPyCon
             "x",
             {"sources": ["pubmedd"]},
             "unknown source 'pubmedd'; expected one of pubmed, europepmc, pubtator3, crossref, "
-            "clinicaltrials, openfda, local",
+            "clinicaltrials, openfda, arxiv, openalex, local",
         ),
     ],
 )

@@ -85,7 +85,8 @@ def test_dates_are_checked_and_europe_pmc_windows_become_query_syntax() -> None:
             "[clinicaltrials]",
             "[clinicaltrial]",
             "snapshots/x.toml:9: [clinicaltrial]: unknown section; "
-            "expected one of clinicaltrials, crossref, europepmc, local, openfda, pubmed",
+            "expected one of arxiv, clinicaltrials, crossref, europepmc, local, openalex, openfda, "
+            "pubmed",
         ),
         (
             '"99000003"',

@@ -35,7 +35,7 @@ from typing import Any
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from audit.handles import PINNED_SCHEMES, parse_locator
+from audit.handles import PINNED_SCHEMES, SCHEMES, parse_locator
 from pipeline.errors import ParseError
 from pipeline.records import ParseResult
 
@@ -276,7 +276,9 @@ def check_fails_closed(parse: Callable[..., Any], body: bytes, **kwargs: Any) ->
         for record in parsed.records:
             record.content_hash()
             scheme = record.record_id.partition(":")[0]
-            if scheme != "doi":  # a record without an upstream version gets one from the build
+            # a record of a handle scheme is citable (doi:, openalex:, arxiv: are stored and
+            # searched, not cited); one without an upstream version gets one from the build
+            if scheme in SCHEMES:
                 version = record.version or ("1" if scheme in PINNED_SCHEMES else None)
                 pin = f"@{version}" if version else ""
                 parse_locator(f"{record.record_id}{pin}/title")

@@ -112,8 +112,8 @@ def test_an_unregistered_source_has_no_table() -> None:
     with pytest.raises(SpecError) as info:
         parse_spec('name = "n"\n[notes]\nids = ["N1"]\n', Path("n.toml"))
     assert str(info.value) == (
-        "n.toml:2: [notes]: unknown section; expected one of clinicaltrials, crossref, "
-        "europepmc, local, openfda, pubmed"
+        "n.toml:2: [notes]: unknown section; expected one of arxiv, clinicaltrials, crossref, "
+        "europepmc, local, openalex, openfda, pubmed"
     )
 
 

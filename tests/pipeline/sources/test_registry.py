@@ -24,7 +24,7 @@ from tests.pipeline.sources import example_source
 from tests.pipeline.sources.helpers import UNPACED
 
 
-def test_the_registry_lists_the_six_sources_in_their_order() -> None:
+def test_the_registry_lists_the_builtin_sources_in_their_order() -> None:
     assert names() == BUILTIN_NAMES == SOURCES
     assert [s.name for s in sources()] == list(BUILTIN_NAMES)
 
