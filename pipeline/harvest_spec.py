@@ -29,8 +29,8 @@ from pipeline.sources.arxiv import ArxivSpec
 from pipeline.sources.clinicaltrials import ClinicalTrialsQuery, ClinicalTrialsSpec
 from pipeline.sources.crossref import CrossrefSpec
 from pipeline.sources.europepmc import EuropePmcQuery, EuropePmcSpec
-from pipeline.sources.openalex import OpenAlexSpec
 from pipeline.sources.local import SPEC_DIR, LocalSpec
+from pipeline.sources.openalex import OpenAlexSpec
 from pipeline.sources.openfda import OpenFdaQuery, OpenFdaSpec
 from pipeline.sources.pubmed import PubMedQuery, PubMedSpec
 from pipeline.sources.spec_types import (
