@@ -91,6 +91,12 @@ if TYPE_CHECKING:  # pydantic models load with the parsers
     from pipeline.records import Refusal
 
 log = logging.getLogger("citeseal.http")
+# httpx logs every request's full URL at INFO — the NCBI and openFDA keys and the contact
+# e-mail ride in the query — so an application that turns INFO on for everything would log
+# them. Our own log (above) names requests with the secrets stripped; httpx and httpcore say
+# only warnings.
+for _quiet in ("httpx", "httpcore"):
+    logging.getLogger(_quiet).setLevel(logging.WARNING)
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 RETRY_AFTER_CAP = 60.0  # seconds; a longer Retry-After is shortened to this
