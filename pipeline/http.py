@@ -69,6 +69,7 @@ from pipeline.bodies import (
     read_limited,
     where_of,
 )
+from pipeline.effects import effect, noted_refusals
 from pipeline.errors import TerminalHarvestError, TransientHarvestError
 from pipeline.network import (
     KEY_URL_EXTENSION,
@@ -340,8 +341,9 @@ class HttpClient:
         they are logged."""
         if not refusals:
             return
+        noted_refusals([r.record_id for r in refusals if r.record_id])
         if self._on_refusal is not None:
-            self._on_refusal(source, refusals)
+            effect(self._on_refusal, source, refusals)  # in order, on the harvest's thread
             return
         from pipeline.records import refusal_counts  # loaded with the parsers that refused
 
@@ -554,7 +556,10 @@ class HttpClient:
         if self._on_exchange is not None:
             exchange = exchange_from(request, response, source)
             body = self.redact.bytes(exchange.body)  # an echoed key must not reach a snapshot
-            self._on_exchange(replace(exchange, body=body) if body != exchange.body else exchange)
+            effect(  # in order, on the harvest's thread (pipeline.effects)
+                self._on_exchange,
+                replace(exchange, body=body) if body != exchange.body else exchange,
+            )
 
 
 def _where_text(url: str) -> str:

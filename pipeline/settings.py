@@ -30,7 +30,7 @@ from audit.errors import InputError
 APP_NAME = "citeseal"
 BUILD_MEMORY = "128MB"  # DuckDB memory limit of a snapshot build's writer (CITESEAL_BUILD_MEMORY)
 MAX_ATTEMPTS_LIMIT = 100
-HARVEST_JOBS = 4  # sources a harvest runs at once (pipeline.harvest_lanes); 1 turns it off
+HARVEST_JOBS = 3  # threads a harvest uses (pipeline.harvest_pipeline); 1: one step at a time
 HARVEST_JOBS_LIMIT = 16
 GITHUB_API = "https://api.github.com"
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024  # the default cap on a decoded answer
@@ -361,7 +361,7 @@ class Settings:
     history_backfill: bool = False  # CITESEAL_HISTORY_BACKFILL: use unofficial history services
     timeout: float = 30.0  # seconds per read (and to connect)
     max_attempts: int = 6  # per request, under the retry policy
-    harvest_jobs: int = HARVEST_JOBS  # CITESEAL_HARVEST_JOBS: sources harvested at once (1: off)
+    harvest_jobs: int = HARVEST_JOBS  # CITESEAL_HARVEST_JOBS: threads a harvest uses (1: off)
     build_memory: str = BUILD_MEMORY  # CITESEAL_BUILD_MEMORY: DuckDB limit of a build's writer
     deadline: float = 120.0  # CITESEAL_DEADLINE: seconds per attempt, redirects and reads included
     max_response_bytes: int = MAX_RESPONSE_BYTES  # CITESEAL_MAX_RESPONSE_BYTES (decoded body)

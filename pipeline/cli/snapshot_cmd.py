@@ -124,8 +124,9 @@ def build_command(
             "--jobs",
             min=1,
             max=HARVEST_JOBS_LIMIT,
-            help="Sources harvested at once, each host at its own pace (default "
-            f"CITESEAL_HARVEST_JOBS, else {HARVEST_JOBS}; 1: one after another, for debugging).",
+            help="Threads the harvest uses: each chunk's enrichment runs beside the next "
+            "chunks' fetch, each host at its own pace (default CITESEAL_HARVEST_JOBS, else "
+            f"{HARVEST_JOBS}; 1: one step at a time, for debugging).",
         ),
     ] = None,
     demo_key: DemoKeyOpt = False,
