@@ -38,7 +38,9 @@ An outage never rewrites history (the rules the build relies on):
 * a record is *missing* (withdrawn by the build) only on positive evidence: a by-id request
   that answered with other records of the same request but not this one (a record the
   parser refused *in that answer* came back too). Each request is judged on its own: a
-  source's by-id fetch is asked for fewer ids than it sends in one request. An answer
+  source's by-id fetch is asked for no more ids than it sends in one request — for
+  :data:`LINEAGE_CONTROLS` fewer when the lineage holds some of them (room for the controls
+  below; a first build's requests are whole). An answer
   with none of the records asked for, where the lineage holds some of them, is asked again
   beside a *control* id of the same source and kind: one this harvest already received,
   else up to :data:`LINEAGE_CONTROLS` the lineage holds (live, not asked now); only when a
@@ -302,15 +304,24 @@ class Harvester:
         """Fetch records by id and deliver them; note the ids positively gone as missing.
 
         ``by_id.per_request`` is the number of ids the source puts in one HTTP request; its
-        fetch is asked for fewer at a time (room for the controls of a second asking), so each
-        answer judged is one request's: an empty request beside answered ones is no evidence
-        about its own ids. Progress advances by the records delivered, or by the ids asked
+        fetch is asked for fewer at a time when the lineage holds some of ``asked`` (room for
+        the controls of a second asking, :meth:`_room`), so each answer judged is one
+        request's: an empty request beside answered ones is no evidence about its own ids.
+        Progress advances by the records delivered, or by the ids asked
         (a source whose total was announced in ids: ``counts_ids``)."""
         records: list[Record] = []
-        for ids in chunks(asked, by_id.per_request - LINEAGE_CONTROLS):
+        room = self._room(plugin.name, scheme, by_id, asked)
+        for ids in chunks(asked, by_id.per_request - room):
             records.extend(self._judged(plugin.name, scheme, by_id, ids))
         self._deliver(plugin.name, records, self._hollow(plugin.name, records))
         self.progress.advance(plugin.name, len(asked) if plugin.counts_ids else len(records))
+
+    def _room(self, source: str, scheme: str, by_id: ById, asked: list[str]) -> int:
+        """Ids a request of ``asked`` leaves free for the controls of a second asking: only
+        asked again when the lineage holds some of them (:meth:`_confirm_absent`), so none
+        when it holds none of these (a first build's every request is a whole one)."""
+        standing = self._held_as(source, by_id, [f"{scheme}:{i}" for i in asked])
+        return LINEAGE_CONTROLS if self.lineage.live(standing) else 0
 
     def _judged(self, source: str, scheme: str, by_id: ById, asked: list[str]) -> list[Record]:
         """The records of one by-id answer, its evidence noted (module docstring)."""
