@@ -79,7 +79,7 @@ from pipeline.network import (
     same_origin,
     unsafe_hop,
 )
-from pipeline.pacing import DEFAULT_RATE, RateLimiter, host_rates
+from pipeline.pacing import DEFAULT_RATE, RateLimiter, busy_check, host_rates
 from pipeline.redact import (
     Redactor,
     strip_credentials,
@@ -99,8 +99,6 @@ BACKOFF_INITIAL = 1.0  # seconds before the second attempt (before jitter)
 BACKOFF_CAP = 30.0  # the exponential backoff never waits longer than this
 MAX_REDIRECTS = 5  # hops followed per request
 ACCEPT_ENCODING = "gzip, deflate"
-NCBI_HOSTS = frozenset({"eutils.ncbi.nlm.nih.gov", "www.ncbi.nlm.nih.gov"})
-NCBI_SOURCES = frozenset({"pubmed", "pubtator3"})
 RATE_LIMIT_MARKER = b"api rate limit exceeded"
 SOURCE_EXTENSION = "citeseal_source"  # request extension carrying the source name
 
@@ -442,8 +440,8 @@ class HttpClient:
                 f"({len(response.content)} bytes, {self._clock() - started:.2f} s)"
             ),
         )
-        ncbi = source in NCBI_SOURCES or request.url.host in NCBI_HOSTS
-        if ncbi and status in expect and is_rate_limit_body(response.content):
+        busy = busy_check(source, request.url.host)  # the source's Rate says how (pacing)
+        if busy is not None and status in expect and busy(response.content):
             raise _Retryable("API rate limit exceeded (reported in the body)", response=response)
         if status in RETRY_STATUSES and status not in expect:
             raise _Retryable(

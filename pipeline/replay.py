@@ -48,13 +48,11 @@ from audit.paths import public_path
 from pipeline.bodies import read_limited
 from pipeline.errors import ParseError, ReplayMissError
 from pipeline.http import (
-    NCBI_HOSTS,
-    NCBI_SOURCES,
     RETRY_STATUSES,
     SOURCE_EXTENSION,
-    is_rate_limit_body,
 )
 from pipeline.network import key_url
+from pipeline.pacing import busy_check
 from pipeline.redact import (
     CREDENTIAL_PARAMS,
     Redactor,
@@ -451,8 +449,8 @@ class RecordingTransport(httpx.BaseTransport):
         response = read_limited(answer, request, max_bytes=self.max_bytes)
         content = response.content
         source = request.extensions.get(SOURCE_EXTENSION)
-        ncbi = source in NCBI_SOURCES or request.url.host in NCBI_HOSTS
-        if response.status_code in RETRY_STATUSES or (ncbi and is_rate_limit_body(content)):
+        busy = busy_check(source, request.url.host)  # a refusal for rate is never recorded
+        if response.status_code in RETRY_STATUSES or (busy is not None and busy(content)):
             return response
         body_text = _request_body(request)
         key = replay_key(request.method, key_url(request), body_text)

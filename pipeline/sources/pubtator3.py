@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pipeline.errors import ParseError
-from pipeline.http import HttpClient
+from pipeline.http import HttpClient, is_rate_limit_body
 from pipeline.records import Annotation, ParseResult, Passage, Record, Refusal
 from pipeline.sources import citable
 from pipeline.sources import jsonshape as shape
@@ -381,7 +381,8 @@ PLUGIN = Plugin(
     schemes=(),
     base_url="https://www.ncbi.nlm.nih.gov/research/pubtator3-api",
     parse_body=parse,
-    rate=Rate("www.ncbi.nlm.nih.gov", 3.0),  # "no more than 3 requests per second"
+    # "no more than 3 requests per second"; NCBI says "API rate limit exceeded" in a 200 body
+    rate=Rate("www.ncbi.nlm.nih.gov", 3.0, busy=is_rate_limit_body),
     shapes=Shapes(
         hosts=(("www.ncbi.nlm.nih.gov", "/research/pubtator3-api/"),),
         json=(("PubTator3",),),
