@@ -335,3 +335,41 @@ def test_a_snapshot_built_pipelined_is_the_one_built_one_step_at_a_time(
     assert entered[0] >= 2  # the jobs=3 builds were pipelined (run, and the refresh)
     assert built[1] == built[3]
     assert all(entry["rows"] > 0 for name, entry in built[3].items() if name.endswith("/records"))
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "jobs"), [(["--jobs", "1"], "5", 1), ([], "5", 5), ([], None, 3)]
+)
+def test_snapshot_build_jobs_sets_the_harvests_threads_over_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argv: list[str], env: str | None, jobs: int
+) -> None:
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app, snapshot_cmd
+
+    seen: list[int] = []
+
+    def build(*args: object, settings: Settings, **kwargs: object) -> None:
+        seen.append(settings.harvest_jobs)
+        raise KeyboardInterrupt  # what it would build is not this test's
+
+    monkeypatch.setattr(snapshot_cmd, "build_snapshot", build)
+    if env is None:
+        monkeypatch.delenv("CITESEAL_HARVEST_JOBS", raising=False)
+    else:
+        monkeypatch.setenv("CITESEAL_HARVEST_JOBS", env)
+    spec = copy_demo_spec(tmp_path)
+    CliRunner().invoke(app, ["snapshot", "build", str(spec), "--demo-key", *argv])
+    assert seen == [jobs]
+
+
+def test_snapshot_build_refuses_zero_jobs() -> None:
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app
+
+    done = CliRunner().invoke(app, ["snapshot", "build", "x.toml", "--jobs", "0"])
+    assert done.exit_code == 2
+    assert done.output.endswith(
+        "Error: Invalid value for '--jobs': Input should be greater than or equal to 1\n"
+    )
