@@ -1,5 +1,6 @@
 """The live bench's figures from what it logged (:mod:`pipeline.bench.bench_live`): the time
-each source owns, and the busiest second each server saw."""
+each source owns, the busiest second each server saw, and the busiest second of the slots
+the client's limiter granted."""
 
 from __future__ import annotations
 
@@ -20,6 +21,16 @@ def peak_per_second(arrivals: list[float], slack: float = ARRIVAL_SLACK) -> int:
             first += 1
         peak = max(peak, last - first + 1)
     return peak
+
+
+def started_peaks(granted: list[tuple[str, float]], sources: Mapping[str, str]) -> dict[str, int]:
+    """Per source: the most requests its client's limiter let start within one second (the
+    slots it granted, logged by host): the client's own pace, free of the jitter between a
+    start and its arrival."""
+    starts: dict[str, list[float]] = {}
+    for host, at in granted:
+        starts.setdefault(sources.get(host, host), []).append(at)
+    return {s: peak_per_second(starts.get(s, []), 1e-6) for s in sources.values()}  # float sums
 
 
 def shares(

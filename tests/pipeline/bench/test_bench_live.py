@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from pipeline.bench import bench_live
+from pipeline.bench.bench_figures import started_peaks
 from pipeline.bench.bench_live import Answers, LoopbackAPI, TokenBucket, peak_per_second, shares
 from pipeline.bench.bench_snapshot import article_xml
 from pipeline.pacing import RateLimiter
@@ -255,3 +256,12 @@ def test_a_search_at_the_threshold_pages_ids_and_fetches_them_by_id() -> None:
         "efetch.fcgi {'ids': '6'}",
     ]
     assert delivered == 1_000
+
+
+def test_the_clients_busiest_second_counts_the_slots_its_limiter_granted() -> None:
+    paced = [(bench_live.HOSTS["crossref"], i / 3) for i in range(9)]  # 3/s exactly
+    hosts = {bench_live.HOSTS["crossref"]: "crossref"}
+    assert started_peaks(paced, hosts) == {"crossref": 3}
+    early = [*paced, (bench_live.HOSTS["crossref"], 0.5)]  # one slot in between: 4 in a second
+    assert started_peaks(early, hosts) == {"crossref": 4}
+    assert started_peaks([], hosts) == {"crossref": 0}
