@@ -20,6 +20,11 @@ enables (the harvest is their :class:`~pipeline.sources.base.EnrichContext`):
 * every PMCID met gets its Europe PMC open-access full text as a ``pmcid:`` record
   (``[europepmc] full_text = true``).
 
+With ``jobs`` above 1 the enrichments that change records run on worker threads, chunk
+after chunk, while the harvest's thread fetches the next chunks and the sources after
+(:mod:`pipeline.harvest_pipeline`); every effect is replayed in order on the harvest's
+thread, so the sink sees the very calls of ``jobs = 1`` and every rule below holds as is.
+
 What a harvest talks to — the :class:`Sink` it delivers to, the :class:`Progress` display,
 the :class:`LineageView` it asks, the :class:`HarvestOutcome` it returns — is in
 :mod:`pipeline.harvest_protocols` (imported here, so ``pipeline.harvest.Sink`` is the same).
