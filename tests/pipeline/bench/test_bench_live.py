@@ -244,16 +244,16 @@ def test_a_search_at_the_threshold_pages_ids_and_fetches_them_by_id() -> None:
     assert _harvest_pubmed(5_000, records=900)[0] == [
         "esearch.fcgi {'usehistory': 'y', 'retstart': '0', 'retmax': '500'}",
         "esearch.fcgi {'usehistory': 'y', 'retstart': '500', 'retmax': '500'}",
-        "efetch.fcgi {'ids': '497'}",
-        "efetch.fcgi {'ids': '403'}",
-    ]  # a limit above the threshold, a count below it: ids, the history unused
+        "efetch.fcgi {'ids': '500'}",
+        "efetch.fcgi {'ids': '400'}",
+    ]  # a limit above the threshold, a count below it: ids, the history unused; no lineage:
+    # whole requests
     asked, delivered = _harvest_pubmed(1_000)  # at the threshold: no history asked
     assert asked == [
         "esearch.fcgi {'retstart': '0', 'retmax': '500'}",
         "esearch.fcgi {'retstart': '500', 'retmax': '500'}",
-        "efetch.fcgi {'ids': '497'}",
-        "efetch.fcgi {'ids': '497'}",
-        "efetch.fcgi {'ids': '6'}",
+        "efetch.fcgi {'ids': '500'}",
+        "efetch.fcgi {'ids': '500'}",
     ]
     assert delivered == 1_000
 
