@@ -28,7 +28,12 @@ parts of the ids it asks, each taken from the first folder that holds a part tha
 merged into one body in the API's format (:func:`pipeline.replay_match.answer`). When one
 id asked has no such part the request fails (:class:`~pipeline.errors.ReplayMissError`,
 naming the ids): never an answer that silently lacks it. An id held as *absent* (recorded in
-an answer that did not hold it) is left out of the answer, as the API left it out.
+an answer that did not hold it) is left out of the answer, as the API left it out. Where no
+folder holds an imported part for an id, the first recorded by-id exchange that asked for
+it answers it (its body placed once, as ``replay import`` places a file:
+:func:`pipeline.replay_units.place`): a first build's whole batches answer a refresh build's
+batches, which keep room for lineage controls, and one DOI's recorded Crossref notices
+answer a batch that names it (a recorded list that is not the whole answer is an error).
 """
 
 from __future__ import annotations
