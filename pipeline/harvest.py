@@ -20,6 +20,11 @@ enables (the harvest is their :class:`~pipeline.sources.base.EnrichContext`):
 * every PMCID met gets its Europe PMC open-access full text as a ``pmcid:`` record
   (``[europepmc] full_text = true``).
 
+With ``jobs`` above 1 the enrichments that change records run on worker threads, chunk
+after chunk, while the harvest's thread fetches the next chunks and the sources after
+(:mod:`pipeline.harvest_pipeline`); every effect is replayed in order on the harvest's
+thread, so the sink sees the very calls of ``jobs = 1`` and every rule below holds as is.
+
 What a harvest talks to — the :class:`Sink` it delivers to, the :class:`Progress` display,
 the :class:`LineageView` it asks, the :class:`HarvestOutcome` it returns — is in
 :mod:`pipeline.harvest_protocols` (imported here, so ``pipeline.harvest.Sink`` is the same).
@@ -38,7 +43,9 @@ An outage never rewrites history (the rules the build relies on):
 * a record is *missing* (withdrawn by the build) only on positive evidence: a by-id request
   that answered with other records of the same request but not this one (a record the
   parser refused *in that answer* came back too). Each request is judged on its own: a
-  source's by-id fetch is asked for fewer ids than it sends in one request. An answer
+  source's by-id fetch is asked for no more ids than it sends in one request — for
+  :data:`LINEAGE_CONTROLS` fewer when the lineage holds some of them (room for the controls
+  below; a first build's requests are whole). An answer
   with none of the records asked for, where the lineage holds some of them, is asked again
   beside a *control* id of the same source and kind: one this harvest already received,
   else up to :data:`LINEAGE_CONTROLS` the lineage holds (live, not asked now); only when a
@@ -62,9 +69,12 @@ An outage never rewrites history (the rules the build relies on):
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from pipeline import effects
 from pipeline.errors import HarvestError, ParseError, SuspiciousAnswerError
+from pipeline.harvest_pipeline import DeferredProgress, DeferredSink, Pipeline, stages_for
 from pipeline.harvest_protocols import HarvestOutcome, LineageView, NoLineage, Progress, Sink
 from pipeline.http import HttpClient
 from pipeline.records import Record
@@ -106,15 +116,21 @@ class Harvester:
         strict: bool = False,
         lineage: LineageView | None = None,
         refused: Sequence[str] = (),
+        jobs: int = 1,
     ) -> None:
         """``refused``: the ids of the records the parsers refused, one entry per refusal in
         the order they happened (a list the caller appends to as the client reports them).
         Only those refused during an answer count for that answer: upstream answered with
-        them, so they are neither missing nor suspicious there."""
+        them, so they are neither missing nor suspicious there. ``jobs``: the threads the
+        harvest may use (above 1, each chunk's enrichment runs on its own threads while the
+        next chunks are fetched: :mod:`pipeline.harvest_pipeline`; 1: one step at a time)."""
         self.spec = spec
         self.client = client
-        self.sink = sink
-        self.progress = progress
+        self._sink = sink
+        self.sink: Sink = DeferredSink(sink)  # kept with its chunk in a pipelined harvest
+        self.progress: Progress = DeferredProgress(progress)
+        self.jobs = max(1, jobs)
+        self._pipeline: Pipeline | None = None
         self.strict = strict
         self.lineage: LineageView = lineage or NoLineage()
         self.outcome = HarvestOutcome()
@@ -150,11 +166,13 @@ class Harvester:
     def _answer(self, source: str, step: str, fetch: FetchByIds, ids: list[str]) -> Answer | None:
         """One by-id request: its records and the ids the parsers refused during it (None: it
         failed, reported)."""
-        mark = len(self._refused)
+        refused = effects.refused_here()  # this thread's own, when its effects are deferred
+        refused = self._refused if refused is None else refused
+        mark = len(refused)
         records = self.call(source, step, lambda: fetch(ids))
         if records is None:
             return None
-        return records, set(self._refused[mark:])
+        return records, set(refused[mark:])
 
     def _fail(self, source: str, step: str, error: HarvestError | ParseError) -> None:
         """Report a failure, redacted (module docstring), and raise it when strict."""
@@ -169,9 +187,13 @@ class Harvester:
     def _deliver(
         self, source: str, records: Sequence[Record], hollow: Collection[str] = ()
     ) -> None:
-        if records:
-            enriched, incomplete = self._enrich(records)
-            self.sink.records(source, enriched, incomplete=incomplete | set(hollow))
+        if not records:
+            return
+        if self._pipeline is not None:
+            self._pipeline.submit(source, records, hollow)  # enriched on the stages' threads
+            return
+        enriched, incomplete = self._enrich(records)
+        self.sink.records(source, enriched, incomplete=incomplete | set(hollow))
 
     def _hollow(self, source: str, records: Sequence[Record]) -> set[str]:
         """Report the records that came back emptied (module docstring); their ids."""
@@ -190,11 +212,27 @@ class Harvester:
     # -- the whole spec ------------------------------------------------------------------------
     def run(self) -> HarvestOutcome:
         spec = self.spec
-        for plugin in sorted(map(registered, names()), key=lambda s: s.rank):
-            options = spec.options(plugin.name)
-            if options is not None:
-                self._harvest(plugin, options)
+        with self._pipelined():
+            for plugin in sorted(map(registered, names()), key=lambda s: s.rank):
+                options = spec.options(plugin.name)
+                if options is not None:
+                    self._harvest(plugin, options)
         return self.outcome
+
+    @contextmanager
+    def _pipelined(self) -> Iterator[None]:
+        """Every chunk delivered inside goes through a :class:`Pipeline` (``jobs`` above 1,
+        and enrichments to run: :mod:`pipeline.harvest_pipeline`), else at once."""
+        stages = stages_for(self._enrichers, self.jobs)
+        if not stages:
+            yield
+            return
+        with Pipeline(self, self._sink, stages) as pipeline:
+            self._pipeline = pipeline
+            try:
+                yield
+            finally:
+                self._pipeline = None
 
     def _harvest(self, plugin: Source, options: Any) -> None:
         """One source's searches, then its ids by scheme (module docstring)."""
@@ -271,15 +309,24 @@ class Harvester:
         """Fetch records by id and deliver them; note the ids positively gone as missing.
 
         ``by_id.per_request`` is the number of ids the source puts in one HTTP request; its
-        fetch is asked for fewer at a time (room for the controls of a second asking), so each
-        answer judged is one request's: an empty request beside answered ones is no evidence
-        about its own ids. Progress advances by the records delivered, or by the ids asked
+        fetch is asked for fewer at a time when the lineage holds some of ``asked`` (room for
+        the controls of a second asking, :meth:`_room`), so each answer judged is one
+        request's: an empty request beside answered ones is no evidence about its own ids.
+        Progress advances by the records delivered, or by the ids asked
         (a source whose total was announced in ids: ``counts_ids``)."""
         records: list[Record] = []
-        for ids in chunks(asked, by_id.per_request - LINEAGE_CONTROLS):
+        room = self._room(plugin.name, scheme, by_id, asked)
+        for ids in chunks(asked, by_id.per_request - room):
             records.extend(self._judged(plugin.name, scheme, by_id, ids))
         self._deliver(plugin.name, records, self._hollow(plugin.name, records))
         self.progress.advance(plugin.name, len(asked) if plugin.counts_ids else len(records))
+
+    def _room(self, source: str, scheme: str, by_id: ById, asked: list[str]) -> int:
+        """Ids a request of ``asked`` leaves free for the controls of a second asking: only
+        asked again when the lineage holds some of them (:meth:`_confirm_absent`), so none
+        when it holds none of these (a first build's every request is a whole one)."""
+        standing = self._held_as(source, by_id, [f"{scheme}:{i}" for i in asked])
+        return LINEAGE_CONTROLS if self.lineage.live(standing) else 0
 
     def _judged(self, source: str, scheme: str, by_id: ById, asked: list[str]) -> list[Record]:
         """The records of one by-id answer, its evidence noted (module docstring)."""
@@ -432,17 +479,18 @@ class Harvester:
         (``outcome.unanswered``: their failure is listed already, asking again would only
         fail twice).
         """
-        for name, ids in unseen.items():
-            record_ids = [rid for rid in ids if rid not in self.outcome.unanswered]
-            if not record_ids:
-                continue
-            by_scheme: dict[str, list[str]] = {}
-            for rid in record_ids:
-                scheme, _, ident = rid.partition(":")
-                by_scheme.setdefault(scheme, []).append(ident)
-            self.progress.note(f"{name}: re-checking {len(record_ids)} earlier record(s)")
-            for scheme, idents in by_scheme.items():
-                self._refresh_scheme(name, scheme, idents)
+        with self._pipelined():
+            for name, ids in unseen.items():
+                record_ids = [rid for rid in ids if rid not in self.outcome.unanswered]
+                if not record_ids:
+                    continue
+                by_scheme: dict[str, list[str]] = {}
+                for rid in record_ids:
+                    scheme, _, ident = rid.partition(":")
+                    by_scheme.setdefault(scheme, []).append(ident)
+                self.progress.note(f"{name}: re-checking {len(record_ids)} earlier record(s)")
+                for scheme, idents in by_scheme.items():
+                    self._refresh_scheme(name, scheme, idents)
         return self.outcome
 
     def _refresh_scheme(self, name: str, scheme: str, idents: list[str]) -> None:

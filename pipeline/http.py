@@ -69,6 +69,7 @@ from pipeline.bodies import (
     read_limited,
     where_of,
 )
+from pipeline.effects import effect, noted_refusals
 from pipeline.errors import TerminalHarvestError, TransientHarvestError
 from pipeline.network import (
     KEY_URL_EXTENSION,
@@ -78,7 +79,7 @@ from pipeline.network import (
     same_origin,
     unsafe_hop,
 )
-from pipeline.pacing import DEFAULT_RATE, RateLimiter, host_rates
+from pipeline.pacing import DEFAULT_RATE, RateLimiter, busy_check, host_rates
 from pipeline.redact import (
     Redactor,
     strip_credentials,
@@ -104,8 +105,6 @@ BACKOFF_INITIAL = 1.0  # seconds before the second attempt (before jitter)
 BACKOFF_CAP = 30.0  # the exponential backoff never waits longer than this
 MAX_REDIRECTS = 5  # hops followed per request
 ACCEPT_ENCODING = "gzip, deflate"
-NCBI_HOSTS = frozenset({"eutils.ncbi.nlm.nih.gov", "www.ncbi.nlm.nih.gov"})
-NCBI_SOURCES = frozenset({"pubmed", "pubtator3"})
 RATE_LIMIT_MARKER = b"api rate limit exceeded"
 SOURCE_EXTENSION = "citeseal_source"  # request extension carrying the source name
 
@@ -346,8 +345,9 @@ class HttpClient:
         they are logged."""
         if not refusals:
             return
+        noted_refusals([r.record_id for r in refusals if r.record_id])
         if self._on_refusal is not None:
-            self._on_refusal(source, refusals)
+            effect(self._on_refusal, source, refusals)  # in order, on the harvest's thread
             return
         from pipeline.records import refusal_counts  # loaded with the parsers that refused
 
@@ -446,8 +446,8 @@ class HttpClient:
                 f"({len(response.content)} bytes, {self._clock() - started:.2f} s)"
             ),
         )
-        ncbi = source in NCBI_SOURCES or request.url.host in NCBI_HOSTS
-        if ncbi and status in expect and is_rate_limit_body(response.content):
+        busy = busy_check(source, request.url.host)  # the source's Rate says how (pacing)
+        if busy is not None and status in expect and busy(response.content):
             raise _Retryable("API rate limit exceeded (reported in the body)", response=response)
         if status in RETRY_STATUSES and status not in expect:
             raise _Retryable(
@@ -560,7 +560,10 @@ class HttpClient:
         if self._on_exchange is not None:
             exchange = exchange_from(request, response, source)
             body = self.redact.bytes(exchange.body)  # an echoed key must not reach a snapshot
-            self._on_exchange(replace(exchange, body=body) if body != exchange.body else exchange)
+            effect(  # in order, on the harvest's thread (pipeline.effects)
+                self._on_exchange,
+                replace(exchange, body=body) if body != exchange.body else exchange,
+            )
 
 
 def _where_text(url: str) -> str:

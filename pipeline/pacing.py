@@ -60,6 +60,23 @@ class _HostRates(Mapping[str, float]):
 HOST_RATES: Mapping[str, float] = _HostRates()
 
 
+def busy_check(source: str | None, host: str | None) -> Callable[[bytes], bool] | None:
+    """How an answer to ``source`` (or, for a request no source names, to ``host``) says its
+    host refused it for rate inside the body (:attr:`pipeline.sources.base.Rate.busy`): the
+    named source's own check, else that of a source whose API is at ``host``."""
+    from pipeline.sources import names, sources
+    from pipeline.sources import source as registered
+
+    if source is not None and source in names():
+        rate = registered(source).rate
+        if rate is not None and rate.busy is not None:
+            return rate.busy
+    for plugin in sources():
+        if plugin.rate is not None and plugin.rate.busy is not None and plugin.rate.host == host:
+            return plugin.rate.busy
+    return None
+
+
 def host_rates(
     settings: Settings, overrides: Mapping[str, float] | None = None
 ) -> dict[str, float]:

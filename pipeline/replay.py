@@ -28,7 +28,12 @@ parts of the ids it asks, each taken from the first folder that holds a part tha
 merged into one body in the API's format (:func:`pipeline.replay_match.answer`). When one
 id asked has no such part the request fails (:class:`~pipeline.errors.ReplayMissError`,
 naming the ids): never an answer that silently lacks it. An id held as *absent* (recorded in
-an answer that did not hold it) is left out of the answer, as the API left it out.
+an answer that did not hold it) is left out of the answer, as the API left it out. Where no
+folder holds an imported part for an id, the first recorded by-id exchange that asked for
+it answers it (its body placed once, as ``replay import`` places a file:
+:func:`pipeline.replay_units.place`): a first build's whole batches answer a refresh build's
+batches, which keep room for lineage controls, and one DOI's recorded Crossref notices
+answer a batch that names it (a recorded list that is not the whole answer is an error).
 """
 
 from __future__ import annotations
@@ -48,13 +53,11 @@ from audit.paths import public_path
 from pipeline.bodies import read_limited
 from pipeline.errors import ParseError, ReplayMissError
 from pipeline.http import (
-    NCBI_HOSTS,
-    NCBI_SOURCES,
     RETRY_STATUSES,
     SOURCE_EXTENSION,
-    is_rate_limit_body,
 )
 from pipeline.network import key_url
+from pipeline.pacing import busy_check
 from pipeline.redact import (
     CREDENTIAL_PARAMS,
     Redactor,
@@ -135,7 +138,9 @@ class ReplayTransport(httpx.BaseTransport):
         self.folders = [Path(f) for f in folders]
         self._index: dict[ReplayKey, tuple[Path, Path]] = {}  # key -> (folder, file)
         self._parts: dict[tuple[str, str], list[tuple[Path, Path]]] = {}  # (kind, id) -> files
-        self._notices: dict[str, list[tuple[Path, Path]]] = {}  # DOI -> updates: exchanges
+        # (kind, id) -> the recorded by-id exchanges that asked for it (module docstring)
+        self._recorded: dict[tuple[str, str], list[tuple[Path, Path]]] = {}
+        self._placed: dict[Path, _Placed] = {}  # a recorded file's parts, once placed
         for folder in self.folders:
             if not folder.is_dir():
                 raise ReplayMissError(
@@ -151,8 +156,8 @@ class ReplayTransport(httpx.BaseTransport):
                 key = self._key_of(path)
                 if key is not None:
                     self._index.setdefault(key, (folder, path))
-                    for doi in _notices_asked(key):
-                        self._notices.setdefault(doi, []).append((folder, path))
+                    for asked in _by_id_asked(key):
+                        self._recorded.setdefault(asked, []).append((folder, path))
 
     def _index_parts(self, folder: Path, units: Path) -> None:
         """The parts of an imported folder, by their names (``units/<kind>/<id>.json``)."""
@@ -186,7 +191,7 @@ class ReplayTransport(httpx.BaseTransport):
         key = replay_key(request.method, key_url(request), _request_body(request))
         found = self._index.get(key)
         asked = None
-        if found is None and (self._parts or self._notices):
+        if found is None and (self._parts or self._recorded):
             asked = asked_of(request.method, str(request.url), _request_body(request))
         if asked is not None:
             return self._answer(request, asked)
@@ -249,44 +254,66 @@ class ReplayTransport(httpx.BaseTransport):
                 return part
             if not part.held and absent is None:
                 absent = (folder, part)
-        if absent is None and asked.kind == CROSSREF_UPDATES:
-            return self._recorded_notices(ident)
-        return absent[1] if absent is not None else None
+        if absent is None:
+            return self._recorded_part(asked, ident)
+        return absent[1]
 
-    def _recorded_notices(self, doi: str) -> Part | None:
-        """The notices of ``doi`` from the first recorded ``updates:`` exchange that asked
-        for it (module docstring)."""
-        for folder, path in self._notices.get(doi, [])[:1]:
+    def _recorded_part(self, asked: Asked, ident: str) -> Part | None:
+        """The part for ``ident`` from the first recorded by-id exchange that asked for it
+        (a first build's batch answering a refresh's, Crossref's notices of one DOI from a
+        batch; module docstring): placed once per file, like an imported one."""
+        for folder, path in self._recorded.get((asked.kind, ident), [])[:1]:
             shown = f"{public_folder(folder)}/{path.relative_to(folder).as_posix()}"
-            try:
-                data = path.read_bytes()
-            except OSError as error:
-                raise ReplayMissError(
-                    f"the wrapper file {shown} cannot be read: {error.strerror or error}"
-                ) from None
-            wrapper = load_json(data, what=f"the wrapper file {shown}")
-            body = wrapper.get("body") if isinstance(wrapper, dict) else None
-            status = wrapper.get("status", 200) if isinstance(wrapper, dict) else None
-            if not isinstance(body, str) or not isinstance(status, int):
-                raise ParseError(f"the wrapper file {shown} is not a wrapper of a body")
-            placement = place(body, url=str(wrapper.get("url")), status=status)
-            for part in placement.parts:  # held: a DOI no notice updates holds an empty list
-                if part.kind == CROSSREF_UPDATES and part.ident == doi and part.held:
-                    return part
-            raise ParseError(
-                f"the recorded exchange {shown} cannot answer the Crossref notices of {doi}: "
-                f"{placement.reason or 'it holds no part for it'}"
-            )
+            placed = self._placed.get(path)
+            if placed is None:
+                placed = self._placed[path] = _placed_parts(path, shown)
+            parts, reason = placed
+            part = parts.get((asked.kind, ident))
+            if part is not None and part.held and serves(part, asked.fields):
+                return part
+            if part is not None and not part.held and reason is None:
+                return part  # the whole recorded answer lacked it: recorded absent
+            if asked.kind == CROSSREF_UPDATES:
+                raise ParseError(
+                    f"the recorded exchange {shown} cannot answer the Crossref notices of "
+                    f"{ident}: {reason or 'it holds no part for it'}"
+                )
         return None
 
 
-def _notices_asked(key: ReplayKey) -> tuple[str, ...]:
-    """The DOIs a recorded request asks Crossref's notices of (none: another request)."""
-    method, base, query, _form = key
-    if "crossref.org" not in base:
-        return ()
-    asked = asked_of(method, f"{base}?{urlencode(query)}", None)
-    return asked.ids if asked is not None and asked.kind == CROSSREF_UPDATES else ()
+_Placed = tuple[dict[tuple[str, str], Part], str | None]  # parts by (kind, id), why none
+
+
+def _placed_parts(path: Path, shown: str) -> _Placed:
+    """The parts a recorded wrapper file holds, by (kind, id), and why it holds none."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise ReplayMissError(
+            f"the wrapper file {shown} cannot be read: {error.strerror or error}"
+        ) from None
+    wrapper = load_json(data, what=f"the wrapper file {shown}")
+    body = wrapper.get("body") if isinstance(wrapper, dict) else None
+    status = wrapper.get("status", 200) if isinstance(wrapper, dict) else None
+    if not isinstance(body, str) or not isinstance(status, int):
+        raise ParseError(f"the wrapper file {shown} is not a wrapper of a body")
+    form = wrapper.get("request_body")
+    placement = place(
+        body,
+        url=str(wrapper.get("url")),
+        method=str(wrapper.get("method") or "GET"),
+        form=form if isinstance(form, str) else None,
+        status=status,
+    )
+    return {(p.kind, p.ident): p for p in placement.parts}, placement.reason
+
+
+def _by_id_asked(key: ReplayKey) -> list[tuple[str, str]]:
+    """The (kind, id) a recorded request asks for by id (none: another request)."""
+    method, base, query, form = key
+    url = f"{base}?{urlencode(query)}" if query else base
+    asked = asked_of(method, url, urlencode(form) if form else None)
+    return [(asked.kind, i) for i in asked.ids] if asked is not None else []
 
 
 def _read_part(path: Path, shown: str) -> Part:
@@ -451,8 +478,8 @@ class RecordingTransport(httpx.BaseTransport):
         response = read_limited(answer, request, max_bytes=self.max_bytes)
         content = response.content
         source = request.extensions.get(SOURCE_EXTENSION)
-        ncbi = source in NCBI_SOURCES or request.url.host in NCBI_HOSTS
-        if response.status_code in RETRY_STATUSES or (ncbi and is_rate_limit_body(content)):
+        busy = busy_check(source, request.url.host)  # a refusal for rate is never recorded
+        if response.status_code in RETRY_STATUSES or (busy is not None and busy(content)):
             return response
         body_text = _request_body(request)
         key = replay_key(request.method, key_url(request), body_text)

@@ -47,18 +47,9 @@ from pipeline.replay_match import (
     asked_of,
     field_set,
 )
-from pipeline.sources import parser_for
+from pipeline.sources import parser_for, sources
 from pipeline.xmlsafe import Element, load_json, parse_xml
 
-HOSTS = (  # (host, path prefix, source)
-    ("eutils.ncbi.nlm.nih.gov", "", "pubmed"),
-    ("www.ncbi.nlm.nih.gov", "/research/pubtator3-api/", "pubtator3"),
-    ("www.ebi.ac.uk", "/europepmc/", "europepmc"),
-    ("api.crossref.org", "", "crossref"),
-    ("clinicaltrials.gov", "", "clinicaltrials"),
-    ("www.clinicaltrials.gov", "", "clinicaltrials"),
-    ("api.fda.gov", "", "openfda"),
-)
 FULL_TEXT_URL = "https://www.ebi.ac.uk/europepmc/webservices/rest/{pmcid}/fullTextXML"
 FAILED = frozenset({408, 429, 500, 502, 503, 504})
 _XML_ROOTS = {
@@ -99,11 +90,13 @@ class Placement:
 
 
 def source_of_url(url: str) -> str | None:
-    """The source whose API a URL belongs to, or None."""
+    """The registered source whose API a URL belongs to (its ``shapes.hosts``: host and path
+    prefix, :class:`pipeline.sources.base.Shapes`), or None."""
     parts = urlsplit(url)
-    for host, prefix, source in HOSTS:
-        if (parts.hostname or "").lower() == host and parts.path.startswith(prefix):
-            return source
+    host = (parts.hostname or "").lower()
+    for plugin in sources():
+        if any(host == h and parts.path.startswith(p) for h, p in plugin.shapes.hosts):
+            return plugin.name
     return None
 
 
@@ -148,7 +141,7 @@ def place(
     source = source_of_url(url) if url else None
     if url and source is None:
         host = urlsplit(url).hostname or url[:60]
-        return Placement(reason=f"recorded from {host}, which is none of the six sources")
+        return Placement(reason=f"recorded from {host}, which is no registered source's API")
     if status in FAILED:
         return Placement(source, reason=f"a failed answer (HTTP {status}), not a record")
     exchange = (

@@ -30,6 +30,8 @@ from audit.errors import InputError
 APP_NAME = "citeseal"
 BUILD_MEMORY = "128MB"  # DuckDB memory limit of a snapshot build's writer (CITESEAL_BUILD_MEMORY)
 MAX_ATTEMPTS_LIMIT = 100
+HARVEST_JOBS = 3  # threads a harvest uses (pipeline.harvest_pipeline); 1: one step at a time
+HARVEST_JOBS_LIMIT = 16
 GITHUB_API = "https://api.github.com"
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024  # the default cap on a decoded answer
 MAX_RESPONSE_BYTES_LIMIT = 1 << 40
@@ -361,6 +363,7 @@ class Settings:
     history_backfill: bool = False  # CITESEAL_HISTORY_BACKFILL: use unofficial history services
     timeout: float = 30.0  # seconds per read (and to connect)
     max_attempts: int = 6  # per request, under the retry policy
+    harvest_jobs: int = HARVEST_JOBS  # CITESEAL_HARVEST_JOBS: threads a harvest uses (1: off)
     build_memory: str = BUILD_MEMORY  # CITESEAL_BUILD_MEMORY: DuckDB limit of a build's writer
     deadline: float = 120.0  # CITESEAL_DEADLINE: seconds per attempt, redirects and reads included
     max_response_bytes: int = MAX_RESPONSE_BYTES  # CITESEAL_MAX_RESPONSE_BYTES (decoded body)
@@ -402,6 +405,9 @@ class Settings:
             history_backfill=env_flag(env, "CITESEAL_HISTORY_BACKFILL"),
             timeout=env_seconds(env, "CITESEAL_TIMEOUT", 30.0),
             max_attempts=env_count(env, "CITESEAL_MAX_ATTEMPTS", 6, low=1, high=MAX_ATTEMPTS_LIMIT),
+            harvest_jobs=env_count(
+                env, "CITESEAL_HARVEST_JOBS", HARVEST_JOBS, low=1, high=HARVEST_JOBS_LIMIT
+            ),
             build_memory=env_memory(env),
             deadline=env_seconds(env, "CITESEAL_DEADLINE", 120.0),
             max_response_bytes=env_count(

@@ -203,6 +203,8 @@ def flatten_scripts(text: str) -> tuple[str, list[int]]:
     """``text`` with superscript/subscript characters as their plain character and the
     ``^(…)`` / ``_(…)`` notation as its content (the first ``)`` closes it), plus, for each
     character of the result, its offset in ``text`` (and one more entry: ``len(text)``)."""
+    if _NOTATION_RUN.search(text) is None:  # character for character (most texts)
+        return text.translate(_PLAIN_TABLE), list(range(len(text) + 1))
     flat: list[str] = []
     where: list[int] = []
     i, n = 0, len(text)

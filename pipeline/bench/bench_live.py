@@ -16,13 +16,14 @@ answers 429 with ``Retry-After`` when a request finds no token.
 with PubTator3 annotations and Crossref update notices, :data:`TRIALS` trials and
 :data:`LABELS` labels by id), points ``CITESEAL_<SOURCE>_URL`` at the servers and runs
 ``build_snapshot(..., live=True)`` in a child process, whose limiter is instrumented to log
-the moment each request starts waiting for its slot. A request *owns* the time from then
-until the next request starts waiting (its wait, its round trip, the parsing, enrichment and
-hand-off that follow it), so the harvest's wall time is split between the sources; a
-source's records/s is its records over its share, and its theoretical maximum is its records
-over ``requests / limit`` (the requests that harvest needed at the published limit). It also
-prints the whole build's records/s against the maximum of sources run one after another
-(what the harvest does) and run concurrently (each host at its own pace), the 429s the
+the moment each request starts waiting for its slot. The enrichments run beside the fetch
+(:mod:`pipeline.harvest_pipeline`; ``CITESEAL_HARVEST_JOBS`` passed on, 1 to compare), so a
+source *owns* its host's span (its first request's wait to its last one's, plus one
+interval); a source's records/s is its records over that span, and its theoretical maximum
+is its records over ``requests / limit`` (the requests that harvest needed at the published
+limit). It also prints the whole build's records/s against the maximum of sources run one
+after another and run concurrently (each host at its own pace), the busiest second each
+server saw, the 429s the
 servers answered and the peak RSS of the build and writer processes: each process's own
 ``VmHWM`` (Linux), not ``ru_maxrss``, which a child started by ``subprocess`` inherits from
 its parent's peak at ``exec`` (the writer's is sampled every 0.2 s while the build runs).
@@ -50,6 +51,7 @@ from urllib.parse import parse_qsl, urlsplit
 import httpx
 
 from pipeline.bench import Figure
+from pipeline.bench.bench_figures import peak_per_second, shares, started_peaks
 from pipeline.bench.bench_snapshot import (
     FIRST_PMID,
     QUERY_SIZE,
@@ -353,6 +355,7 @@ class Counts:
     rejected: int = 0  # 429s
     endpoints: Counter[str] = field(default_factory=Counter)  # answered, by last path step
     serving: float = 0.0  # seconds spent making the answers (the bench's cost, not the client's)
+    arrivals: list[float] = field(default_factory=list)  # when each request arrived (monotonic)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -389,6 +392,8 @@ class LoopbackAPI:
             def _serve(self, method: str) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 form = self.rfile.read(length) if length else b""
+                with api.counts.lock:
+                    api.counts.arrivals.append(time.monotonic())
                 wait = bucket.take()
                 if wait > 0:
                     with api.counts.lock:
@@ -476,11 +481,13 @@ from pipeline.settings import Settings
 from pipeline.snapshot.build import build_snapshot
 from pipeline.bench.bench_snapshot import BENCH_KEYRING
 from pipeline.http import HttpClient
-log, answered = [], [0.0]
+log, granted, answered = [], [], [0.0]
 original = pacing.RateLimiter.wait
 def wait(self, host):
     log.append((host, time.perf_counter()))
-    return original(self, host)
+    waited = original(self, host)
+    granted.append((host, self._next[host] - self.interval(host)))  # the slot it was given
+    return waited
 pacing.RateLimiter.wait = wait
 writer = ChildPeaks()  # the writer process's own peak, sampled until the build ends
 for name in ("get", "post"):
@@ -491,12 +498,14 @@ for name in ("get", "post"):
             answered[0] = time.perf_counter()
     setattr(HttpClient, name, timed)
 started = time.perf_counter()
-result = build_snapshot(Path(sys.argv[1]), keyring=BENCH_KEYRING, settings=Settings.from_env(),
+settings = Settings.from_env()
+result = build_snapshot(Path(sys.argv[1]), keyring=BENCH_KEYRING, settings=settings,
                         live=True, resume=False)
 ended = time.perf_counter()
 writer_kb = writer.stop()
 m = result.manifest
 print(json.dumps({"started": started, "ended": ended, "log": log, "last": answered[0],
+                  "jobs": settings.harvest_jobs, "granted": granted,
                   "records": {s: v.records for s, v in m.sources.items()},
                   "failed": len(m.failed_requests),
                   "rss_kb": peak_kb(), "writer_rss_kb": writer_kb}))
@@ -509,6 +518,9 @@ def build_live(spec: Path, apis: Mapping[str, LoopbackAPI], data_dir: Path) -> d
         f"CITESEAL_{source.upper()}_URL": api.url(BASE_PATHS[source])
         for source, api in apis.items()
     }
+    jobs = os.environ.get("CITESEAL_HARVEST_JOBS")
+    if jobs is not None:
+        env["CITESEAL_HARVEST_JOBS"] = jobs  # the one setting a comparison may change
     env |= {
         "CITESEAL_EMAIL": EMAIL,
         "NCBI_API_KEY": NCBI_KEY,
@@ -528,21 +540,6 @@ def build_live(spec: Path, apis: Mapping[str, LoopbackAPI], data_dir: Path) -> d
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def shares(out: Mapping[str, Any], sources: Mapping[str, str]) -> dict[str, tuple[int, float]]:
-    """Per source: (requests, seconds owned). A request owns the time from the start of its
-    wait for a slot to the start of the next request's wait; the last one, until it was
-    answered (the build's sealing after it is no source's)."""
-    log = [(host, at) for host, at in out["log"]]
-    owned: dict[str, tuple[int, float]] = dict.fromkeys(sources.values(), (0, 0.0))
-    ends = [at for _, at in log[1:]] + [out["last"]]
-    for (host, at), end in zip(log, ends, strict=True):
-        source = sources.get(host)
-        if source is not None:
-            n, seconds = owned[source]
-            owned[source] = (n + 1, seconds + max(0.0, end - at))
-    return owned
-
-
 def run(
     workdir: Path, *, records: int = RECORDS, trials: int = TRIALS, labels: int = LABELS
 ) -> list[Figure]:
@@ -553,8 +550,10 @@ def run(
         answered = {s: api.counts.answered for s, api in apis.items()}
         endpoints = {s: dict(api.counts.endpoints) for s, api in apis.items()}
         serving = {s: api.counts.serving for s, api in apis.items()}
+        peaks = {s: peak_per_second(api.counts.arrivals) for s, api in apis.items()}
+    starts = started_peaks(out["granted"], {api.host: s for s, api in apis.items()})
     by_host = {api.host: s for s, api in apis.items()}
-    owned = shares(out, by_host)
+    owned = shares(out, by_host, LIMITS)
     counted: dict[str, int] = dict(out["records"])
     counted["pubtator3"] = counted["crossref"] = counted.get("pubmed", 0)  # enriched records
     wall = out["ended"] - out["started"]
@@ -573,6 +572,14 @@ def run(
         figures += [
             Figure(f"{source}: requests ({asked})", n, "req"),
             Figure(f"{source}: published limit", LIMITS[source], "req/s"),
+            Figure(
+                f"{source}: most requests the client started in one second",
+                starts[source],
+                "req",
+                max(1, math.ceil(LIMITS[source])),
+                higher_is_better=False,
+            ),
+            Figure(f"{source}: most arriving in one second (less 50 ms)", peaks[source], "req"),
             Figure(f"{source}: records/s (max {best:,.1f} at the limit)", achieved, "rec/s"),
             Figure(f"{source}: share of the maximum", 100 * achieved / best, "%", GOAL_SHARE),
             Figure(f"{source}: time owned", seconds, "s"),
@@ -583,6 +590,7 @@ def run(
     sequential = total / sum(minimum.values()) if minimum else 0.0
     concurrent = total / max(minimum.values()) if minimum else 0.0
     figures += [
+        Figure("whole build: harvest jobs (CITESEAL_HARVEST_JOBS)", out["jobs"], ""),
         Figure(f"whole build: {total:,} records, wall time", wall, "s"),
         Figure("whole build: records/s", total / wall, "rec/s"),
         Figure("  max, sources one after another", sequential, "rec/s"),

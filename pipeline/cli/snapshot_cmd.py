@@ -10,6 +10,7 @@ use, like ``handle mint``), or with the public demo key under ``--demo-key``.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import sys
 from collections.abc import Iterator
@@ -32,7 +33,7 @@ from pipeline.cli.common import (
 from pipeline.cli.options import DemoKeyOpt, JsonOpt
 from pipeline.errors import SnapshotError
 from pipeline.harvest import Progress
-from pipeline.settings import Settings
+from pipeline.settings import HARVEST_JOBS, HARVEST_JOBS_LIMIT, Settings
 from pipeline.snapshot.backfill import BackfillResult, backfill_snapshot
 from pipeline.snapshot.build import BuildResult, ParentArg, build_snapshot
 from pipeline.snapshot.diff import SnapshotDiff, diff_snapshots
@@ -117,6 +118,17 @@ def build_command(
         bool,
         typer.Option("--no-resume", help="Do not reuse responses of an interrupted build."),
     ] = False,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs",
+            min=1,
+            max=HARVEST_JOBS_LIMIT,
+            help="Threads the harvest uses: each chunk's enrichment runs beside the next "
+            "chunks' fetch, each host at its own pace (default CITESEAL_HARVEST_JOBS, else "
+            f"{HARVEST_JOBS}; 1: one step at a time, for debugging).",
+        ),
+    ] = None,
     demo_key: DemoKeyOpt = False,
     json_out: JsonOpt = False,
 ) -> None:
@@ -127,6 +139,8 @@ def build_command(
     if parent is not None:
         parent_arg = "latest" if parent == "latest" else Path(parent)
     settings = Settings.from_env()
+    if jobs is not None:
+        settings = dataclasses.replace(settings, harvest_jobs=jobs)
     keyring = _sealing_keyring(settings, demo_key)
     with _progress() as progress:
         result = build_snapshot(

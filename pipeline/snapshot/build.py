@@ -374,6 +374,7 @@ class _Run:
                 strict=self.options.strict,
                 lineage=self._ingest,
                 refused=self.log.refusals,
+                jobs=self.settings.harvest_jobs,
             )
             outcome = harvester.run()
             if self.options.refresh and self._db is not None:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import httpx
 
+from pipeline.effects import effect
 from pipeline.errors import ReplayMissError
 from pipeline.network import key_url
 from pipeline.replay import (
@@ -99,7 +100,8 @@ class ResumeTransport(httpx.BaseTransport):
         request.read()
         body = request.content.decode("utf-8", "replace") if request.method != "GET" else None
         key = replay_key(request.method, key_url(request), body or None)
-        self._unsettled[key] = self.folder / wrapper_name(request, key)
+        # noted in the harvest's order, on its thread (a pipelined stage defers it)
+        effect(self._unsettled.__setitem__, key, self.folder / wrapper_name(request, key))
         if self.cached and key not in self._never:
             try:
                 response = self._cache.handle_request(request)

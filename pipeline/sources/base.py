@@ -43,12 +43,16 @@ T_co = TypeVar("T_co", covariant=True)
 class Rate:
     """How fast one source's host may be asked (requests per second): ``per_second``, or
     ``with_key`` when the source's API key is set, or ``without_contact`` when no contact
-    e-mail is (Crossref's public pool is slower than its polite pool)."""
+    e-mail is (Crossref's public pool is slower than its polite pool). ``busy``: how the host
+    says, inside an answer of an expected status, that it refused the request for its rate
+    (NCBI's "API rate limit exceeded" in a 200 body): such an answer is retried like a 429
+    and never recorded (None: the host says it with a status)."""
 
     host: str
     per_second: float
     with_key: float | None = None
     without_contact: float | None = None
+    busy: Callable[[bytes], bool] | None = None
 
     def for_settings(self, settings: Settings, *, keyed: bool) -> float:
         if keyed and self.with_key is not None:

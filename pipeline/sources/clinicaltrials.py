@@ -533,7 +533,10 @@ PLUGIN = Plugin(
     rate=Rate("clinicaltrials.gov", 0.8),  # about 50 requests a minute
     options=ClinicalTrialsSpec,
     rank=30,
-    shapes=Shapes(hosts=(("clinicaltrials.gov", ""),), json=(("studies",), ("protocolSection",))),
+    shapes=Shapes(
+        hosts=(("clinicaltrials.gov", ""), ("www.clinicaltrials.gov", "")),
+        json=(("studies",), ("protocolSection",)),
+    ),
     by_id={"nct": ById("fetch", ID_BATCH, lambda client, ids: fetch_records(client, ids))},
     table_searches=_searches,
     table_ids=lambda options: {"nct": options.ids},

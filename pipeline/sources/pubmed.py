@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import Field, StrictBool
 
 from pipeline.errors import ParseError
-from pipeline.http import HttpClient
+from pipeline.http import HttpClient, is_rate_limit_body
 from pipeline.records import ParseResult, Record
 from pipeline.sources.base import ById, Plugin, Rate, Request, Search, Shapes, Step
 from pipeline.sources.paging import send, walk
@@ -298,7 +298,7 @@ PLUGIN = Plugin(
     base_url=BASE.rstrip("/"),
     parse_body=parse,
     # NCBI E-utilities usage policy: 3 requests/s, 10 with an API key
-    rate=Rate("eutils.ncbi.nlm.nih.gov", 3.0, with_key=10.0),
+    rate=Rate("eutils.ncbi.nlm.nih.gov", 3.0, with_key=10.0, busy=is_rate_limit_body),
     options=PubMedSpec,
     rank=10,
     counts_ids=True,

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pipeline.errors import ParseError
-from pipeline.http import HttpClient
+from pipeline.http import HttpClient, is_rate_limit_body
 from pipeline.records import Annotation, ParseResult, Passage, Record, Refusal
 from pipeline.sources import citable
 from pipeline.sources import jsonshape as shape
@@ -57,11 +57,19 @@ _FIRST_LABEL = re.compile(rf"^({_LABEL}):\s+")
 _NEXT_LABEL = re.compile(rf"(?<=[.?!)\]]) ({_LABEL}):\s+")
 
 
+# every character str.isspace() holds a space but the plain one (tests check the list)
+SPACES = (
+    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005"
+    "\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+_PLAIN_SPACES = dict.fromkeys(map(ord, SPACES), " ")
+
+
 def _same_width(text: str) -> str:
     """``text`` with every Unicode space (NBSP, thin space…) as a plain space and every
     superscript/subscript character as its plain character; same length, so offsets found in
     the result are offsets in ``text``."""
-    return "".join(" " if c.isspace() else c for c in plain_scripts(text))
+    return plain_scripts(text).translate(_PLAIN_SPACES)
 
 
 @dataclass(frozen=True)
@@ -208,10 +216,11 @@ def _label_sections(offset: int, text: str) -> list[_Section]:
 
 
 def _placed(passage: Passage, bioc: str, base: int, cursor: int) -> _Section | None:
-    """``passage`` found in the BioC text ``bioc`` (at document offset ``base``) from
-    ``cursor`` on: compared flattened (scripts as plain characters, every space plain)."""
+    """``passage`` found in the BioC text ``bioc`` (at document offset ``base``, already
+    :func:`_same_width`) from ``cursor`` on: compared flattened (scripts as plain characters,
+    every space plain)."""
     flat, where = flatten_scripts(passage.text)
-    position = _same_width(bioc).find(_same_width(flat), cursor)
+    position = bioc.find(_same_width(flat), cursor)
     if position < 0:
         return None
     return _Section(passage.path, base + position, passage.text, flat, where)
@@ -222,11 +231,11 @@ def _located_sections(doc: _Doc, passages: Sequence[Passage]) -> list[_Section]:
     found: list[_Section] = []
     by_path = {p.path: p for p in passages}
     if doc.title is not None and "title" in by_path:
-        title = _placed(by_path["title"], doc.title[1], doc.title[0], 0)
+        title = _placed(by_path["title"], _same_width(doc.title[1]), doc.title[0], 0)
         if title is not None:
             found.append(title)
     if doc.abstract is not None:
-        base, text = doc.abstract
+        base, text = doc.abstract[0], _same_width(doc.abstract[1])
         cursor = 0
         for passage in passages:
             if not passage.path.startswith("abstract."):
@@ -372,7 +381,8 @@ PLUGIN = Plugin(
     schemes=(),
     base_url="https://www.ncbi.nlm.nih.gov/research/pubtator3-api",
     parse_body=parse,
-    rate=Rate("www.ncbi.nlm.nih.gov", 3.0),  # "no more than 3 requests per second"
+    # "no more than 3 requests per second"; NCBI says "API rate limit exceeded" in a 200 body
+    rate=Rate("www.ncbi.nlm.nih.gov", 3.0, busy=is_rate_limit_body),
     shapes=Shapes(
         hosts=(("www.ncbi.nlm.nih.gov", "/research/pubtator3-api/"),),
         json=(("PubTator3",),),

@@ -465,12 +465,26 @@ def test_spec_dois_are_asked_in_one_ored_crossref_filter_and_an_unknown_one_is_m
 
 
 def test_dois_are_batched_below_the_crossref_filter_limit_leaving_room_for_controls() -> None:
+    """The lineage holds some of the DOIs: each request leaves room for the controls."""
     dois = [f"10.5555/batch.{n}" for n in range(1, 121)]
     spec = f'name = "h"\n[crossref]\ndois = {dois!r}\n'
-    harvester, sink, asked = harvest_through(spec, lambda r: crossref_works(r, dois), NoLineage())
+    lineage = Carrying({"doi:10.5555/batch.7"})
+    harvester, sink, asked = harvest_through(spec, lambda r: crossref_works(r, dois), lineage)
     sizes = [len(r.url.params["filter"].split(",")) for r in asked]
     assert sizes == [47, 47, 26]  # crossref.DOI_BATCH (50) less the lineage controls (3)
     assert len(sink.delivered) == 120 and harvester.outcome.missing == set()
+
+
+def test_a_first_build_asks_whole_by_id_requests_keeping_no_room_for_controls() -> None:
+    """No lineage (or one holding none of the ids asked): no answer is ever asked again, so
+    every request carries the source's whole batch."""
+    dois = [f"10.5555/batch.{n}" for n in range(1, 121)]
+    spec = f'name = "h"\n[crossref]\ndois = {dois!r}\n'
+    for lineage in (NoLineage(), Carrying({"doi:10.5555/elsewhere.1"})):
+        harvester, sink, asked = harvest_through(spec, lambda r: crossref_works(r, dois), lineage)
+        sizes = [len(r.url.params["filter"].split(",")) for r in asked]
+        assert sizes == [50, 50, 20]  # crossref.DOI_BATCH
+        assert len(sink.delivered) == 120 and harvester.outcome.missing == set()
 
 
 def test_an_empty_crossref_answer_withdraws_a_doi_only_when_a_control_comes_back() -> None:

@@ -30,7 +30,11 @@ from pipeline.http import (
     is_rate_limit_body,
     retry_after_seconds,
 )
+from pipeline.pacing import busy_check
 from pipeline.settings import Settings
+from pipeline.sources import registered
+from pipeline.sources.base import Rate
+from tests.pipeline.sources import example_source
 
 HOST = "127.0.0.1"
 NO_PACING = {HOST: 0.0}
@@ -217,6 +221,28 @@ def test_ncbi_rate_limit_inside_a_200_body_is_retried(loopback: Loopback, limite
     assert response.content == b"<PubmedArticleSet/>"
     assert len(loopback.seen) == 2
     assert len(waits) == 1
+
+
+def test_a_source_of_ones_own_says_how_its_host_refuses_for_rate_in_a_body() -> None:
+    """A registered source's ``Rate.busy`` is the client's and the recorder's check (no table
+    of sources in pipeline/http.py): its "busy" 200 is retried, that of another is not."""
+    bodies = [b"BUSY", b'{"results": []}']
+    transport = httpx.MockTransport(lambda _: httpx.Response(200, content=bodies.pop(0)))
+    plugin = dataclasses.replace(
+        example_source.PLUGIN,
+        rate=Rate("notes.example", 5.0, busy=lambda body: body == b"BUSY"),
+    )
+    with registered(plugin):
+        assert busy_check("notes", "mirror.example") is plugin.rate.busy  # type: ignore[union-attr]
+        assert busy_check(None, "notes.example") is plugin.rate.busy  # type: ignore[union-attr]
+        http, waits = client(transport=transport, rates={"notes.example": 0.0})
+        with http:
+            response = http.get("https://notes.example/api/notes", source="notes")
+    assert response.content == b'{"results": []}'
+    assert len(waits) == 1 and bodies == []
+    assert busy_check("crossref", "api.crossref.org") is None
+    assert busy_check("pubmed", "mirror.example") is is_rate_limit_body  # NCBI's, by name
+    assert busy_check(None, "www.ncbi.nlm.nih.gov") is is_rate_limit_body  # and by host
 
 
 def test_rate_limit_body_detection_ignores_ordinary_text() -> None:

@@ -27,6 +27,7 @@ from pipeline.replay import (
 )
 from pipeline.settings import Settings
 from pipeline.snapshot.resume import ResumeTransport
+from pipeline.sources import pubmed
 
 EFETCH = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/efetch.fcgi"
 FAST = {"eutils.ncbi.nlm.nih.gov": 0.0, "api.crossref.org": 0.0}
@@ -372,3 +373,24 @@ def test_an_answer_that_fails_the_clients_bounds_is_never_recorded_or_cached(
         http.get(EFETCH, source="pubmed")
     assert caught.value.message == message
     assert list(tmp_path.rglob("*.json")) == []
+
+
+def test_a_recorded_batch_answers_a_batch_cut_differently_by_its_records(tmp_path: Path) -> None:
+    """A first build's efetch of 5 PMIDs (recorded whole) answers a refresh build's request
+    for 3 of them (asked with room for controls): each record placed from the recording."""
+    import random
+
+    from pipeline.bench.bench_snapshot import article_xml
+
+    pmids = [str(p) for p in range(99100001, 99100006)]
+    articles = "".join(article_xml(int(p), random.Random(int(p))) for p in pmids)
+    body = f'<?xml version="1.0" ?>\n<PubmedArticleSet>{articles}</PubmedArticleSet>'
+    form = f"db=pubmed&retmode=xml&id={'%2C'.join(pmids)}"
+    put(tmp_path, "e.json", EFETCH, body, method="POST", request_body=form)
+    with HttpClient(Settings(ncbi_api_key="k" * 36), transport=ReplayTransport([tmp_path])) as http:
+        asked = {"db": "pubmed", "retmode": "xml", "id": ",".join(pmids[1:4])}
+        answer = http.post(EFETCH, data=asked, source="pubmed")
+        got = [r.record_id for r in pubmed.parse(answer.content).records]
+        assert got == [f"pmid:{p}" for p in pmids[1:4]]
+        with pytest.raises(ReplayMissError):  # an id the recording never asked for
+            http.post(EFETCH, data={**asked, "id": "99100001,99100009"}, source="pubmed")

@@ -248,7 +248,7 @@ def test_every_file_not_placed_is_listed_with_its_reason(tmp_path: Path) -> None
         "body starts with {, [ or <)",
         "not placed: notices.json: a raw Crossref body: only a wrapper whose request names "
         "the DOI (an updates: filter) says which record its notices update",
-        "not placed: other.json: recorded from example.org, which is none of the six sources",
+        "not placed: other.json: recorded from example.org, which is no registered source's API",
     ]
     summary = json.loads((tmp_path / "out" / "citeseal-replay.json").read_text())
     assert [n["file"] for n in summary["not_placed"]] == [

@@ -7,9 +7,11 @@ import random
 from pathlib import Path
 
 import httpx
+import pytest
 
 from pipeline.bench import bench_live
-from pipeline.bench.bench_live import Answers, LoopbackAPI, TokenBucket, shares
+from pipeline.bench.bench_figures import started_peaks
+from pipeline.bench.bench_live import Answers, LoopbackAPI, TokenBucket, peak_per_second, shares
 from pipeline.bench.bench_snapshot import article_xml
 from pipeline.pacing import RateLimiter
 from pipeline.sources import clinicaltrials, crossref, openfda, pubmed, pubtator3
@@ -118,13 +120,27 @@ def test_crossref_notices_are_paged_by_cursor() -> None:
     assert len(crossref.parse(last).notices) == 1
 
 
-def test_each_request_owns_the_time_until_the_next_one_starts_waiting() -> None:
+def test_a_source_owns_its_hosts_span_plus_one_interval_at_its_limit() -> None:
+    """Sources run concurrently: each owns its first request's wait to its last one's, plus
+    that last request's slot (1 / its limit), however the others interleave."""
     out = {
-        "log": [("a", 0.0), ("a", 1.0), ("b", 1.5), ("c", 4.0)],
-        "last": 4.25,
+        "log": [("a", 0.0), ("b", 0.5), ("a", 1.0), ("c", 4.0), ("b", 4.5)],
+        "last": 4.75,
     }
-    owned = shares(out, {"a": "pubmed", "b": "crossref", "c": "openfda"})
-    assert owned == {"pubmed": (2, 1.5), "crossref": (1, 2.5), "openfda": (1, 0.25)}
+    owned = shares(out, {"a": "pubmed", "b": "crossref", "c": "openfda"}, bench_live.LIMITS)
+    assert owned == {
+        "pubmed": (2, pytest.approx(1.0 + 1 / 10)),
+        "crossref": (2, pytest.approx(4.0 + 1 / 3)),
+        "openfda": (1, pytest.approx(1 / 4)),
+    }
+
+
+def test_the_peak_counts_the_arrivals_of_the_busiest_second_less_the_jitter_slack() -> None:
+    # paced at 4/s (0.25 s apart), one arrival 40 ms late: still 4 in any second
+    assert peak_per_second([0.0, 0.25, 0.54, 0.75, 1.0, 1.25]) == 4
+    # five within 0.9 s: over a limit of 4
+    assert peak_per_second([0.0, 0.2, 0.4, 0.6, 0.9]) == 5
+    assert peak_per_second([]) == 0
 
 
 def test_the_spec_asks_for_every_source_of_the_bench(tmp_path: Path) -> None:
@@ -228,15 +244,24 @@ def test_a_search_at_the_threshold_pages_ids_and_fetches_them_by_id() -> None:
     assert _harvest_pubmed(5_000, records=900)[0] == [
         "esearch.fcgi {'usehistory': 'y', 'retstart': '0', 'retmax': '500'}",
         "esearch.fcgi {'usehistory': 'y', 'retstart': '500', 'retmax': '500'}",
-        "efetch.fcgi {'ids': '497'}",
-        "efetch.fcgi {'ids': '403'}",
-    ]  # a limit above the threshold, a count below it: ids, the history unused
+        "efetch.fcgi {'ids': '500'}",
+        "efetch.fcgi {'ids': '400'}",
+    ]  # a limit above the threshold, a count below it: ids, the history unused; no lineage:
+    # whole requests
     asked, delivered = _harvest_pubmed(1_000)  # at the threshold: no history asked
     assert asked == [
         "esearch.fcgi {'retstart': '0', 'retmax': '500'}",
         "esearch.fcgi {'retstart': '500', 'retmax': '500'}",
-        "efetch.fcgi {'ids': '497'}",
-        "efetch.fcgi {'ids': '497'}",
-        "efetch.fcgi {'ids': '6'}",
+        "efetch.fcgi {'ids': '500'}",
+        "efetch.fcgi {'ids': '500'}",
     ]
     assert delivered == 1_000
+
+
+def test_the_clients_busiest_second_counts_the_slots_its_limiter_granted() -> None:
+    paced = [(bench_live.HOSTS["crossref"], i / 3) for i in range(9)]  # 3/s exactly
+    hosts = {bench_live.HOSTS["crossref"]: "crossref"}
+    assert started_peaks(paced, hosts) == {"crossref": 3}
+    early = [*paced, (bench_live.HOSTS["crossref"], 0.5)]  # one slot in between: 4 in a second
+    assert started_peaks(early, hosts) == {"crossref": 4}
+    assert started_peaks([], hosts) == {"crossref": 0}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import httpx
@@ -225,3 +226,8 @@ def test_a_pubtator3_document_without_a_valid_pmid_is_refused_not_fatal() -> Non
     result = pubtator3.parse(body)
     assert result.ids == ["pmid:99000001"]
     assert [r.value for r in result.refused] == ["Health Literacy"]
+
+
+def test_the_spaces_made_plain_are_every_space_python_knows_but_the_plain_one() -> None:
+    everyone = {c for c in map(chr, range(sys.maxunicode + 1)) if c.isspace()}
+    assert set(pubtator3.SPACES) == everyone - {" "}
