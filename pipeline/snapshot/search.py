@@ -162,7 +162,7 @@ def check_query(query: str) -> None:
 
 _ALSO = (
     "{'record_id': m.record_id, 'source': st.source, 'version': st.current_version, "
-    "'path': b.path, 'score': b.score}"
+    "'path': bp.path, 'score': b.score}"
 )
 
 
@@ -208,21 +208,25 @@ def page_sql(
         ]
     )
     order = "score DESC, record_id, seq"
+    # windows and sorts run over narrow rows: one per record, then one per work; the wide
+    # facts of a hit are read for the page only
     return f"""
 WITH RECURSIVE {scored_sql(numbered=numbered)},
 hits AS (SELECT {facts} {HITS_FROM}),
 dated AS (SELECT *, {dated} AS published FROM hits),
 states AS MATERIALIZED (SELECT *{columns} FROM dated),
-kept AS MATERIALIZED (SELECT * FROM states WHERE {kept}),
+kept AS MATERIALIZED (SELECT record_id, version, path, seq, score FROM states WHERE {kept}),
 {works_sql("kept")},
-ranked AS MATERIALIZED (
-    SELECT kept.*, w.work,
-           row_number() OVER (PARTITION BY w.work ORDER BY {order}) AS in_work,
-           row_number() OVER (PARTITION BY kept.record_id ORDER BY score DESC, seq) AS in_record
-    FROM kept JOIN work_of w USING (record_id)),
+record_top AS (SELECT record_id, max(score) AS score FROM kept GROUP BY record_id),
+record_best AS MATERIALIZED (
+    SELECT k.record_id, k.version, k.score, min(k.seq) AS seq, w.work
+    FROM kept k JOIN record_top t ON t.record_id = k.record_id AND k.score = t.score
+    JOIN work_of w ON w.record_id = k.record_id
+    GROUP BY k.record_id, k.version, k.score, w.work),
 best AS (
-    SELECT ranked.*, f.retracted AS w_retracted, f.expression_of_concern AS w_expression_of_concern
-    FROM ranked JOIN work_flags f USING (work) WHERE in_work = 1),
+    SELECT b.*, f.retracted AS w_retracted, f.expression_of_concern AS w_expression_of_concern
+    FROM record_best b JOIN work_flags f USING (work)
+    QUALIFY row_number() OVER (PARTITION BY b.work ORDER BY {order}) = 1),
 shown AS (SELECT * FROM best WHERE {shown}),
 paged AS (SELECT * FROM shown ORDER BY {order} LIMIT $limit OFFSET $offset),
 also AS (
@@ -230,11 +234,20 @@ also AS (
     FROM paged
     JOIN work_members m ON m.work = paged.work AND m.record_id <> paged.record_id
     JOIN record_state st ON st.record_id = m.record_id
-    LEFT JOIN ranked b ON b.record_id = m.record_id AND b.in_record = 1
+    LEFT JOIN record_best b ON b.record_id = m.record_id
+    LEFT JOIN passages bp ON bp.record_id = b.record_id AND bp.version = b.version
+         AND bp.seq = b.seq
     GROUP BY paged.work),
-page AS (SELECT paged.* REPLACE (coalesce(published, {PUBLISHED_SQL}) AS published),
-         t.section, t.text, also.also
-         FROM paged JOIN passages t USING (record_id, version, path) LEFT JOIN also USING (work)),
+facts AS (
+    SELECT paged.*, t.path, t.section, t.text, s.source, r.title, r.preprint, r.status,
+           r.metadata, r.version_date, r.year, also.also
+    FROM paged
+    JOIN passages t ON t.record_id = paged.record_id AND t.version = paged.version
+         AND t.seq = paged.seq
+    JOIN record_state s ON s.record_id = paged.record_id
+    JOIN records r ON r.record_id = paged.record_id AND r.version = paged.version
+    LEFT JOIN also USING (work)),
+page AS (SELECT *, {PUBLISHED_SQL} AS published FROM facts),
 summary AS (SELECT {summary})
 SELECT summary.*, page.record_id, page.version, page.path, page.section, page.text,
        page.score, page.source, page.title, page.w_retracted, page.w_expression_of_concern,
