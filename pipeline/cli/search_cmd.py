@@ -11,9 +11,16 @@ from audit.terminal import one_line
 from pipeline.cli.common import keyring_from_settings, seal_policy, trusted_snapshot
 from pipeline.cli.options import DemoKeyOpt, JsonOpt, SnapshotOpt
 from pipeline.settings import Settings
-from pipeline.snapshot.filters import CLI_NAMES, SearchFilters, make_filters, undecided_lines
+from pipeline.snapshot.filters import (
+    CLI_NAMES,
+    SearchFilters,
+    make_filters,
+    undecided_lines,
+    work_lines,
+)
 from pipeline.snapshot.search import (
     PassageView,
+    also_text,
     held_statuses,
     record_passages,
     search_page,
@@ -47,6 +54,8 @@ def _passage_lines(view: PassageView, number: int | None = None) -> list[str]:
     lines.extend(
         textwrap.wrap(one_line(view.text), WIDTH, initial_indent="   ", subsequent_indent="   ")
     )
+    if view.also:
+        lines.append("   also: " + "; ".join(also_text(other) for other in view.also))
     return lines
 
 
@@ -65,7 +74,9 @@ def search_command(
         list[str] | None,
         typer.Option("--source", help="Only passages of this source (repeatable)."),
     ] = None,
-    limit: Annotated[int, typer.Option("--limit", "-n", help="How many passages.")] = 10,
+    limit: Annotated[
+        int, typer.Option("--limit", "-n", help="How many works (one passage each).")
+    ] = 10,
     retracted: Annotated[str, _flag_option("--retracted", "retracted records")] = "include",
     concern: Annotated[
         str, _flag_option("--expression-of-concern", "records with an expression of concern")
@@ -102,7 +113,8 @@ def search_command(
     demo_key: DemoKeyOpt = False,
     json_out: JsonOpt = False,
 ) -> None:
-    """Rank the passages of a snapshot for QUERY and print each with its handle."""
+    """Rank the works of a snapshot for QUERY: each work's best passage with its handle, and
+    the work's other records (its PubMed, Europe PMC, Crossref, preprint copies)."""
     settings = Settings.from_env()
     keyring = keyring_from_settings(settings, demo_key)
     policy = seal_policy(settings, demo_key, keyring=keyring)
@@ -131,7 +143,9 @@ def search_command(
                     "filters": filters.canonical(),
                     "demo_key": keyring.demo,
                     "total": page.total,
+                    "passages": page.passages,
                     "excluded_unknown": page.excluded_unknown,
+                    "excluded_by_work": page.excluded_by_work,
                     "results": hits,
                 }
             )
@@ -143,8 +157,8 @@ def search_command(
     for number, hit in enumerate(hits, start=1):
         typer.echo("\n".join(_passage_lines(hit, number)))
     if len(hits) < page.total:
-        typer.echo(f"shown: {len(hits)} of {page.total} matching passages (--limit)")
-    for line in undecided_lines(page.excluded_unknown):
+        typer.echo(f"shown: {len(hits)} of {page.total} matching works (--limit)")
+    for line in undecided_lines(page.excluded_unknown) + work_lines(page.excluded_by_work):
         typer.echo(line)
     if keyring.demo:
         typer.echo("note: handles minted with the public demo key", err=True)

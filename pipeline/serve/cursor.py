@@ -4,14 +4,16 @@ A cursor is what a search page hands back as ``next_cursor``, and what the next 
 as ``cursor`` (with the same query and filters) to get the following page::
 
     cursor  = base64url( payload tag )            no padding, at most MAX_CURSOR_CHARS
-    payload = canonical JSON (sorted keys, no spaces): {"v": 1, "tool": ..., "query": ...,
+    payload = canonical JSON (sorted keys, no spaces): {"v": 2, "tool": ..., "query": ...,
               "filters": {...}, "snapshot": <sha256 of the snapshot file>, "offset": N}
     tag     = 32 bytes: Keyring.derived_tag(PURPOSE, payload), HMAC-SHA256 under a key
               derived from the served key for this purpose only (audit.keys)
 
 What it binds: the tool (literature, trials, drug labels), the query as given, the filters
 as parsed (:meth:`~pipeline.snapshot.filters.SearchFilters.canonical`), the snapshot file's
-sha256 and the offset of the next page. :func:`read_cursor` checks, in this order, that the
+sha256 and the offset of the next page, counted in *works* (format 2: search returns one
+result per work, :mod:`pipeline.snapshot.works`; a format-1 cursor counted passages and is
+refused, never misread as a work offset). :func:`read_cursor` checks, in this order, that the
 text is a cursor at all (length, alphabet, base64url), that its tag verifies (so no byte of
 it was changed, cut or made up), that it is of this format, then that it was issued for this
 snapshot, this tool, and this query and these filters. Each failure is an
@@ -20,7 +22,9 @@ snapshot, this tool, and this query and these filters. Each failure is an
 A cursor carries no secret (the query is in it, readable) and does not expire: it stays good
 for as long as the server serves the same snapshot file with the same key. Paging is by
 offset into a total order (:func:`pipeline.snapshot.search.search_page`) over a frozen
-snapshot, so pages never repeat or skip a passage.
+snapshot, so pages never repeat or skip a work: a work's records are grouped by the snapshot
+alone, and the works are ranked by their best passage in a total order, so the work at each
+offset is the same on every call and no work can appear on two pages.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ from audit.keys import TAG_BYTES, Keyring
 from audit.terminal import one_line
 
 PURPOSE = b"citeseal serve search cursor"
-FORMAT = 1
+FORMAT = 2
 MAX_CURSOR_CHARS = 4_096
 """A query of 1,000 characters (up to 4 UTF-8 bytes each, escaped in JSON) fits with room."""
 _ALPHABET = re.compile(r"[A-Za-z0-9_-]+")

@@ -234,8 +234,10 @@ def build_server(served: Served) -> "MCPServer":
     ) -> Annotated[CallToolResult, SearchResult]:
         """Search the snapshot's papers (PubMed, Europe PMC, PubTator3, Crossref) by BM25.
 
-        Each passage comes with its handle: cite it exactly as given. Flags (retracted,
-        expression_of_concern, preprint) are shown on each passage. Filters: retracted,
+        One result per work (a paper's PubMed, Europe PMC, Crossref and preprint records):
+        its best passage with its handle (cite it exactly as given), the work's other records
+        in also. Flags (retracted, expression_of_concern: set when any record of the work has
+        them; preprint) are shown on each result. Filters: retracted,
         expression_of_concern, preprint (include/exclude/only), publication date range. More
         pages: pass next_cursor back as cursor."""
         return _result(

@@ -69,12 +69,13 @@ from audit.support.run import (
 from audit.terminal import one_line
 from pipeline.serve.cursor import MAX_CURSOR_CHARS, SearchKey, issue_cursor, read_cursor
 from pipeline.serve.doc_text import doc_block, folding_steps
-from pipeline.snapshot.filters import SearchFilters, make_filters, undecided_lines
+from pipeline.snapshot.filters import SearchFilters, make_filters, undecided_lines, work_lines
 from pipeline.snapshot.search import (
     MAX_QUERY_CHARS,
     PassageView,
     RecordView,
     SearchPage,
+    also_text,
     check_query,
     held_statuses,
     record_passages,
@@ -187,11 +188,20 @@ class SearchResult(BaseModel):
         default_factory=dict, description="The filters applied, as parsed."
     )
     offset: int = Field(default=0, description="Position of the first result in the ranking.")
-    total: int = Field(default=0, description="Passages that match the query and filters.")
+    total: int = Field(
+        default=0,
+        description="Works (one result each) with a passage that matches the query and filters.",
+    )
+    passages: int = Field(default=0, description="Passages that match the query and filters.")
     excluded_unknown: dict[str, int] = Field(
         default_factory=dict,
         description="Per filter: records left out because the filter could not decide "
         "(their flag, date or status is unknown).",
+    )
+    excluded_by_work: dict[str, int] = Field(
+        default_factory=dict,
+        description="Per work flag set to exclude: works left out because another record of "
+        "the work carries the flag.",
     )
     next_cursor: str | None = Field(
         default=None,
@@ -280,9 +290,10 @@ def _passage_text(view: PassageView, number: int | None = None) -> str:
     if view.published:
         context.append(f"published {one_line(view.published)}")
     score = f" (score {view.score:.3f})" if view.score is not None else ""
+    also = f"\n   also: {'; '.join(map(also_text, view.also))}" if view.also else ""
     return (
         f"{head}{one_line(handle)}{score}\n   {' — '.join(context)}{_flags_text(view.flags)}\n"
-        f"   {one_line(view.text)}"
+        f"   {one_line(view.text)}{also}"
     )
 
 
@@ -356,7 +367,9 @@ def search(
         filters=filters.canonical(),
         offset=offset,
         total=page.total,
+        passages=page.passages,
         excluded_unknown=page.excluded_unknown,
+        excluded_by_work=page.excluded_by_work,
         next_cursor=issue_cursor(served.keyring, key, after) if after < page.total else None,
     )
     if not hits:
@@ -367,12 +380,13 @@ def search(
             text += f" beyond the first {offset}"
     else:
         lines = [
-            f"passages {offset + 1}-{after} of {page.total} for {one_line(query)!r} "
+            f"works {offset + 1}-{after} of {page.total} for {one_line(query)!r} "
             f"({', '.join(chosen)}):"
         ]
         lines += [_passage_text(hit, n) for n, hit in enumerate(hits, start=offset + 1)]
         text = "\n".join(lines)
-    text += "".join(f"\n{line}" for line in undecided_lines(page.excluded_unknown))
+    notes = undecided_lines(page.excluded_unknown) + work_lines(page.excluded_by_work)
+    text += "".join(f"\n{line}" for line in notes)
     if value.next_cursor:
         text += f"\nmore results: call again with the same arguments and cursor={value.next_cursor}"
     return Outcome(value, text + _demo_note(served))

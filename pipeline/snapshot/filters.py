@@ -229,6 +229,22 @@ def undecided_lines(excluded: dict[str, int]) -> list[str]:
     ]
 
 
+WORK_MEANINGS = {
+    "retracted": "another record of which is retracted",
+    "expression_of_concern": "another record of which has an expression of concern",
+}
+"""Why a work counted under ``excluded_by_work[name]`` was left out (pipeline.snapshot.works)."""
+
+
+def work_lines(excluded: dict[str, int]) -> list[str]:
+    """One line per excluded work flag that left works out (none when it left none)."""
+    return [
+        f"left out: {count} work{'s' if count != 1 else ''} {WORK_MEANINGS[name]}"
+        for name, count in excluded.items()
+        if count
+    ]
+
+
 def make_filters(
     *,
     sources: Iterable[str] = (),

@@ -20,6 +20,7 @@ import duckdb
 from audit.errors import CitationSyntaxError, InputError
 from audit.handles import PINNED_SCHEMES, SCHEMES, Locator, mint, parse_locator
 from audit.keys import Keyring
+from audit.terminal import one_line
 from pipeline.errors import SnapshotError
 from pipeline.snapshot.filters import (
     FLAGS,
@@ -30,12 +31,35 @@ from pipeline.snapshot.filters import (
 )
 from pipeline.snapshot.index import HITS_FROM, INDEX_VERSION, numbered, scored_sql
 from pipeline.snapshot.store import SEP, connect, first_line, load_fts, read_meta
+from pipeline.snapshot.works import WORK_FLAGS, works_sql
 
 MAX_QUERY_CHARS = 1_000
 MAX_LIMIT = 1_000
 MAX_OFFSET = 1_000_000
 RECORD_ID_MARKS = ("@", "/", "~")
 """What follows the id in a handle (``@version``, ``/path``, ``~check``): never in a record id."""
+
+
+@dataclass(frozen=True)
+class AlsoRecord:
+    """Another record of a search result's work: its best passage's handle and score for the
+    query among the passages the filters keep (both None when it has none: it matches no word
+    of the query, or a filter left it out; the handle is also None for a passage no handle
+    scheme covers)."""
+
+    record_id: str
+    source: str
+    handle: str | None
+    score: float | None
+
+
+def also_text(other: AlsoRecord) -> str:
+    """Another record of a result's work as the text outputs name it (terminal-safe)."""
+    if other.handle is not None:
+        return f"{one_line(other.handle)} ({one_line(other.source)})"
+    if other.score is not None:
+        return f"{one_line(other.record_id)} ({one_line(other.source)}; no handle scheme)"
+    return f"{one_line(other.record_id)} ({one_line(other.source)}; no passage kept)"
 
 
 @dataclass(frozen=True)
@@ -52,6 +76,8 @@ class PassageView:
     flags: dict[str, bool | None] = field(default_factory=dict)
     status: str | None = None  # the record's status (registry status, publication status…)
     published: str | None = None  # the record's date as its source gives it (filters.py)
+    work: str | None = None  # search results: the work's id (pipeline.snapshot.works)
+    also: list[AlsoRecord] = field(default_factory=list)  # search results: the work's others
 
 
 @dataclass(frozen=True)
@@ -109,16 +135,21 @@ def open_snapshot(path: Path) -> duckdb.DuckDBPyConnection:
 
 @dataclass(frozen=True)
 class SearchPage:
-    """One page of a filtered search: ``hits`` (best first), from position ``offset`` of the
-    ``total`` passages that match the query and pass every filter. ``excluded_unknown``
-    counts, per active filter that can be undecided, the *records* matching the query that
-    no filter rejected but this one could not decide (its value unknown): left out, never
-    silently (see :mod:`pipeline.snapshot.filters`)."""
+    """One page of a filtered search: ``hits`` (best first), one per *work*
+    (:mod:`pipeline.snapshot.works`), from position ``offset`` of the ``total`` works that have
+    a passage matching the query and passing every filter (``passages`` such passages in
+    all). ``excluded_unknown`` counts, per active filter that can be undecided, the *records*
+    matching the query that no filter rejected but this one could not decide (its value
+    unknown): left out, never silently (see :mod:`pipeline.snapshot.filters`).
+    ``excluded_by_work`` counts, per work flag set to ``exclude``, the works left out because
+    another record of the work carries the flag (the kept record did not)."""
 
     hits: list[PassageView]
     offset: int
     total: int
     excluded_unknown: dict[str, int]
+    passages: int = 0
+    excluded_by_work: dict[str, int] = field(default_factory=dict)
 
 
 def check_query(query: str) -> None:
@@ -129,10 +160,24 @@ def check_query(query: str) -> None:
         raise InputError(f"the search query is {len(query)} characters; at most {MAX_QUERY_CHARS}")
 
 
-def page_sql(states: Sequence[tuple[str, str]], *, numbered: bool = True) -> str:
-    """The paged, filtered search: one row per hit of the page, each carrying ``total`` and
-    one undecided count per filter (one row of NULL hit columns when the page is empty).
-    Parameters: $query, $limit, $offset and the filters' own (:func:`filter_states`)."""
+_ALSO = (
+    "{'record_id': m.record_id, 'source': st.source, 'version': st.current_version, "
+    "'path': bp.path, 'score': b.score}"
+)
+
+
+def page_sql(
+    states: Sequence[tuple[str, str]],
+    *,
+    numbered: bool = True,
+    excluded_work_flags: Sequence[str] = (),
+) -> str:
+    """The paged, filtered search, one result per work: one row per work of the page (its
+    best passage, the other records of the work in ``also``), each carrying ``total`` (works),
+    ``passages``, one undecided count per filter and one count per excluded work flag (one row
+    of NULL hit columns when the page is empty). Filters decide per record *before* grouping;
+    a work whose flag in ``excluded_work_flags`` is True (any record of it flagged) is left
+    out. Parameters: $query, $limit, $offset and the filters' own (:func:`filter_states`)."""
     facts = (
         "p.record_id, p.version, p.path, p.seq, scored.score, s.source, "
         "r.title, r.retracted, r.expression_of_concern, r.preprint, r.status, r.metadata, "
@@ -149,21 +194,64 @@ def page_sql(states: Sequence[tuple[str, str]], *, numbered: bool = True) -> str
         + f") AS u{n}"
         for n, name in enumerate(names)
     ]
-    summary = ", ".join(["(SELECT count(*) FROM kept) AS total", *undecided])
+    dropped = [
+        f"(SELECT count(*) FROM best WHERE w_{flag} IS TRUE) AS x{n}"  # noqa: S608
+        for n, flag in enumerate(excluded_work_flags)
+    ]
+    shown = " AND ".join(f"w_{flag} IS NOT TRUE" for flag in excluded_work_flags) or "TRUE"
+    summary = ", ".join(
+        [
+            "(SELECT count(*) FROM shown) AS total",
+            "(SELECT count(*) FROM kept) AS passages",
+            *undecided,
+            *dropped,
+        ]
+    )
     order = "score DESC, record_id, seq"
+    # windows and sorts run over narrow rows: one per record, then one per work; the wide
+    # facts of a hit are read for the page only
     return f"""
-WITH {scored_sql(numbered=numbered)},
+WITH RECURSIVE {scored_sql(numbered=numbered)},
 hits AS (SELECT {facts} {HITS_FROM}),
 dated AS (SELECT *, {dated} AS published FROM hits),
 states AS MATERIALIZED (SELECT *{columns} FROM dated),
-kept AS (SELECT * FROM states WHERE {kept}),
-paged AS (SELECT * FROM kept ORDER BY {order} LIMIT $limit OFFSET $offset),
-page AS (SELECT paged.* REPLACE (coalesce(published, {PUBLISHED_SQL}) AS published),
-         t.section, t.text FROM paged JOIN passages t USING (record_id, version, path)),
+kept AS MATERIALIZED (SELECT record_id, version, path, seq, score FROM states WHERE {kept}),
+{works_sql("kept")},
+record_top AS (SELECT record_id, max(score) AS score FROM kept GROUP BY record_id),
+record_best AS MATERIALIZED (
+    SELECT k.record_id, k.version, k.score, min(k.seq) AS seq, w.work
+    FROM kept k JOIN record_top t ON t.record_id = k.record_id AND k.score = t.score
+    JOIN work_of w ON w.record_id = k.record_id
+    GROUP BY k.record_id, k.version, k.score, w.work),
+best AS (
+    SELECT b.*, f.retracted AS w_retracted, f.expression_of_concern AS w_expression_of_concern
+    FROM record_best b JOIN work_flags f USING (work)
+    QUALIFY row_number() OVER (PARTITION BY b.work ORDER BY {order}) = 1),
+shown AS (SELECT * FROM best WHERE {shown}),
+paged AS (SELECT * FROM shown ORDER BY {order} LIMIT $limit OFFSET $offset),
+also AS (
+    SELECT paged.work, list({_ALSO} ORDER BY b.score DESC NULLS LAST, m.record_id) AS also
+    FROM paged
+    JOIN work_members m ON m.work = paged.work AND m.record_id <> paged.record_id
+    JOIN record_state st ON st.record_id = m.record_id
+    LEFT JOIN record_best b ON b.record_id = m.record_id
+    LEFT JOIN passages bp ON bp.record_id = b.record_id AND bp.version = b.version
+         AND bp.seq = b.seq
+    GROUP BY paged.work),
+facts AS (
+    SELECT paged.*, t.path, t.section, t.text, s.source, r.title, r.preprint, r.status,
+           r.metadata, r.version_date, r.year, also.also
+    FROM paged
+    JOIN passages t ON t.record_id = paged.record_id AND t.version = paged.version
+         AND t.seq = paged.seq
+    JOIN record_state s ON s.record_id = paged.record_id
+    JOIN records r ON r.record_id = paged.record_id AND r.version = paged.version
+    LEFT JOIN also USING (work)),
+page AS (SELECT *, {PUBLISHED_SQL} AS published FROM facts),
 summary AS (SELECT {summary})
 SELECT summary.*, page.record_id, page.version, page.path, page.section, page.text,
-       page.score, page.source, page.title, page.retracted, page.expression_of_concern,
-       page.preprint, page.status, page.published
+       page.score, page.source, page.title, page.w_retracted, page.w_expression_of_concern,
+       page.preprint, page.status, page.published, page.work, page.also
 FROM summary LEFT JOIN page ON TRUE
 ORDER BY page.{order.replace(", ", ", page.")}
 """  # noqa: S608
@@ -178,37 +266,56 @@ def search_page(
     limit: int = 10,
     offset: int = 0,
 ) -> SearchPage:
-    """The ``limit`` best passages for ``query`` (BM25) that pass ``filters``, from position
-    ``offset`` of the ranking, with handles. The ranking is a total order (score, then
-    record id, then passage order), so consecutive pages never repeat or skip a passage."""
+    """The ``limit`` best works for ``query`` (BM25) that have a passage passing ``filters``,
+    from position ``offset`` of the ranking, each as its best passage with a handle and the
+    work's other records in ``also``. The ranking is a total order (the best passage's score,
+    then its record id, then its passage order), so consecutive pages never repeat or skip a
+    work."""
     check_query(query)
     if not 1 <= limit <= MAX_LIMIT:
         raise InputError(f"--limit must be between 1 and {MAX_LIMIT}, got {limit}")
     if not 0 <= offset <= MAX_OFFSET:
         raise InputError(f"the offset must be between 0 and {MAX_OFFSET}, got {offset}")
     compiled = filter_states(filters, sep=SEP)
+    excluded_flags = [flag for flag in WORK_FLAGS if getattr(filters, flag) == "exclude"]
     params: dict[str, object] = {"query": query, "limit": limit, "offset": offset}
     params.update(compiled.params)
     try:
-        sql = page_sql(compiled.states, numbered=numbered(con))
+        sql = page_sql(compiled.states, numbered=numbered(con), excluded_work_flags=excluded_flags)
         rows = con.execute(sql, params).fetchall()
     except duckdb.Error as error:
         raise SnapshotError(f"search failed: {first_line(error)}") from None
-    width = 1 + len(compiled.states)
-    total = int(rows[0][0]) if rows else 0
-    excluded = {name: int(rows[0][1 + n]) for n, (name, _) in enumerate(compiled.states)}
+    n_states = len(compiled.states)
+    width = 2 + n_states + len(excluded_flags)
+    first = rows[0] if rows else (0, 0, *([0] * (width - 2)))
+    excluded = {name: int(first[2 + n]) for n, (name, _) in enumerate(compiled.states)}
     undecidable = {"published", "statuses", *FLAGS}
     hits = [_view(keyring, row[width:]) for row in rows if row[width] is not None]
     return SearchPage(
         hits=hits,
         offset=offset,
-        total=total,
+        total=int(first[0]),
         excluded_unknown={k: v for k, v in excluded.items() if k in undecidable},
+        passages=int(first[1]),
+        excluded_by_work={
+            flag: int(first[2 + n_states + n]) for n, flag in enumerate(excluded_flags)
+        },
+    )
+
+
+def _also(keyring: Keyring, entry: dict[str, Any]) -> AlsoRecord:
+    rid, version, path, score = entry["record_id"], entry["version"], entry["path"], entry["score"]
+    return AlsoRecord(
+        record_id=rid,
+        source=entry["source"],
+        handle=handle_for(keyring, rid, version, path) if path is not None else None,
+        score=round(float(score), 4) if score is not None else None,
     )
 
 
 def _view(keyring: Keyring, row: Sequence[Any]) -> PassageView:
-    rid, version, path, section, text, score, source, title, ret, eoc, pre, status, pub = row
+    rid, version, path, section, text, score, source, title, ret, eoc, pre, status, pub = row[:13]
+    work, also = row[13:15]
     return PassageView(
         record_id=rid,
         version=version,
@@ -222,6 +329,8 @@ def _view(keyring: Keyring, row: Sequence[Any]) -> PassageView:
         flags={"retracted": ret, "expression_of_concern": eoc, "preprint": pre},
         status=status,
         published=pub,
+        work=work,
+        also=[_also(keyring, entry) for entry in also or ()],
     )
 
 

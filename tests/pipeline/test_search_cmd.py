@@ -38,7 +38,8 @@ def test_search_options_filter_and_json_reports_total_filters_and_undecided(
     assert {r["record_id"] for r in result["results"]} == {"pmid:99100002"}
     assert result["results"][0]["flags"]["retracted"] is True
     assert result["results"][0]["published"] == "2020"
-    assert result["total"] == 2  # its two passages
+    assert (result["total"], result["passages"]) == (1, 2)  # one work, its two passages
+    assert result["excluded_by_work"] == {}
     # pmid:99100004 is undecided on both filters (no flag known, no date): counted under each
     assert result["excluded_unknown"] == {"retracted": 1, "published": 1}
     assert result["filters"] == {

@@ -1,5 +1,6 @@
-"""Signed paging cursors: what they bind, every way a bad one is refused, and that paging
-covers exactly the unpaged ranking (property test over a generated snapshot)."""
+"""Signed paging cursors: what they bind, every way a bad one is refused, that paging covers
+exactly the unpaged ranking (property test over a generated snapshot), and that no work is
+shown on two pages (property test over the planted works)."""
 
 from __future__ import annotations
 
@@ -17,13 +18,24 @@ from audit.errors import InputError
 from audit.keys import Keyring
 from pipeline.records import Flags, Passage, Record
 from pipeline.serve import service
-from pipeline.serve.cursor import MAX_CURSOR_CHARS, SearchKey, issue_cursor, read_cursor
+from pipeline.serve.cursor import (
+    MAX_CURSOR_CHARS,
+    PURPOSE,
+    SearchKey,
+    issue_cursor,
+    read_cursor,
+)
 from pipeline.serve.service import Served
 from pipeline.snapshot.filters import make_filters
 from pipeline.snapshot.search import search_page
 from pipeline.snapshot.trust import trust_snapshot
 from tests.conftest import TRUST
-from tests.pipeline.snapshot.planted_search import QUERY, write_planted
+from tests.pipeline.snapshot.planted_search import (
+    QUERY,
+    WORK_RECORDS,
+    WORKS_QUERY,
+    write_planted,
+)
 
 DEMO = Keyring.demo_keyring()
 SHA = "a" * 64
@@ -231,3 +243,40 @@ def test_planted_snapshot_cursor_is_refused_by_a_server_of_another_snapshot(
     with pytest.raises(InputError) as caught:
         service.search(generated, "literature", QUERY, limit=2, cursor=first.next_cursor)
     assert caught.value.message.startswith("the cursor was issued for another snapshot (sha256 ")
+
+
+def test_a_cursor_of_format_1_which_counted_passages_is_refused_not_read_as_works() -> None:
+    payload = (
+        b'{"filters":{},"offset":20,"query":"zorblax","snapshot":"' + SHA.encode() + b'",'
+        b'"tool":"literature","v":1}'
+    )
+    text = base64.urlsafe_b64encode(payload + DEMO.derived_tag(PURPOSE, payload)).decode()
+    assert _refused(text.rstrip("=")) == (
+        "the cursor is not one this server issued: it is not of cursor format 2",
+        ADVICE,
+    )
+
+
+@pytest.fixture(scope="module")
+def works(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    path = tmp_path_factory.mktemp("works") / "works" / "works-1.duckdb"
+    write_planted(path, WORK_RECORDS)
+    with Served(trust_snapshot(path, TRUST), DEMO) as value:
+        yield value
+
+
+@settings(
+    max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(limit=st.integers(1, 11))
+def test_paging_with_cursors_never_shows_a_work_on_two_pages(works: Served, limit: int) -> None:
+    seen: list[str] = []
+    cursor: str | None = None
+    while True:
+        value = service.search(works, "literature", WORKS_QUERY, limit=limit, cursor=cursor).value
+        assert isinstance(value, service.SearchResult)
+        seen += [str(hit.work) for hit in value.results]
+        cursor = value.next_cursor
+        if cursor is None:
+            break
+    assert len(seen) == len(set(seen)) == value.total == 10  # 3 merged works, 7 single

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from audit.folding import fold
-from pipeline.records import Flags, Passage, Record
+from pipeline.records import Flags, Passage, Record, Relation
 from pipeline.snapshot.index import INDEX_VERSION, index_unindexed
 from pipeline.snapshot.ingest import record_row
 from pipeline.snapshot.schema import MIGRATIONS, SCHEMA_VERSION
@@ -114,6 +114,82 @@ RECORDS = [
 """The planted records (docstring of each filter test says which it keeps)."""
 
 
+WORKS_QUERY = "quorvex"
+
+
+def _work_record(
+    record_id: str,
+    source: str,
+    *,
+    flags: Flags = CLEAN,
+    words: int = 1,
+    relations: tuple[Relation, ...] = (),
+    **ids: str,
+) -> Record:
+    return Record(
+        record_id=record_id,
+        source=source,  # type: ignore[arg-type]
+        version="1",
+        title=f"Study {record_id}",
+        year=2022,
+        flags=flags,
+        relations=list(relations),
+        passages=[
+            Passage(path="abstract.1", section="abstract", text="Quorvex " * words + "results.")
+        ],
+        **ids,  # type: ignore[arg-type]
+    )
+
+
+WORK_RECORDS = [
+    _work_record(
+        "pmid:99200001",
+        "pubmed",
+        pmid="99200001",
+        doi="10.5555/Quorvex.A",
+        flags=Flags(retracted=True, expression_of_concern=False, preprint=False),
+        words=3,
+    ),
+    _work_record("pmcid:PMC99200001", "europepmc", pmid="99200001", pmcid="PMC99200001", words=4),
+    _work_record(
+        "doi:10.5555/quorvex.a",
+        "crossref",
+        doi="10.5555/quorvex.a",
+        flags=Flags(expression_of_concern=False, preprint=False),
+        words=2,
+    ),
+    _work_record(
+        "ppr:PPR99200002",
+        "europepmc",
+        flags=Flags(retracted=False, expression_of_concern=False, preprint=True),
+        relations=(Relation(kind="preprint_of", target="pmid:99200002", source="europepmc"),),
+        words=5,
+    ),
+    _work_record("pmid:99200002", "pubmed", pmid="99200002", words=2),
+    _work_record(
+        "doi:10.5555/quorvex.c",
+        "crossref",
+        doi="10.5555/quorvex.c",
+        relations=(
+            Relation(kind="has_preprint", target="doi:10.5555/QUORVEX.CPRE", source="crossref"),
+        ),
+    ),
+    _work_record(
+        "doi:10.5555/quorvex.cpre",
+        "crossref",
+        doi="10.5555/quorvex.cpre",
+        flags=Flags(retracted=False, expression_of_concern=False, preprint=True),
+        words=2,
+    ),
+    *(
+        _work_record(f"pmid:992000{n}", "pubmed", pmid=f"992000{n}", words=n % 4 + 1)
+        for n in range(10, 17)
+    ),
+]
+"""Records of three works across sources and seven single ones (tests/pipeline/snapshot/
+test_search_works.py says which record is which); every passage holds ``quorvex``."""
+
+
 def write_planted(path: Path, records: list[Record] = RECORDS) -> Path:
     """Write ``records`` as a sealed snapshot at ``path``; returns ``path``."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -147,6 +223,11 @@ def write_planted(path: Path, records: list[Record] = RECORDS) -> Path:
                 "INSERT INTO record_state VALUES (?, ?, ?, FALSE, NULL)",
                 [record.record_id, record.source, version],
             )
+            for relation in record.relations:
+                con.execute(
+                    "INSERT INTO relations VALUES (?, ?, ?, ?, NULL, NULL, ?)",
+                    [record.record_id, relation.kind, relation.target, relation.source, path.stem],
+                )
             for seq, passage in enumerate(record.passages, start=1):
                 con.execute(
                     "INSERT INTO passages VALUES (?, ?, ?, ?, ?, ?, ?)",

@@ -19,6 +19,7 @@ from pipeline.snapshot.search import (
     locator_for,
     open_snapshot,
     record_passages,
+    search_page,
     search_passages,
 )
 from tests.cli import citeseal
@@ -234,3 +235,26 @@ def test_search_results_show_a_registry_withdrawn_trial(demo_pair: tuple[Path, P
     )
     as_json = json.loads(run_cli("search", "extended-release", "-s", corpus, "--json").stdout)
     assert as_json["results"][0]["status"] == "WITHDRAWN"
+
+
+def test_the_demo_papers_pubmed_and_europe_pmc_records_are_one_result_not_hits_1_and_2(
+    demo_pair: tuple[Path, Path],
+) -> None:
+    """docs/snapshots.md once showed pmcid:PMC99000001/abstract.4 and pmid:99000001/abstract.4
+    as hits 1 and 2: one paper, two sources. Now they are one work, shown once."""
+    con = open_snapshot(demo_pair[1])
+    try:
+        page = search_page(con, "Farrow syndrome risk", DEMO, limit=3)
+    finally:
+        con.close()
+    first = page.hits[0]
+    assert (first.record_id, first.path, first.work) == (
+        "pmcid:PMC99000001",
+        "abstract.4",
+        "pmcid:PMC99000001",
+    )
+    assert [(o.record_id, o.source) for o in first.also] == [("pmid:99000001", "pubmed")]
+    assert first.also[0].handle is not None
+    assert first.also[0].handle.startswith("pmid:99000001/abstract.4~")
+    assert "pmid:99000001" not in {hit.record_id for hit in page.hits}
+    assert len({hit.work for hit in page.hits}) == len(page.hits) == 3
