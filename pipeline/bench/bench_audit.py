@@ -50,7 +50,7 @@ PEER_HANDLES = {"parse": 239_000.0, "verify": 131_000.0, "mint": 176_000.0}
 """The peer's handle figures on these machines (issue 17), the goals' base without the peer."""
 PEER_ONE_ANSWER = 852.0
 """The peer's citations/s auditing one answer against its own store (issue 17)."""
-ONE_ANSWER_POOL = 50
+ONE_ANSWER_POOL = 5
 ONE_ANSWER_ROUNDS = 5
 CITATIONS_PER_ANSWER = 10
 
