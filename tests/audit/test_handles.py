@@ -457,7 +457,7 @@ def _mutation_points(text: str) -> list[int]:
     return sorted({p for i in near for p in range(i - 3, i + 4) if 0 <= p <= len(text)})
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(_handle_texts(), st.lists(_REPLACEMENTS, min_size=2, max_size=5))
 def test_the_fast_path_accepts_exactly_the_handles_the_precise_parser_accepts(
     text: str, pool: list[str]
