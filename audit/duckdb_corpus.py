@@ -11,6 +11,7 @@ not import it): meta, sources, records, record_versions, record_state, passages,
 
 from __future__ import annotations
 
+import copy
 import hashlib
 from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
@@ -197,6 +198,17 @@ class DuckDBCorpus:
                     f"up to {READABLE_SCHEMA_VERSION}",
                     advice="upgrade citeseal",
                 )
+
+    def reading_through(self, connection: duckdb.DuckDBPyConnection) -> DuckDBCorpus:
+        """This corpus read through ``connection``, another read-only connection (or cursor)
+        to the same file: the shape check, meta, source statuses and digest already read are
+        shared, not read again (a server's per-call corpus). Only for a file the caller knows
+        unchanged since this corpus opened it (``TrustedSnapshot.still_unchanged``).
+        :meth:`close` of the result closes ``connection`` only."""
+        self.source_status()  # read once here, shared by every corpus made from this one
+        twin = copy.copy(self)
+        twin._con = connection
+        return twin
 
     # -- context manager ----------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ streams. The corpus connection is the caller's and is shared by the whole run.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -357,9 +358,18 @@ def audit_many(
 def _looked_up(
     chunks: Iterator[list[AuditInput]], corpus: Corpus, keyring: Keyring
 ) -> Iterator[tuple[list[AuditInput], _Lookup]]:
-    """Each chunk with its look-ups. The next chunk is read and looked up in one worker thread
-    while the caller judges the current one (DuckDB runs its query without holding the GIL),
-    so at most two chunks are held. Only the worker touches ``chunks`` and ``corpus``."""
+    """Each chunk with its look-ups. From the second chunk on, the next chunk is read and
+    looked up in one worker thread while the caller judges the current one (DuckDB runs its
+    query without holding the GIL), so at most two chunks are held; once the worker runs, only
+    it touches ``chunks`` and ``corpus``. A single chunk (one answer, a small directory) is
+    looked up here: a worker thread per call cost more than the whole audit of one answer."""
+    first, second = next(chunks, None), next(chunks, None)
+    if first is None:
+        return
+    if second is None:
+        yield first, _fetch(first, corpus, keyring)
+        return
+    chunks = itertools.chain((first, second), chunks)
 
     def step() -> tuple[list[AuditInput], _Lookup] | None:
         chunk = next(chunks, None)

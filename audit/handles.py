@@ -27,6 +27,12 @@ so none can accept one).
 :class:`audit.keys.Keyring`. The parser is written like ``packaging/_parser.py``: one small
 function per rule, each failure a :class:`~audit.errors.CitationSyntaxError` carrying the
 text, the span of the part that failed and what was expected there.
+
+Two parsers accept the one language. A well-formed string is accepted by one regular
+expression of the whole grammar (:func:`_form`), which builds the parsed value directly; only
+a string it rejects goes to the precise parser, which explains the flaw with its span (a
+caret). A property test proves they accept the same strings and build equal values. A
+:class:`Locator` is well formed by construction, so :func:`mint` signs one without parsing.
 """
 
 from __future__ import annotations
@@ -68,14 +74,57 @@ _SEGMENT = re.compile(r"[a-z0-9_]+")
 _SCHEME_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 
 
+def _form(path_end: str) -> str:
+    """The grammar's exact language as one regular expression (the fast accepting path).
+
+    Groups: ``scheme:id``, version (or None), path. The schemes that must pin a version are
+    followed by a lookahead for ``@``; the path's length limit is a lookahead up to
+    ``path_end``. Only explicit ASCII classes (``[0-9]``, never ``\\d``, which matches other
+    scripts' digits); used with ``fullmatch`` (``$`` would accept a trailing newline).
+    """
+    number = "[1-9][0-9]{0,9}"
+    hexes = "-".join(f"[0-9a-f]{{{n}}}" for n in (8, 4, 4, 4, 12))
+    record = (
+        f"pmid:{number}|pmcid:PMC{number}|(?:ppr:PPR{number}|nct:NCT[0-9]{{8}}|setid:{hexes})(?=@)"
+    )
+    version = f"[0-9A-Za-z][0-9A-Za-z.\\-]{{0,{MAX_VERSION_CHARS - 1}}}"
+    path = f"(?=[a-z0-9_.]{{1,{MAX_PATH_CHARS}}}{path_end})[a-z0-9_]+(?:\\.[a-z0-9_]+)*"
+    return f"({record})(?:@({version}))?/({path})"
+
+
+_LOCATOR_FORM = re.compile(_form(r"\Z")).fullmatch
+_HANDLE_FORM = re.compile(_form("~") + f"~([{CHECK_ALPHABET}]{{{CHECK_LENGTH}}})").fullmatch
+_new = object.__new__
+
+
 @dataclass(frozen=True)
 class Locator:
-    """The address of one passage: which record (and version) and which path in it."""
+    """The address of one passage: which record (and version) and which path in it.
+
+    A locator is well formed by construction: building one that breaks the grammar raises
+    :class:`CitationSyntaxError` (the precise parser's error for its text, or "does not
+    round-trip" when the text reads back as other fields), so :func:`mint` signs it without
+    parsing it again. The parsers build locators from what the grammar already accepted
+    (:func:`_accepted_locator`), without checking twice.
+    """
 
     scheme: str
     id: str
     path: str
     version: str | None = None
+
+    def __post_init__(self) -> None:
+        text = self.text
+        match = _LOCATOR_FORM(text)
+        if match is None or match.groups() != (self.record_id, self.version, self.path):
+            parse_locator(text)  # raises the precise error for the text
+            raise CitationSyntaxError(
+                f"locator {text!r} does not round-trip through the grammar",
+                text=text,
+                start=0,
+                end=len(text),
+                expected="locator",
+            )
 
     @property
     def record_id(self) -> str:
@@ -86,10 +135,18 @@ class Locator:
     def text(self) -> str:
         """The locator as written in a handle (the text the check code signs).
 
-        Computed once per locator; the parser seeds it with the slice it parsed (the grammar
-        has one spelling per locator, so the slice is this text)."""
+        Computed once per locator; the parsers seed it with the slice they accepted (the
+        grammar has one spelling per locator, so the slice is this text)."""
         pin = f"@{self.version}" if self.version is not None else ""
         return f"{self.scheme}:{self.id}{pin}/{self.path}"
+
+
+def _accepted_locator(record: str, version: str | None, path: str, text: str) -> Locator:
+    """A :class:`Locator` for fields the grammar accepted, its ``text`` seeded (no re-check)."""
+    scheme, _, ident = record.partition(":")
+    locator = _new(Locator)
+    locator.__dict__.update(scheme=scheme, id=ident, path=path, version=version, text=text)
+    return locator
 
 
 @dataclass(frozen=True)
@@ -241,7 +298,7 @@ def _locator(cur: _Cursor) -> Locator:
     record = _record_id(cur, scheme)
     version = _version(cur, scheme)
     path = _path(cur)
-    return Locator(scheme=scheme, id=record, path=path, version=version)
+    return _accepted_locator(f"{scheme}:{record}", version, path, cur.text[: cur.pos])
 
 
 def _check(cur: _Cursor) -> str:
@@ -279,43 +336,71 @@ def _end(cur: _Cursor) -> None:
         )
 
 
-def parse_locator(text: str) -> Locator:
-    """Parse ``scheme:id[@version]/path``; raise :class:`CitationSyntaxError` on any flaw."""
+def _precise_locator(text: str) -> Locator:
+    """The precise parser of a locator: one rule at a time, an exact error at the first flaw."""
     cur = _Cursor(text)
     locator = _locator(cur)
     _end(cur)
-    locator.__dict__["text"] = text  # the cached property: what was parsed is the one spelling
     return locator
 
 
-def parse_handle(text: str) -> Handle:
-    """Parse ``scheme:id[@version]/path~check``; raise :class:`CitationSyntaxError`."""
+def _precise_handle(text: str) -> Handle:
+    """The precise parser of a handle: one rule at a time, an exact error at the first flaw."""
     cur = _Cursor(text)
     locator = _locator(cur)
-    end = cur.pos
     check = _check(cur)
-    handle = Handle(locator=locator, check=check)
-    # Seed the cached texts with what was parsed (the grammar allows one spelling only).
-    locator.__dict__["text"] = text[:end]
-    handle.__dict__["text"] = text
+    return _accepted_handle(locator, check, text)
+
+
+def _accepted_handle(locator: Locator, check: str, text: str) -> Handle:
+    handle = _new(Handle)
+    handle.__dict__.update(locator=locator, check=check, text=text)
     return handle
+
+
+def _fast_locator(text: str) -> Locator | None:
+    """The locator when ``text`` is in the grammar's language (one regex match), else None."""
+    match = _LOCATOR_FORM(text)
+    if match is None:
+        return None
+    record, version, path = match.groups()
+    return _accepted_locator(record, version, path, text)
+
+
+def _fast_handle(text: str) -> Handle | None:
+    """The handle when ``text`` is in the grammar's language (one regex match), else None."""
+    match = _HANDLE_FORM(text)
+    if match is None:
+        return None
+    record, version, path, check = match.groups()
+    locator = _accepted_locator(record, version, path, text[: -CHECK_LENGTH - 1])
+    return _accepted_handle(locator, check, text)
+
+
+def parse_locator(text: str) -> Locator:
+    """Parse ``scheme:id[@version]/path``; raise :class:`CitationSyntaxError` on any flaw.
+
+    A well-formed locator is accepted by one regex match (:func:`_fast_locator`); anything
+    else goes to the precise parser, which says where and why it fails. The two accept the
+    same language and build equal values (a property test in tests/audit/test_handles.py)."""
+    locator = _fast_locator(text)
+    return locator if locator is not None else _precise_locator(text)
+
+
+def parse_handle(text: str) -> Handle:
+    """Parse ``scheme:id[@version]/path~check``; raise :class:`CitationSyntaxError`.
+
+    Fast path and precise fallback as in :func:`parse_locator`."""
+    handle = _fast_handle(text)
+    return handle if handle is not None else _precise_handle(text)
 
 
 def mint(keyring: Keyring, locator: Locator) -> str:
     """The handle text for ``locator`` signed with the keyring's current key.
 
-    The locator is re-parsed from its text first, so a hand-built :class:`Locator` that breaks
-    the grammar raises :class:`CitationSyntaxError` instead of yielding an unparsable handle.
-    """
+    A :class:`Locator` is well formed by construction, so it is signed as it is (not parsed
+    again)."""
     text = locator.text
-    if parse_locator(text) != locator:
-        raise CitationSyntaxError(
-            f"locator {text!r} does not round-trip through the grammar",
-            text=text,
-            start=0,
-            end=len(text),
-            expected="locator",
-        )
     return f"{text}~{keyring.check_code(text)}"
 
 

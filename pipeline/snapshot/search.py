@@ -97,7 +97,8 @@ class RecordView:
 
 
 def locator_for(record_id: str, version: str, path: str) -> Locator | None:
-    """The locator of a passage (version pinned for nct/setid/ppr), None for other schemes."""
+    """The locator of a passage (version pinned for nct/setid/ppr), None for other schemes;
+    :class:`CitationSyntaxError` when the id, version or path breaks the grammar."""
     scheme, _, ident = record_id.partition(":")
     if scheme not in SCHEMES:
         return None
@@ -106,13 +107,11 @@ def locator_for(record_id: str, version: str, path: str) -> Locator | None:
 
 def handle_for(keyring: Keyring, record_id: str, version: str, path: str) -> str | None:
     """The handle of a passage, or None when its id or path cannot form one."""
-    locator = locator_for(record_id, version, path)
-    if locator is None:
-        return None
     try:
-        return mint(keyring, locator)
+        locator = locator_for(record_id, version, path)  # a Locator checks its grammar
     except CitationSyntaxError:
         return None
+    return None if locator is None else mint(keyring, locator)
 
 
 def open_snapshot(path: Path) -> duckdb.DuckDBPyConnection:

@@ -275,3 +275,41 @@ def test_a_record_is_refreshed_when_the_harvest_it_holds_saw_its_current_version
     path = tmp_path / "tiny.duckdb"
     _write_snapshot(path, extra_sql=sql)
     assert _refreshed(path) == expected
+
+
+class _CountingConnection:
+    """A connection that counts the statements run through it."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.con = con
+        self.statements: list[str] = []
+
+    def execute(self, sql: str, params: object = None) -> duckdb.DuckDBPyConnection:
+        self.statements.append(sql)
+        return self.con.execute(sql, params)
+
+    def close(self) -> None:
+        self.con.close()
+
+
+def test_a_corpus_read_through_another_connection_reads_only_the_look_ups(
+    tmp_path: Path,
+) -> None:
+    """A server's per-call corpus shares what the served corpus read once (shape, meta,
+    source statuses, digest): only the answer's look-ups run through the call's cursor, and
+    closing it leaves the served corpus open."""
+    path = tmp_path / "tiny.duckdb"
+    _write_snapshot(path)
+    with DuckDBCorpus(path, sha256="ab" * 32) as served:
+        base = duckdb.connect(str(path), read_only=True)
+        counting = _CountingConnection(base.cursor())
+        call = served.reading_through(counting)  # type: ignore[arg-type]
+        assert call.identity() == served.identity()
+        assert call.source_status() == {"clinicaltrials": "ok", "pubmed": "partial"}
+        assert counting.statements == []
+        records = call.records({"pmid:99000002"})
+        assert records["pmid:99000002"].current_version == "1"
+        assert len(counting.statements) == 3  # relations, versions, records
+        call.close()
+        assert served.records({"pmid:99000002"}) == records
+        base.close()

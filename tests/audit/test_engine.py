@@ -150,3 +150,21 @@ def test_an_unpinned_trial_handle_with_a_genuine_check_code_is_malformed() -> No
         "nct handles pin the record version: expected '@' and a version after the id, got '/'"
     )
     assert report.verdict == "fail"
+
+
+def test_a_single_chunk_is_looked_up_without_a_worker_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One answer (the per-call path of a server or ``citeseal audit``) starts no thread: a
+    worker per call cost more than the whole audit of one answer."""
+    from audit import engine
+
+    def no_thread(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a worker thread was started for a single chunk")
+
+    corpus = CountingCorpus(make_corpus())
+    monkeypatch.setattr(engine, "ThreadPoolExecutor", no_thread)
+    report = audit_answer(answers(1)[0].parsed, corpus, KEYRING)
+    assert [c.verdict for s in report.sentences for c in s.citations] == ["ok", "ok"]
+    assert corpus.calls == [("records", 2), ("passage_versions", 2)]
+    assert len(list(audit_many(answers(4), corpus, KEYRING, chunk_answers=4))) == 4

@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from audit import handles
 from audit.errors import CitationSyntaxError
 from audit.handles import (
     PINNED_SCHEMES,
     Handle,
     Locator,
+    _fast_handle,
+    _fast_locator,
+    _precise_handle,
+    _precise_locator,
     mint,
     parse_handle,
     parse_locator,
@@ -18,6 +26,7 @@ from audit.handles import (
 )
 from audit.keys import CHECK_ALPHABET, Keyring
 
+_T = TypeVar("_T")
 KEYRING = Keyring.from_keys(b"k" * 32)
 OTHER = Keyring.from_keys(b"o" * 32)
 
@@ -363,3 +372,156 @@ def test_parser_only_raises_syntax_errors(text: str) -> None:
         assert 0 <= error.start < error.end <= max(len(text), error.start + 1)
         return
     assert handle.text == text
+
+
+# --- the fast accepting path equals the precise parser -----------------------------------------
+
+_LOOKALIKES = (
+    "٣",  # Arabic-Indic digit three (``\d`` would match it)
+    "１",  # fullwidth digit one
+    "ａ",  # fullwidth a
+    "К",  # Cyrillic capital ka
+    "о",  # Cyrillic o
+    "ı",  # dotless i
+    "İ",  # dotted capital I
+    "ſ",  # long s (folds to s)
+    "K",  # Kelvin sign (folds to k)
+    "\u200b",  # zero-width space
+    "\u00a0",  # no-break space
+    "\n",
+    "\t",
+    " ",
+)
+_REPLACEMENTS = st.sampled_from(
+    (
+        *_LOOKALIKES,
+        *"~@/:.-_",
+        *CHECK_ALPHABET,
+        *"ilouILOU",
+        *"PMCNTRabcdefXYZ",
+    )
+) | st.characters(codec="utf-8")
+
+
+@st.composite
+def _handle_texts(draw: st.DrawFn) -> str:
+    """A well-formed handle (random check code, parts up to and past their length limits),
+    then zero to two mutations: a substitution, an insertion, a deletion, a dropped span, a
+    case swap, or a part stretched past its limit."""
+    locator = draw(LOCATORS)
+    version = locator.version
+    if version is not None and draw(st.booleans()):
+        version = "1" * draw(st.integers(38, 42))
+    path = locator.path
+    if draw(st.integers(0, 4)) == 0:
+        path = "a." + "b" * draw(st.integers(196, 200))
+    pin = f"@{version}" if version is not None else ""
+    check = draw(st.text(CHECK_ALPHABET, min_size=5, max_size=5))
+    text = f"{locator.scheme}:{locator.id}{pin}/{path}~{check}"
+    for _ in range(draw(st.integers(0, 2))):
+        kind = draw(st.sampled_from(("sub", "ins", "del", "span", "case")))
+        at = draw(st.integers(0, max(len(text) - 1, 0)))
+        if kind == "sub" and text:
+            text = text[:at] + draw(_REPLACEMENTS) + text[at + 1 :]
+        elif kind == "ins":
+            text = text[:at] + draw(_REPLACEMENTS) + text[at:]
+        elif kind == "del":
+            text = text[:at] + text[at + 1 :]
+        elif kind == "span":
+            text = text[:at] + text[draw(st.integers(at, len(text))) :]
+        else:
+            text = text[:at] + text[at : at + 1].swapcase() + text[at + 1 :]
+    return text
+
+
+def _precise_or_none(parse: Callable[[str], _T], text: str) -> _T | None:
+    try:
+        return parse(text)
+    except CitationSyntaxError:
+        return None
+
+
+def _assert_parsers_agree(text: str) -> None:
+    fast, precise = _fast_handle(text), _precise_or_none(_precise_handle, text)
+    assert (fast is None) == (precise is None), text
+    if fast is not None and precise is not None:
+        assert fast == precise
+        assert (fast.text, fast.locator.text) == (precise.text, precise.locator.text)
+        assert (fast.text, fast.locator.text) == (text, text[:-6])
+    locator = text.rpartition("~")[0] or text
+    fast_loc, precise_loc = _fast_locator(locator), _precise_or_none(_precise_locator, locator)
+    assert (fast_loc is None) == (precise_loc is None), locator
+    if fast_loc is not None:
+        assert fast_loc == precise_loc
+        assert fast_loc.text == locator
+
+
+def _mutation_points(text: str) -> list[int]:
+    """Every position of a short text; of a long one (a part stretched to its limit), the
+    positions within 3 characters of a delimiter or an end (the middle of a run is alike)."""
+    if len(text) <= 80:
+        return list(range(len(text) + 1))
+    near = {i for i, c in enumerate(text) if c in ":@/.~"} | {0, len(text)}
+    return sorted({p for i in near for p in range(i - 3, i + 4) if 0 <= p <= len(text)})
+
+
+@settings(max_examples=100, deadline=None)
+@given(_handle_texts(), st.lists(_REPLACEMENTS, min_size=2, max_size=5))
+def test_the_fast_path_accepts_exactly_the_handles_the_precise_parser_accepts(
+    text: str, pool: list[str]
+) -> None:
+    """The drawn text and every single-character deletion, case swap, substitution and
+    insertion of it (characters from the drawn pool) parse alike on both paths."""
+    _assert_parsers_agree(text)
+    for at in _mutation_points(text):
+        head, tail = text[:at], text[at:]
+        _assert_parsers_agree(head + tail[1:])
+        _assert_parsers_agree(head + tail[:1].swapcase() + tail[1:])
+        for c in pool:
+            _assert_parsers_agree(head + c + tail[1:])
+            _assert_parsers_agree(head + c + tail)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "pmid:99000001/title~abcde\n",  # ``$`` would accept the newline
+        "pmid:٩٩000001/title~abcde",  # ``\d`` would accept Arabic-Indic digits
+        "pmid:99000001/title~abcdE",
+        "PMID:99000001/title~abcde",
+        "pmid:99000001@" + "1" * 41 + "/title~abcde",
+        "pmid:99000001/" + "a" * 201 + "~abcde",
+        "nct:NCT99000001/trial.x~abcde",
+        "pmid:99000001/title~abcd",
+        "pmid:99000001/ti..tle~abcde",
+    ],
+)
+def test_the_fast_path_rejects_near_misses_the_precise_parser_explains(text: str) -> None:
+    assert _fast_handle(text) is None
+    with pytest.raises(CitationSyntaxError):
+        parse_handle(text)
+
+
+def test_the_fast_path_accepts_parts_at_their_length_limits() -> None:
+    text = "pmid:99000001@" + "1" * 40 + "/" + "a" * 200 + "~abcde"
+    assert _fast_handle(text) == _precise_handle(text)
+
+
+def test_mint_signs_a_built_locator_without_parsing_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    locator = Locator("pmid", "99000001", "title")
+    expected = mint(KEYRING, locator)
+
+    def refuse(text: str) -> None:
+        raise AssertionError(f"parsed {text!r}")
+
+    for name in ("parse_locator", "_precise_locator", "_fast_locator", "_LOCATOR_FORM"):
+        monkeypatch.setattr(handles, name, refuse)
+    assert mint(KEYRING, locator) == expected == f"pmid:99000001/title~{expected[-5:]}"
+
+
+def test_a_locator_that_breaks_the_grammar_cannot_be_built() -> None:
+    with pytest.raises(CitationSyntaxError) as caught:
+        Locator("pmid", "099000001", "title")
+    assert caught.value.message == (
+        "pmid must be 1 to 10 digits without a leading zero, got '099000001'"
+    )
