@@ -41,6 +41,7 @@ from audit.references.compare import (
 )
 from audit.references.model import ExtractedDocument, Identifier, InputFormat, Reference, Span
 from audit.references.resolve import RESOLVABLE, Key, Lookup, Resolver, WorkRecord
+from audit.terminal import one_line
 
 Tier = Literal["verified", "mismatch", "hallucinated", "needs_review", "unresolved"]
 TIERS: tuple[Tier, ...] = ("verified", "mismatch", "hallucinated", "needs_review", "unresolved")
@@ -358,22 +359,30 @@ def failing(report: CheckReport, items: Sequence[str]) -> list[ReferenceCheck]:
     ]
 
 
+def reference_lines(c: ReferenceCheck, indent: str = "  ") -> list[str]:
+    """The text lines of one checked reference: where, label, tier, flags and reason, then
+    each field that disagrees. Document text goes through :func:`audit.terminal.one_line`
+    (line breaks, controls and bidi characters escaped); ``repr`` quotes the seen/expected."""
+    where = f"{c.span.line}:{c.span.column}"
+    label = f"[{one_line(c.label)}] " if c.label else ""
+    flags = [f for f in FLAGS if getattr(c.flags, f) is True]
+    if c.flags.published_version:
+        flags.append(f"published as {one_line(c.flags.published_version)}")
+    extra = f" [{', '.join(flags)}]" if flags else ""
+    lines = [f"{indent}{where} {label}{c.tier}{extra}: {one_line(c.reason)}"]
+    lines.extend(
+        f"{indent}    {d.field}: seen {d.seen!r}, expected {d.expected!r}" for d in c.diffs
+    )
+    return lines
+
+
 def render_text(report: CheckReport) -> str:
     """One line per reference, grouped by document, then the totals."""
     lines = [f"snapshot: {report.snapshot.name} (sha256 {report.snapshot.sha256[:12]}), offline"]
     for doc in report.documents:
-        lines.append(f"{doc.file} ({doc.format}): {_summary(doc.counts)}")
+        lines.append(f"{one_line(doc.file)} ({doc.format}): {_summary(doc.counts)}")
         for c in doc.references:
-            where = f"{c.span.line}:{c.span.column}"
-            label = f"[{c.label}] " if c.label else ""
-            flags = [f for f in FLAGS if getattr(c.flags, f) is True]
-            if c.flags.published_version:
-                flags.append(f"published as {c.flags.published_version}")
-            extra = f" [{', '.join(flags)}]" if flags else ""
-            lines.append(f"  {where} {label}{c.tier}{extra}: {c.reason}")
-            lines.extend(
-                f"      {d.field}: seen {d.seen!r}, expected {d.expected!r}" for d in c.diffs
-            )
+            lines.extend(reference_lines(c))
     lines.append(f"total: {_summary(report.counts)}")
     return "\n".join(lines) + "\n"
 
