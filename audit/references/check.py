@@ -122,7 +122,7 @@ class CheckReport(_Model):
     counts: dict[str, int]
 
 
-def _counts(tiers: Sequence[Tier]) -> dict[str, int]:
+def tier_counts(tiers: Sequence[Tier]) -> dict[str, int]:
     held = Counter(tiers)
     return {tier: held.get(tier, 0) for tier in TIERS}
 
@@ -331,7 +331,7 @@ def check_document(document: ExtractedDocument, resolver: Resolver) -> DocumentC
         file=document.file,
         format=document.format,
         references=checks,
-        counts=_counts([c.tier for c in checks]),
+        counts=tier_counts([c.tier for c in checks]),
     )
 
 
@@ -344,7 +344,7 @@ def make_report(
         online=False,
         snapshot=snapshot,
         documents=tuple(documents),
-        counts=_counts(tiers),
+        counts=tier_counts(tiers),
     )
 
 
