@@ -10,11 +10,17 @@ Limits and formats: the text is at most :data:`MAX_CHECK_CHARS` characters (an a
 what a model pastes); ``format`` is one of :data:`TEXT_FORMATS` (``markdown`` when omitted;
 PDF is not text). A text the reader refuses (a broken BibTeX block, CSL-JSON that does not
 parse) is the reader's one-line error, as the CLI prints it.
+
+The title index (every titled record of the snapshot, read on the first title search) is built
+once per served snapshot and reused by later calls (keyed by the snapshot's sha256, so a
+``--online`` child gets its own).
 """
 
 from __future__ import annotations
 
-from typing import get_args
+import threading
+import weakref
+from typing import TYPE_CHECKING, get_args
 
 from audit import __version__
 from audit.citations import MAX_ANSWER_CHARS
@@ -28,6 +34,24 @@ TEXT_FORMATS: tuple[str, ...] = tuple(f for f in get_args(InputFormat) if f != "
 """The input formats a text can be in (every reader but PDF's)."""
 DOCUMENT_NAME = "mcp"
 """How the report names the checked text (``file``, and each span's file)."""
+
+if TYPE_CHECKING:
+    from audit.references.resolve import TitleIndex
+
+_TITLES: weakref.WeakKeyDictionary[Served, tuple[str, TitleIndex]] = weakref.WeakKeyDictionary()
+_TITLES_LOCK = threading.Lock()
+
+
+def _cached_titles(served: Served) -> TitleIndex | None:
+    with _TITLES_LOCK:
+        held = _TITLES.get(served)
+    return held[1] if held is not None and held[0] == served.trusted.sha256 else None
+
+
+def _keep_titles(served: Served, sha256: str, titles: TitleIndex | None) -> None:
+    if titles is not None:
+        with _TITLES_LOCK:
+            _TITLES[served] = (sha256, titles)
 
 
 def check_references(served: Served, text: str, fmt: str | None = None) -> Outcome:
@@ -43,9 +67,10 @@ def check_references(served: Served, text: str, fmt: str | None = None) -> Outco
     document = extract_bytes(text.encode("utf-8"), DOCUMENT_NAME, fmt or "markdown")
     trusted = served.trusted
     with served.cursor() as cursor:
-        resolver = SnapshotResolver(cursor, trusted.manifest.name)
+        resolver = SnapshotResolver(cursor, trusted.manifest.name, titles=_cached_titles(served))
         checked = check_document(document, resolver)
         trusted.still_unchanged(**SERVED_CHANGE)  # what was read is what was trusted
+    _keep_titles(served, trusted.sha256, resolver.title_index)
     ref = SnapshotRef(
         name=trusted.manifest.name, sha256=trusted.sha256, snapshot_id=trusted.manifest.snapshot_id
     )

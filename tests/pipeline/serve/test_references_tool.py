@@ -97,3 +97,17 @@ async def test_bad_arguments_are_one_line_errors(served: Served, args: dict, mes
     async with Client(build_server(served), raise_exceptions=True) as client:
         got = await error(client, "check_references", args)
     assert got.startswith(f"Error executing tool check_references: {message}"), got
+
+
+async def test_the_title_index_is_built_once_per_served_snapshot(served: Served) -> None:
+    from pipeline.serve import references
+
+    untitled = "# References\n\n1. Okonedo R. Farrow syndrome in twins: a case report. 2021.\n"
+    async with Client(build_server(served), raise_exceptions=True) as client:
+        first, _ = await ok(client, "check_references", {"text": untitled})
+        built = references._cached_titles(served)  # pyright: ignore[reportPrivateUsage]
+        second, _ = await ok(client, "check_references", {"text": untitled})
+    assert built is not None
+    assert references._cached_titles(served) is built  # pyright: ignore[reportPrivateUsage]
+    assert first == second
+    assert first["documents"][0]["references"][0]["tier"] == "needs_review"
