@@ -124,7 +124,7 @@ def test_a_handle_only_answer_has_no_references_section_and_the_same_report(
     assert "references" not in json.loads(with_check.model_dump_json())
 
 
-def _check(tier: Tier, **flags: bool) -> ReferenceCheck:
+def _check(tier: Tier, *, retracted: bool = False, preprint: bool = False) -> ReferenceCheck:
     span = Span(file="a.md", line=1, column=1, end_line=1, end_column=2)
     return ReferenceCheck(
         label=None,
@@ -135,7 +135,7 @@ def _check(tier: Tier, **flags: bool) -> ReferenceCheck:
         title=None,
         tier=tier,
         reason="r",
-        flags=Flags(**flags),
+        flags=Flags(retracted=retracted, preprint=preprint),
     )
 
 
