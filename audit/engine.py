@@ -282,18 +282,27 @@ def _handle_spans(parsed: AnswerLike) -> list[tuple[int, int]]:
     return spans
 
 
-def _references(item: AuditInput, context: _Context) -> ReferencesSection | None:
+def _references(chunk: Sequence[AuditInput], context: _Context) -> list[ReferencesSection | None]:
+    """The references section of each answer of a chunk (look-ups in one batch)."""
     if context.resolver is None:
-        return None
-    from audit.references.answer import check_answer
+        return [None] * len(chunk)
+    from audit.references.answer import answer_references_of, sections_of
 
-    label = public_path(item.label)
-    texts = (s.text for s in item.parsed.sentences)
-    spans = _handle_spans(item.parsed)
-    return check_answer(item.text, texts, spans, label, context.resolver)
+    answers = []
+    for item in chunk:
+        label = public_path(item.label)
+        texts = (s.text for s in item.parsed.sentences)
+        spans = _handle_spans(item.parsed)
+        answers.append((answer_references_of(item.text, texts, spans, label), label))
+    return sections_of(answers, context.resolver)
 
 
-def _report(item: AuditInput, lookup: _Lookup, context: _Context) -> Report:
+def _report(
+    item: AuditInput,
+    lookup: _Lookup,
+    context: _Context,
+    references: ReferencesSection | None = None,
+) -> Report:
     sentences: list[SentenceResult] = []
     for sentence in item.parsed.sentences:
         results = []
@@ -310,7 +319,6 @@ def _report(item: AuditInput, lookup: _Lookup, context: _Context) -> Report:
                 citations=results,
             )
         )
-    references = _references(item, context)
     checks = references.checks() if references is not None else ()
     verdict, reasons = overall(sentences, context.fail_on, checks)
     return assemble(
@@ -385,8 +393,9 @@ def audit_many(
     )
     chunks = _chunks(inputs, max(1, chunk_answers), max(1, chunk_citations))
     for chunk, lookup in _looked_up(chunks, corpus, keyring):
-        for item in chunk:
-            yield _report(item, lookup, context)
+        sections = _references(chunk, context)
+        for item, section in zip(chunk, sections, strict=True):
+            yield _report(item, lookup, context, section)
 
 
 def _looked_up(

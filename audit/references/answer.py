@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from audit.references.check import check_document, tier_counts
+from audit.references.check import check_documents
 from audit.references.entries import extract_document
 from audit.references.inputs import Input, SourceText
 from audit.references.model import ExtractedDocument, Reference
@@ -75,36 +75,49 @@ def answer_references(
     return document.model_copy(update={"references": kept})
 
 
+def sections_of(
+    answers: Sequence[tuple[Sequence[Reference], str]], resolver: Resolver
+) -> list[ReferencesSection | None]:
+    """Each answer's ``(references, label)`` checked, the identifier look-ups of all of them in
+    one batch, as report sections (None for an answer without references)."""
+    documents = [
+        ExtractedDocument(file=label, format="markdown", references=tuple(references))
+        for references, label in answers
+        if references
+    ]
+    checked = iter(check_documents(documents, resolver))
+    sections: list[ReferencesSection | None] = []
+    for references, _ in answers:
+        if not references:
+            sections.append(None)
+            continue
+        document = next(checked)
+        items = [
+            AuditedReference(reference=ref, check=check)
+            for ref, check in zip(references, document.references, strict=True)
+        ]
+        sections.append(ReferencesSection(counts=document.counts, references=items))
+    return sections
+
+
 def section_of(
     references: Sequence[Reference], label: str, resolver: Resolver
 ) -> ReferencesSection | None:
     """The checked references as a report section; None when there are none."""
-    if not references:
-        return None
-    document = ExtractedDocument(file=label, format="markdown", references=tuple(references))
-    checked = check_document(document, resolver)
-    items = [
-        AuditedReference(reference=ref, check=check)
-        for ref, check in zip(references, checked.references, strict=True)
-    ]
-    return ReferencesSection(
-        counts=tier_counts([c.tier for c in checked.references]), references=items
-    )
+    return sections_of([(references, label)], resolver)[0]
 
 
-def check_answer(
+def answer_references_of(
     text: str | None,
     sentences: Iterable[str],
     handle_spans: Sequence[tuple[int, int]],
     label: str,
-    resolver: Resolver,
-) -> ReferencesSection | None:
-    """The references section of one answer: from its ``text`` with its handles blanked, or,
+) -> tuple[Reference, ...]:
+    """The ordinary references of one answer: from its ``text`` with its handles blanked, or,
     without a text (claims JSON), from its ``sentences`` one per line."""
     if text is None:
         text, handle_spans = "\n".join(s.replace("\n", " ") for s in sentences), ()
-    extracted = answer_references(text, label, handle_spans)
-    return section_of(extracted.references, label, resolver)
+    return answer_references(text, label, handle_spans).references
 
 
 def recheck(

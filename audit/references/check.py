@@ -324,15 +324,28 @@ def check_reference(ref: Reference, resolver: Resolver, found: dict[Key, Lookup]
 
 def check_document(document: ExtractedDocument, resolver: Resolver) -> DocumentCheck:
     """Every reference of one document, the identifier lookups made in one batch."""
-    keys = sorted({(i.scheme, i.value) for i in document.identifiers if i.valid})
+    return check_documents([document], resolver)[0]
+
+
+def check_documents(
+    documents: Sequence[ExtractedDocument], resolver: Resolver
+) -> list[DocumentCheck]:
+    """Every reference of each document, the identifier lookups of all of them made in one
+    batch (an audit's chunk of answers: one query, not one per answer)."""
+    keys = sorted({(i.scheme, i.value) for d in documents for i in d.identifiers if i.valid})
     found = resolver.by_identifiers(keys) if keys else {}
-    checks = tuple(check_reference(ref, resolver, found) for ref in document.references)
-    return DocumentCheck(
-        file=document.file,
-        format=document.format,
-        references=checks,
-        counts=tier_counts([c.tier for c in checks]),
-    )
+    checked = []
+    for document in documents:
+        checks = tuple(check_reference(ref, resolver, found) for ref in document.references)
+        checked.append(
+            DocumentCheck(
+                file=document.file,
+                format=document.format,
+                references=checks,
+                counts=tier_counts([c.tier for c in checks]),
+            )
+        )
+    return checked
 
 
 def make_report(

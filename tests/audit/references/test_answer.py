@@ -251,3 +251,25 @@ def test_a_handle_only_report_renders_as_before(resolver: SnapshotResolver) -> N
     for render in (render_text, render_markdown, render_report_html):
         assert render(checked) == render(unchecked)
     assert "references" not in render_text(checked)
+
+
+def test_the_references_of_a_chunk_of_answers_are_looked_up_in_one_batch(
+    resolver: SnapshotResolver,
+) -> None:
+    from audit.engine import AuditInput, audit_many
+
+    calls: list[int] = []
+    by_identifiers = resolver.by_identifiers
+
+    def counted(keys):
+        calls.append(len(keys))
+        return by_identifiers(keys)
+
+    resolver.by_identifiers = counted  # type: ignore[method-assign]
+    items = [AuditInput(f"a{i}.md", parse_answer(ANSWER), ANSWER) for i in range(3)]
+    reports = list(audit_many(items, make_corpus(), KEYRING, now=NOW, references=resolver))
+    assert calls == [4]  # one look-up of the 4 distinct identifiers of all three answers
+    assert [r.verdict for r in reports] == ["fail"] * 3
+    one = audited(ANSWER, resolver).references
+    assert one is not None and reports[2].references is not None
+    assert [c.reason for c in reports[2].references.checks()] == [c.reason for c in one.checks()]
