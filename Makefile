@@ -78,6 +78,7 @@ check-accuracy: $(STAMP) ## Print the reference check's per-tier precision and r
 golden-references: $(STAMP) ## Rewrite the golden reference-extraction and check outputs (tests/audit/references/data)
 	$(RUN)/python -m tests.audit.references.golden
 	$(RUN)/python -m tests.audit.references.check_golden
+	$(RUN)/python -m tests.pipeline.check_demo_golden
 
 format: $(STAMP) ## Apply ruff's fixes and formatting
 	$(RUN)/ruff check --fix .

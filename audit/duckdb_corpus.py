@@ -16,7 +16,7 @@ import hashlib
 from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 
@@ -31,6 +31,9 @@ from audit.corpus import (
 )
 from audit.errors import CorpusError
 from audit.folding import FoldedText
+
+if TYPE_CHECKING:
+    from audit.references.resolve import SnapshotResolver
 
 READABLE_SCHEMA_VERSION = 5  # 2, 4: tables the audit does not read; 3: folded may be NULL;
 # 5: records.licence (older snapshots: every licence 'unknown')
@@ -225,6 +228,14 @@ class DuckDBCorpus:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+    def reference_resolver(self) -> SnapshotResolver:
+        """A resolver of ordinary references on this snapshot (:mod:`audit.references`),
+        reading through a cursor of its own (the audit's look-ups run on another thread);
+        the caller closes it."""
+        from audit.references.resolve import SnapshotResolver
+
+        return SnapshotResolver(self._con.cursor(), self._meta.get("name") or self.path.stem)
 
     # -- Corpus -------------------------------------------------------------------------------
 

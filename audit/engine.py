@@ -22,10 +22,11 @@ from typing import Protocol
 
 from audit import CONTRACT_VERSION, __version__
 from audit.corpus import Corpus, PathRef, StoredPassage, StoredRecord
-from audit.errors import CitationSyntaxError
+from audit.errors import CitationSyntaxError, InputError
 from audit.handles import Handle, parse_handle, verify
 from audit.keys import Keyring
 from audit.paths import public_path
+from audit.references.resolve import Resolver
 from audit.report import (
     DEFAULT_FAIL_ON,
     CitationResult,
@@ -33,6 +34,7 @@ from audit.report import (
     KeyInfo,
     PassageView,
     RecordView,
+    ReferencesSection,
     Report,
     SentenceResult,
     SnapshotInfo,
@@ -125,10 +127,14 @@ parsed answers and look-ups is held at a time."""
 
 @dataclass(frozen=True)
 class AuditInput:
-    """One answer to audit and the label its report carries (a file name, ``-``)."""
+    """One answer to audit and the label its report carries (a file name, ``-``).
+
+    ``text``: the answer as written, when there is one (not for claims JSON), where its
+    ordinary references are read (:mod:`audit.references.answer`)."""
 
     label: str
     parsed: AnswerLike
+    text: str | None = None
 
 
 @dataclass
@@ -265,9 +271,40 @@ class _Context:
     statuses: Mapping[str, str]
     fail_on: list[FailOnItem]
     created_at: str
+    resolver: Resolver | None = None
 
 
-def _report(item: AuditInput, lookup: _Lookup, context: _Context) -> Report:
+def _handle_spans(parsed: AnswerLike) -> list[tuple[int, int]]:
+    spans = []
+    for sentence in parsed.sentences:
+        for citation in sentence.citations:
+            span = getattr(citation, "handle_span", None)
+            if span is not None:
+                spans.append(span)
+    return spans
+
+
+def _references(chunk: Sequence[AuditInput], context: _Context) -> list[ReferencesSection | None]:
+    """The references section of each answer of a chunk (look-ups in one batch)."""
+    if context.resolver is None:
+        return [None] * len(chunk)
+    from audit.references.answer import answer_references_of, sections_of
+
+    answers = []
+    for item in chunk:
+        label = public_path(item.label)
+        texts = (s.text for s in item.parsed.sentences)
+        spans = _handle_spans(item.parsed)
+        answers.append((answer_references_of(item.text, texts, spans, label), label))
+    return sections_of(answers, context.resolver)
+
+
+def _report(
+    item: AuditInput,
+    lookup: _Lookup,
+    context: _Context,
+    references: ReferencesSection | None = None,
+) -> Report:
     sentences: list[SentenceResult] = []
     for sentence in item.parsed.sentences:
         results = []
@@ -284,7 +321,8 @@ def _report(item: AuditInput, lookup: _Lookup, context: _Context) -> Report:
                 citations=results,
             )
         )
-    verdict, reasons = overall(sentences, context.fail_on)
+    checks = references.checks() if references is not None else ()
+    verdict, reasons = overall(sentences, context.fail_on, checks)
     return assemble(
         Report,
         contract_version=CONTRACT_VERSION,
@@ -299,6 +337,7 @@ def _report(item: AuditInput, lookup: _Lookup, context: _Context) -> Report:
         key=context.key,
         metrics=metrics_of(sentences),
         sentences=sentences,
+        references=references,
     )
 
 
@@ -326,12 +365,16 @@ def audit_many(
     now: datetime | None = None,
     chunk_answers: int = CHUNK_ANSWERS,
     chunk_citations: int = CHUNK_CITATIONS,
+    references: Resolver | None = None,
 ) -> Generator[Report, None, None]:
     """Audit answers lazily, one report per input, in input order.
 
     ``inputs`` is consumed a chunk at a time; reports are yielded as each chunk is judged, so
     neither all inputs nor all reports are ever held. ``now`` fixes ``created_at`` (for
     reproducible reports); ``fail_on`` adds to the default policy (malformed, forged).
+    ``references``: the resolver of the same snapshot, to check each answer's ordinary
+    references (:mod:`audit.references.answer`; only on the caller's thread); None: not
+    checked, and no report has a references section.
     """
     identity = corpus.identity()
     statuses = dict(corpus.source_status())
@@ -348,11 +391,13 @@ def audit_many(
         statuses=statuses,
         fail_on=fail_on_policy(fail_on),
         created_at=iso_utc(now),
+        resolver=references,
     )
     chunks = _chunks(inputs, max(1, chunk_answers), max(1, chunk_citations))
     for chunk, lookup in _looked_up(chunks, corpus, keyring):
-        for item in chunk:
-            yield _report(item, lookup, context)
+        sections = _references(chunk, context)
+        for item, section in zip(chunk, sections, strict=True):
+            yield _report(item, lookup, context, section)
 
 
 def _looked_up(
@@ -390,10 +435,14 @@ def audit_answer(
     fail_on: Iterable[FailOnItem] = DEFAULT_FAIL_ON,
     source_label: str = "-",
     now: datetime | None = None,
+    text: str | None = None,
+    references: Resolver | None = None,
 ) -> Report:
-    """Audit one parsed answer (one batch of look-ups)."""
+    """Audit one parsed answer (one batch of look-ups); ``text`` and ``references``: see
+    :class:`AuditInput` and :func:`audit_many`."""
+    item = AuditInput(source_label, parsed, text)
     return next(
-        audit_many([AuditInput(source_label, parsed)], corpus, keyring, fail_on=fail_on, now=now)
+        audit_many([item], corpus, keyring, fail_on=fail_on, now=now, references=references)
     )
 
 
@@ -443,13 +492,17 @@ def reaudit(
     keyring: Keyring,
     *,
     now: datetime | None = None,
+    references: Resolver | None = None,
 ) -> Report:
     """Audit a published report's citations again, e.g. against a newer snapshot.
 
     Sentences, citations and the fail-on policy are kept; every verdict, flag and metric is
-    decided afresh.
+    decided afresh. The report's ordinary references (its ``references`` section, as read)
+    are checked again with ``references``, the new snapshot's resolver. A report with
+    references and no resolver is an :class:`~audit.errors.InputError`: a re-audit that
+    silently dropped them, or kept their old tiers, would pass what it never checked.
     """
-    return audit_answer(
+    fresh = audit_answer(
         answer_of_report(report),
         corpus,
         keyring,
@@ -457,3 +510,29 @@ def reaudit(
         source_label=report.source,
         now=now,
     )
+    return with_references_rechecked(report, fresh, references)
+
+
+def with_references_rechecked(
+    published: Report, fresh: Report, references: Resolver | None
+) -> Report:
+    """``fresh`` (``published``'s citations audited again) with ``published``'s ordinary
+    references checked again by ``references`` and the verdict decided again on both.
+
+    Every re-audit goes through here (:func:`reaudit`, the site's batched re-audits): a
+    report with references and no resolver is an :class:`~audit.errors.InputError`, never a
+    re-audit that dropped them or kept their old tiers."""
+    if published.references is None:
+        return fresh
+    if references is None:
+        raise InputError(
+            f"{published.source}: the report has ordinary references to check again and no "
+            "reference resolver was given"
+        )
+    from audit.references.answer import recheck
+
+    checked = fresh.model_copy(
+        update={"references": recheck(published.references, published.source, references)}
+    )
+    verdict, reasons = overall(checked.sentences, published.fail_on, checked.reference_checks())
+    return checked.model_copy(update={"verdict": verdict, "verdict_reasons": reasons})

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import jinja2
 from markupsafe import Markup
@@ -56,6 +56,9 @@ from audit.report import (
 )
 from audit.resources import resources
 from audit.support.model import SupportResult
+
+if TYPE_CHECKING:
+    from audit.references.render_html import ReferencesView
 
 TEMPLATES_DIR = resources().templates
 STATIC_DIR = resources().static
@@ -291,6 +294,8 @@ class ReportView:
     by_verdict: tuple[MetricRow, ...]
     sentences: tuple[SentenceView, ...]
     publish_note: str = ""  # what the page shows of the cited passages (audit.publish)
+    references: ReferencesView | None = None
+    """The answer's ordinary references (the references partial), None without any."""
 
 
 @dataclass(frozen=True)
@@ -359,7 +364,16 @@ def report_view(
         by_verdict=by_verdict,
         sentences=tuple(_sentence_view(s, publish) for s in report.sentences),
         publish_note=PUBLISH_NOTES[publish],
+        references=_references_view(report),
     )
+
+
+def _references_view(report: Report) -> ReferencesView | None:
+    if report.references is None:
+        return None
+    from audit.references.render_html import references_view  # it imports this module
+
+    return references_view(report.references.checks(), report.references.counts)
 
 
 def _sentence_view(sentence: SentenceResult, publish: PublishMode) -> SentenceView:

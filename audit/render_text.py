@@ -37,7 +37,7 @@ from audit.report import (
 )
 from audit.support.model import SupportResult
 from audit.terminal import one_line
-from audit.verdicts import describe, is_claim
+from audit.verdicts import describe, describe_references, is_claim
 
 if TYPE_CHECKING:
     from audit.support.run import SupportCheck
@@ -53,11 +53,23 @@ def clean_text(text: str) -> str:
 
 
 def counts_line(report: Report) -> str:
-    """``5 citations: 1 malformed, 1 forged, 1 quote_mismatch, 2 ok`` (ladder order)."""
+    """``5 citations: 1 malformed, 1 forged, 1 quote_mismatch, 2 ok`` (ladder order), then,
+    when the answer has ordinary references, ``; 3 references: 1 hallucinated, 2 verified``."""
     total = report.metrics.citations
     parts = [f"{n} {verdict}" for verdict, n in report.metrics.by_verdict.model_dump().items() if n]
     noun = "citation" if total == 1 else "citations"
-    return f"{total} {noun}" + (f": {', '.join(parts)}" if parts else "")
+    line = f"{total} {noun}" + (f": {', '.join(parts)}" if parts else "")
+    return line + references_count(report)
+
+
+def references_count(report: Report) -> str:
+    """``; 3 references: 1 hallucinated, 2 verified`` (gravest first), or "" without any."""
+    if report.references is None:
+        return ""
+    from audit.references.render_md import summary
+
+    n = len(report.references.references)
+    return f"; {n} {'reference' if n == 1 else 'references'}: {summary(report.references.counts)}"
 
 
 def verdict_line(report: Report) -> str:
@@ -69,6 +81,9 @@ def verdict_line(report: Report) -> str:
         f"fail: {describe('malformed', by_verdict.malformed)}",
         f"fail: {describe('forged', by_verdict.forged)}",
     }
+    if report.references is not None:  # always fails, and the counts show it
+        hallucinated = report.references.counts.get("hallucinated", 0)
+        shown.add(f"fail: {describe_references('hallucinated', hallucinated)}")
     policy = [
         reason.removeprefix("fail: ")
         for reason in report.verdict_reasons
@@ -184,7 +199,31 @@ def render_text(report: Report) -> str:
         lines.append(f"[{sentence.index}] {sentence_label(sentence)}: {clean_text(sentence.text)}")
         for citation in sentence.citations:
             lines.extend(_citation_lines(citation))
+    lines.extend(_reference_lines(report))
     return "\n".join(lines) + "\n"
+
+
+def _references_summary(report: Report) -> str:
+    """``11: 2 hallucinated, 1 mismatch, …`` (the references section must exist)."""
+    return (
+        references_count(report)
+        .removeprefix("; ")
+        .replace(" references:", ":", 1)
+        .replace(" reference:", ":", 1)
+    )
+
+
+def _reference_lines(report: Report) -> list[str]:
+    """The references section: a heading line, then each reference as ``citeseal check``
+    prints it (where, label, tier, flags, reason; each field seen vs expected)."""
+    if report.references is None:
+        return []
+    from audit.references.check import reference_lines
+
+    lines = [f"references ({_references_summary(report)}):"]
+    for item in report.references.references:
+        lines.extend(reference_lines(item.check, indent="    "))
+    return lines
 
 
 # ---------------------------------------------------------------------------------------------
@@ -276,6 +315,11 @@ def render_markdown(report: Report) -> str:
         lines.append(f"{sentence.index}. **{label}**: {md_text(sentence.text)}")
         for citation in sentence.citations:
             lines.extend(_md_citation(citation))
+    if report.references is not None:
+        from audit.references.render_md import references_markdown
+
+        lines += ["", f"## References ({md_text(_references_summary(report))})"]
+        lines += references_markdown(report.references.checks())
     return "\n".join(lines) + "\n"
 
 

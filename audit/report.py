@@ -14,12 +14,24 @@ raising the contract version.
     │            verbatim_quotes, citations, checkable_citations, valid_citations,
     │            citation_validity,
     │            by_verdict {malformed, forged, …, ok}, by_status {cited, uncited, invalid_only}}
-    └── sentences [{index, text, kind, status,
-                    citations [{raw, handle, record_id, quote, verdict, detail,
-                                flags [{name, detail}], checked_against, closest_match,
-                                similarity, passage, current_passage, record,
-                                support {label, reason, evidence {start, end, text},
-                                         judge, judge_version}}]}]
+    ├── sentences [{index, text, kind, status,
+    │               citations [{raw, handle, record_id, quote, verdict, detail,
+    │                           flags [{name, detail}], checked_against, closest_match,
+    │                           similarity, passage, current_passage, record,
+    │                           support {label, reason, evidence {start, end, text},
+    │                                    judge, judge_version}}]}]
+    └── references {counts {verified, mismatch, hallucinated, needs_review, unresolved},
+                    references [{reference {kind, label, identifiers, title, authors, year,
+                                            venue, raw, span},
+                                 check {label, kind, span, location, identifiers, title,
+                                        tier, reason, record, diffs, flags, trace}}]}
+
+``references`` (contract 0.3.0) is there only when the answer holds ordinary references —
+DOIs, PMIDs, PMCIDs, arXiv ids, NCT numbers, ISBNs outside its handles, and reference-list
+entries that are not handles (:mod:`audit.references.answer`) — checked against the same
+snapshot as ``citeseal check`` checks a document; the key is left out otherwise, so a
+handle-only answer's report is as before. Each item keeps the reference as read (what a
+re-audit checks again) and its check; docs/audit.md says how the tiers feed the verdict.
 
 ``support`` is there only when the audit ran with claim support (``--support``): the key is
 left out, not null, otherwise. ``support_checked`` says which: false (the default) means no
@@ -39,6 +51,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from audit import CONTRACT_VERSION
 from audit.errors import InputError
+from audit.references.check import ReferenceCheck
+from audit.references.model import Reference
 from audit.support.model import SupportResult
 
 Verdict = Literal["malformed", "forged", "unavailable", "withdrawn", "quote_mismatch", "ok"]
@@ -78,12 +92,18 @@ FailOnItem = Literal[
     "version_changed",
     "not_refreshed",
     "contradicted",
+    "hallucinated",
+    "mismatch",
+    "unresolved",
     "incomplete",
 ]
-"""What ``--fail-on`` accepts: any non-ok verdict, a sentence status, a flag, a claim-support
-label (``contradicted``: an ok citation whose passage the support judge found contradicting the
-sentence; only with claim support, see :func:`audit.verdicts.overall`), or ``incomplete``
-(whatever makes the answer incomplete: today an ``unavailable`` citation)."""
+"""What ``--fail-on`` accepts: any non-ok verdict, a sentence status, a flag (of a citation or
+of an ordinary reference), a claim-support label (``contradicted``: an ok citation whose
+passage the support judge found contradicting the sentence; only with claim support, see
+:func:`audit.verdicts.overall`), a reference tier (``hallucinated`` always fails; ``mismatch``,
+``unresolved``; ``needs_review`` never fails, so it is not an item), or ``incomplete``
+(whatever makes the answer incomplete: an ``unavailable`` citation, an ``unresolved``
+reference)."""
 FAIL_ON_ITEMS: tuple[FailOnItem, ...] = get_args(FailOnItem)
 
 
@@ -345,6 +365,27 @@ class KeyInfo(_Model):
     demo: bool = Field(description="True when the fixed, public demo key was used.")
 
 
+class AuditedReference(_Model):
+    """One ordinary reference of an answer: as read, and its check against the snapshot."""
+
+    reference: Reference = Field(
+        description="The reference as read from the answer (what a re-audit checks again)."
+    )
+    check: ReferenceCheck = Field(
+        description="Its check, as `citeseal check --format json` reports it."
+    )
+
+
+class ReferencesSection(_Model):
+    """The ordinary references of an answer (DOIs, PMIDs, NCT numbers… outside its handles)."""
+
+    counts: dict[str, int] = Field(description="References per tier (every tier listed).")
+    references: list[AuditedReference]
+
+    def checks(self) -> list[ReferenceCheck]:
+        return [item.check for item in self.references]
+
+
 class Report(_Model):
     """One audit of one answer against one snapshot."""
 
@@ -365,10 +406,22 @@ class Report(_Model):
     key: KeyInfo
     metrics: Metrics
     sentences: list[SentenceResult]
+    references: ReferencesSection | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="The answer's ordinary references checked against the snapshot (contract "
+        "0.3.0). Absent when the answer holds none (or the caller did not check them).",
+    )
 
     def citations(self) -> list[CitationResult]:
         """Every citation of the report, in answer order."""
         return [c for s in self.sentences for c in s.citations]
+
+    def reference_checks(self) -> list[ReferenceCheck]:
+        """The checks of the answer's ordinary references (none without the section): what
+        every decision of the overall verdict takes with the sentences
+        (:func:`audit.verdicts.overall`)."""
+        return self.references.checks() if self.references is not None else []
 
 
 def report_json_schema() -> dict[str, object]:

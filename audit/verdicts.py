@@ -38,12 +38,23 @@ make the answer incomplete. An ``abstain`` of the support judge never fails or w
 own. A policy that fails on ``contradicted`` fails closed: an ok citation the support judge
 did not judge (an audit without claim support, a re-audit) fails it as "not judged", never
 passes silently.
+
+Ordinary references of the answer (the ``references`` section; their tiers are
+:mod:`audit.references.check`'s) feed the same verdict: a ``hallucinated`` reference always
+fails, like a forged handle; an ``unresolved`` one makes the answer ``incomplete``, like an
+unavailable citation (nobody could check it); a ``mismatch`` warns; a reference to a retracted
+record warns, as a citation of one does; ``needs_review`` never fails or warns (a book, an
+unindexed kind: the snapshot cannot say, and the report lists it). ``fail_on`` may name
+``mismatch`` and ``unresolved``, and the flags (``retracted``, ``expression_of_concern``,
+``preprint``) count references as well as citations. Reasons name references apart:
+"1 hallucinated reference".
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from audit.corpus import StoredPassage, StoredRecord
 from audit.folding import fold
@@ -68,6 +79,9 @@ from audit.report import (
     assemble,
     is_partial,
 )
+
+if TYPE_CHECKING:
+    from audit.references.check import ReferenceCheck
 
 SCHEME_SOURCE: Mapping[str, str] = {
     "pmid": "pubmed",
@@ -453,8 +467,11 @@ def fail_on_policy(extra: Iterable[FailOnItem] = ()) -> list[FailOnItem]:
     return [item for item in FAIL_ON_ITEMS if item in chosen]
 
 
-INCOMPLETE_ITEMS: tuple[FailOnItem, ...] = ("unavailable",)
-"""What makes an answer ``incomplete``: citations this snapshot could not check."""
+INCOMPLETE_ITEMS: tuple[FailOnItem, ...] = ("unavailable", "unresolved")
+"""What makes an answer ``incomplete``: citations and references this snapshot could not
+check."""
+ALWAYS_FAIL: tuple[FailOnItem, ...] = ("hallucinated",)
+"""Fails whatever the policy, as malformed and forged do (those are in every policy)."""
 
 
 def _failing(policy: Sequence[FailOnItem]) -> list[FailOnItem]:
@@ -525,9 +542,46 @@ def describe(item: str, n: int) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
+REFERENCE_FLAGS = ("retracted", "expression_of_concern", "preprint")
+_REFERENCE_WORDING: Mapping[str, tuple[str, str]] = {
+    "hallucinated": ("hallucinated reference", "hallucinated references"),
+    "mismatch": (
+        "reference that disagrees with its record",
+        "references that disagree with their records",
+    ),
+    "unresolved": ("unresolved reference", "unresolved references"),
+    "retracted": ("reference to a retracted record", "references to retracted records"),
+    "expression_of_concern": (
+        "reference to a record with an expression of concern",
+        "references to records with an expression of concern",
+    ),
+    "preprint": ("reference to a preprint", "references to preprints"),
+}
+
+
+def describe_references(item: str, n: int) -> str:
+    """``n`` references of a fail-on item in words: "1 hallucinated reference"."""
+    one, many = _REFERENCE_WORDING[item]
+    return f"{n} {one if n == 1 else many}"
+
+
+def _reference_occurrences(references: Sequence[ReferenceCheck]) -> dict[str, int]:
+    """How often each fail-on item occurs among ordinary references: tiers, true flags
+    (``needs_review`` is none: it never fails or warns)."""
+    seen: dict[str, int] = dict.fromkeys(_REFERENCE_WORDING, 0)
+    for check in references:
+        if check.tier in seen:
+            seen[check.tier] += 1
+        for flag in REFERENCE_FLAGS:
+            if getattr(check.flags, flag) is True:
+                seen[flag] += 1
+    return seen
+
+
 WARN_ITEMS: tuple[FailOnItem, ...] = (
     "withdrawn",
     "quote_mismatch",
+    "mismatch",
     "invalid_only",
     "retracted",
     "uncited",
@@ -538,25 +592,36 @@ WARN_ITEMS: tuple[FailOnItem, ...] = (
 
 
 def overall(
-    sentences: Sequence[SentenceResult], fail_on: Sequence[FailOnItem] = DEFAULT_FAIL_ON
+    sentences: Sequence[SentenceResult],
+    fail_on: Sequence[FailOnItem] = DEFAULT_FAIL_ON,
+    references: Sequence[ReferenceCheck] = (),
 ) -> tuple[Overall, list[str]]:
     """The overall verdict and the reasons for it, the gravest first.
 
-    fail: any item of ``fail_on`` occurs (always including malformed and forged);
-    incomplete: any of :data:`INCOMPLETE_ITEMS` occurs; warn: any of :data:`WARN_ITEMS`
-    occurs; pass otherwise.
+    fail: any item of ``fail_on`` occurs (always including malformed and forged) or any of
+    :data:`ALWAYS_FAIL` (a hallucinated reference); incomplete: any of
+    :data:`INCOMPLETE_ITEMS` occurs; warn: any of :data:`WARN_ITEMS` occurs; pass otherwise.
+    ``references``: the checks of the answer's ordinary references (module docstring).
     """
     seen = _occurrences(sentences)
+    cited = _reference_occurrences(references)
     policy = _failing(fail_on_policy(fail_on))
-    fails = [f"fail: {describe(i, seen[i])}" for i in policy if seen[i]]
+    policy += [i for i in ALWAYS_FAIL if i not in policy]
+
+    def found(word: str, items: Iterable[str]) -> list[str]:
+        out = []
+        for i in items:
+            if seen.get(i):
+                out.append(f"{word}: {describe(i, seen[i])}")
+            if cited.get(i):
+                out.append(f"{word}: {describe_references(i, cited[i])}")
+        return out
+
+    fails = found("fail", policy)
     if "contradicted" in policy and seen[UNJUDGED]:  # fail closed: it cannot know
         fails.append(f"fail: {describe(UNJUDGED, seen[UNJUDGED])}")
-    unchecked = [
-        f"incomplete: {describe(i, seen[i])}"
-        for i in INCOMPLETE_ITEMS
-        if seen[i] and i not in policy
-    ]
-    warns = [f"warn: {describe(i, seen[i])}" for i in WARN_ITEMS if seen[i] and i not in policy]
+    unchecked = found("incomplete", (i for i in INCOMPLETE_ITEMS if i not in policy))
+    warns = found("warn", (i for i in WARN_ITEMS if i not in policy))
     if fails:
         return "fail", fails + unchecked + warns
     if unchecked:

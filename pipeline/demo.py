@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable, Mapping
+from contextlib import closing
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -150,8 +151,19 @@ def earlier_answer(first: Path) -> str:
 
 
 def _audit(text: str, snapshot: Path, label: str, now: datetime | None = None) -> Report:
-    with trust_snapshot(snapshot, TRUST).corpus() as corpus:
-        return audit_answer(parse_answer(text), corpus, DEMO, source_label=label, now=now)
+    with (
+        trust_snapshot(snapshot, TRUST).corpus() as corpus,
+        closing(corpus.reference_resolver()) as resolver,
+    ):
+        return audit_answer(
+            parse_answer(text),
+            corpus,
+            DEMO,
+            source_label=label,
+            now=now,
+            text=text,
+            references=resolver,
+        )
 
 
 def run_demo(

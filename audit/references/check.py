@@ -45,6 +45,7 @@ from audit.references.compare import (
 )
 from audit.references.model import ExtractedDocument, Identifier, InputFormat, Reference, Span
 from audit.references.resolve import RESOLVABLE, Key, Lookup, Resolver, WorkRecord
+from audit.terminal import one_line
 
 Tier = Literal["verified", "mismatch", "hallucinated", "needs_review", "unresolved"]
 TIERS: tuple[Tier, ...] = ("verified", "mismatch", "hallucinated", "needs_review", "unresolved")
@@ -143,7 +144,7 @@ class CheckReport(_Model):
         return data
 
 
-def _counts(tiers: Sequence[Tier]) -> dict[str, int]:
+def tier_counts(tiers: Sequence[Tier]) -> dict[str, int]:
     held = Counter(tiers)
     return {tier: held.get(tier, 0) for tier in TIERS}
 
@@ -374,15 +375,28 @@ def _nowhere(ref: Reference, found: dict[Key, Lookup], titles: list[Lookup]) -> 
 
 def check_document(document: ExtractedDocument, resolver: Resolver) -> DocumentCheck:
     """Every reference of one document, the identifier lookups made in one batch."""
-    keys = sorted({(i.scheme, i.value) for i in document.identifiers if i.valid})
+    return check_documents([document], resolver)[0]
+
+
+def check_documents(
+    documents: Sequence[ExtractedDocument], resolver: Resolver
+) -> list[DocumentCheck]:
+    """Every reference of each document, the identifier lookups of all of them made in one
+    batch (an audit's chunk of answers: one query, not one per answer)."""
+    keys = sorted({(i.scheme, i.value) for d in documents for i in d.identifiers if i.valid})
     found = resolver.by_identifiers(keys) if keys else {}
-    checks = tuple(check_reference(ref, resolver, found) for ref in document.references)
-    return DocumentCheck(
-        file=document.file,
-        format=document.format,
-        references=checks,
-        counts=_counts([c.tier for c in checks]),
-    )
+    checked = []
+    for document in documents:
+        checks = tuple(check_reference(ref, resolver, found) for ref in document.references)
+        checked.append(
+            DocumentCheck(
+                file=document.file,
+                format=document.format,
+                references=checks,
+                counts=tier_counts([c.tier for c in checks]),
+            )
+        )
+    return checked
 
 
 def make_report(
@@ -399,7 +413,7 @@ def make_report(
         online=online,
         snapshot=snapshot,
         documents=tuple(documents),
-        counts=_counts(tiers),
+        counts=tier_counts(tiers),
         lookup=lookup,
     )
 
@@ -415,6 +429,23 @@ def failing(report: CheckReport, items: Sequence[str]) -> list[ReferenceCheck]:
     ]
 
 
+def reference_lines(c: ReferenceCheck, indent: str = "  ") -> list[str]:
+    """The text lines of one checked reference: where, label, tier, flags and reason, then
+    each field that disagrees. Document text goes through :func:`audit.terminal.one_line`
+    (line breaks, controls and bidi characters escaped); ``repr`` quotes the seen/expected."""
+    where = f"{c.span.line}:{c.span.column}"
+    label = f"[{one_line(c.label)}] " if c.label else ""
+    flags = [f for f in FLAGS if getattr(c.flags, f) is True]
+    if c.flags.published_version:
+        flags.append(f"published as {one_line(c.flags.published_version)}")
+    extra = f" [{', '.join(flags)}]" if flags else ""
+    lines = [f"{indent}{where} {label}{c.tier}{extra}: {one_line(c.reason)}"]
+    lines.extend(
+        f"{indent}    {d.field}: seen {d.seen!r}, expected {d.expected!r}" for d in c.diffs
+    )
+    return lines
+
+
 def render_text(report: CheckReport) -> str:
     """One line per reference, grouped by document, then the totals."""
     mode = "online" if report.online else "offline"
@@ -425,18 +456,9 @@ def render_text(report: CheckReport) -> str:
             f"lookup snapshot: {lookup.snapshot_id or lookup.name} (sha256 {lookup.sha256[:12]})"
         )
     for doc in report.documents:
-        lines.append(f"{doc.file} ({doc.format}): {_summary(doc.counts)}")
+        lines.append(f"{one_line(doc.file)} ({doc.format}): {_summary(doc.counts)}")
         for c in doc.references:
-            where = f"{c.span.line}:{c.span.column}"
-            label = f"[{c.label}] " if c.label else ""
-            flags = [f for f in FLAGS if getattr(c.flags, f) is True]
-            if c.flags.published_version:
-                flags.append(f"published as {c.flags.published_version}")
-            extra = f" [{', '.join(flags)}]" if flags else ""
-            lines.append(f"  {where} {label}{c.tier}{extra}: {c.reason}")
-            lines.extend(
-                f"      {d.field}: seen {d.seen!r}, expected {d.expected!r}" for d in c.diffs
-            )
+            lines.extend(reference_lines(c))
     lines.append(f"total: {_summary(report.counts)}")
     return "\n".join(lines) + "\n"
 

@@ -90,7 +90,7 @@ def fold_title(text: str) -> FoldedTitle:
     return FoldedTitle(_fold(text))
 
 
-def _leading_parts(text: str) -> list[FoldedTitle]:
+def leading_parts(text: str) -> list[FoldedTitle]:
     """The folded leading parts of a title, cut at each subtitle mark, of enough words."""
     parts = []
     for mark in _SUBTITLE_MARK.finditer(text):
@@ -109,7 +109,7 @@ def compare_titles(seen: str | None, expected: str | None) -> FieldCheck:
     score = fuzz.ratio(a, b)
     if score >= TITLE_MATCH:
         return FieldCheck("title", "match", seen, expected, score)
-    if a in _leading_parts(expected or "") or b in _leading_parts(seen or ""):
+    if a in leading_parts(expected or "") or b in leading_parts(seen or ""):
         return FieldCheck("title", "match", seen, expected, score)  # a subtitle left out
     outcome: Outcome = "other" if score < TITLE_OTHER else "differs"
     return FieldCheck("title", outcome, seen, expected, score)

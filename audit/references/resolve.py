@@ -14,10 +14,13 @@ of each record of ``pipeline/snapshot/schema.py``'s tables (``records``, ``recor
 ``records.doi``, a PMID in ``records.pmid``, a PMCID in ``records.pmcid`` (each also as the
 record id ``pmid:N`` / ``pmcid:PMCN``), an NCT number as the record id ``nct:NCT…``. The
 snapshot holds no arXiv or ISBN records: those keys are ``unmatched`` with a note saying so.
-A title search reads every current titled record once (on the first search), folds each title
-(:func:`~audit.references.compare.fold_title`) and takes the few nearest by rapidfuzz's
-``WRatio``; the caller decides with
-:func:`~audit.references.compare.compare_titles` whether any is the same title.
+A title search reads every current titled record once (on the first search) into a
+:class:`TitleIndex` and returns the records whose title the title rule
+(:func:`~audit.references.compare.compare_titles`) calls the same — a ``fuzz.ratio`` of the
+folded titles of at least 90 (rapidfuzz's cut-off skips the rest without scoring them fully),
+or one title the other's leading part (two dictionary look-ups) — the
+:data:`TITLE_CANDIDATES` nearest by ``WRatio`` first; the caller still checks each with
+:func:`~audit.references.compare.compare_titles` and the authors.
 
 Online (``citeseal check --online``, ``pipeline/check_online/``) what the snapshot cannot place
 is fetched into a *lookup snapshot*, and :class:`LookupResolver` answers from that file and
@@ -31,6 +34,8 @@ resolvers in order (the snapshot first) and keeps the first that places a key.
 from __future__ import annotations
 
 import json
+import math
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,7 +45,7 @@ import duckdb
 from rapidfuzz import fuzz, process
 
 from audit.errors import CorpusError
-from audit.references.compare import FoldedTitle, fold_title
+from audit.references.compare import TITLE_MATCH, FoldedTitle, fold_title, leading_parts
 
 LookupStatus = Literal["matched", "unmatched", "unreachable"]
 Key = tuple[str, str]
@@ -210,14 +215,24 @@ class SnapshotResolver:
         connection: duckdb.DuckDBPyConnection,
         label: str,
         schemes: frozenset[str] = RESOLVABLE,
+        *,
+        titles: TitleIndex | None = None,
     ) -> None:
         """``connection``: read-only, to a snapshot already checked against its manifest;
         ``label``: how the trace names it (the snapshot's name); ``schemes``: the schemes
-        its records can hold (a lookup snapshot holds ``arxiv:`` records too)."""
+        its records can hold (a lookup snapshot holds ``arxiv:`` records too); ``titles``: the
+        title index an earlier resolver of the same snapshot file built (:attr:`title_index`),
+        if any."""
         self._con = connection
         self.label = label
         self.schemes = schemes
-        self._titles: tuple[list[WorkRecord], list[FoldedTitle]] | None = None
+        self._titles: TitleIndex | None = titles
+
+    @property
+    def title_index(self) -> TitleIndex | None:
+        """The title index, once a title search built it (to hand to the next resolver of the
+        same snapshot file: building it reads every titled record)."""
+        return self._titles
 
     @classmethod
     def open(
@@ -273,16 +288,66 @@ class SnapshotResolver:
             if self._titles is None:  # every titled record, read once, on the first search
                 published = {str(r): str(t) for r, t in self._rows(_ALL_PUBLISHED_SQL, [])}
                 records = [_record(row[2:], published) for row in self._rows(_ALL_SQL, [])]
-                self._titles = (records, [fold_title(r.title or "") for r in records])
+                self._titles = TitleIndex(records)
         except duckdb.Error as error:
             detail = f"snapshot title search failed: {_first_line(error)}"
             return Lookup(self.name, name, "unreachable", detail=detail)
-        records, folded = self._titles
-        near = process.extract(
-            fold_title(title), folded, scorer=fuzz.WRatio, limit=TITLE_CANDIDATES
-        )
-        chosen = tuple(records[index] for _, _, index in near)
+        chosen = self._titles.same_title(title)
         return Lookup(self.name, name, "matched" if chosen else "unmatched", chosen)
+
+
+class TitleIndex:
+    """The folded title of every record, and the records each leading part or whole folded
+    title belongs to: what finds, without scoring every title, the records whose title the
+    title rule calls the same (module docstring). Read-only once built: one index can serve
+    every resolver of one snapshot, on any thread.
+
+    A ``fuzz.ratio`` of at least 90 needs lengths within 9/11 and 11/9 of each other (the
+    Indel distance is at least their difference), so only the titles of such a length are
+    scored: they are kept sorted by length, a slice per search."""
+
+    def __init__(self, records: Sequence[WorkRecord]) -> None:
+        self.records = list(records)
+        self.folded: list[FoldedTitle] = [fold_title(r.title or "") for r in self.records]
+        self._whole: dict[str, list[int]] = {}
+        self._leading: dict[str, list[int]] = {}
+        for index, (record, folded) in enumerate(zip(self.records, self.folded, strict=True)):
+            self._whole.setdefault(folded, []).append(index)
+            for part in leading_parts(record.title or ""):
+                self._leading.setdefault(part, []).append(index)
+        self._order = sorted(range(len(self.folded)), key=lambda i: len(self.folded[i]))
+        self._by_length = [self.folded[i] for i in self._order]
+        self._lengths = [len(title) for title in self._by_length]
+
+    def _near_in_length(self, query: str) -> tuple[int, list[FoldedTitle]]:
+        """The first position and the titles (sorted by length) that could score 90."""
+        low = bisect_left(self._lengths, math.ceil(len(query) * 9 / 11))
+        high = bisect_right(self._lengths, math.floor(len(query) * 11 / 9))
+        return low, self._by_length[low:high]
+
+    def same_title(self, title: str) -> tuple[WorkRecord, ...]:
+        """The records whose title matches ``title`` under the title rule, the
+        :data:`TITLE_CANDIDATES` nearest by ``WRatio`` first (ties: in index order)."""
+        query = fold_title(title)
+        if not query:
+            return ()
+        first, window = self._near_in_length(query)
+        found = {
+            self._order[first + position]
+            for _, _, position in process.extract(
+                query, window, scorer=fuzz.ratio, score_cutoff=TITLE_MATCH, limit=None
+            )
+        }
+        found.update(self._leading.get(query, ()))  # the query is a record's leading part
+        for part in leading_parts(title):  # a record's title is the query's leading part
+            found.update(self._whole.get(part, ()))
+        if not found:
+            return ()
+        ordered = sorted(found)
+        near = process.extract(
+            query, [self.folded[i] for i in ordered], scorer=fuzz.WRatio, limit=TITLE_CANDIDATES
+        )
+        return tuple(self.records[ordered[position]] for _, _, position in near)
 
 
 def _dedupe(records: Iterable[WorkRecord]) -> tuple[WorkRecord, ...]:

@@ -105,7 +105,7 @@ def with_support(report: Report, corpus: SupportCorpus, judge: Judge) -> Report:
             for c in sentence.citations
         ]
         sentences.append(sentence.model_copy(update={"citations": citations}))
-    verdict, reasons = overall(sentences, report.fail_on)
+    verdict, reasons = overall(sentences, report.fail_on, report.reference_checks())
     return report.model_copy(
         update={
             "sentences": sentences,

@@ -1,4 +1,4 @@
-"""Run the benchmarks: ``python -m pipeline.bench [snapshot|audit|site|live|mcp|support ...]``."""
+"""Run the benchmarks: ``python -m pipeline.bench [NAME ...]`` (names: :data:`BENCHES`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-BENCHES = ("snapshot", "audit", "site", "live", "mcp", "support")
+BENCHES = ("snapshot", "audit", "site", "live", "mcp", "support", "references")
 
 
 def main(argv: list[str]) -> int:

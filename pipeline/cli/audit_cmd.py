@@ -6,6 +6,11 @@ is written (or printed) and dropped before the next chunk is read. Exit code: 0 
 input passes or warns, 1 when any fails, 2 when any input is bad or has nothing to audit (the
 others are still audited; each bad one gets its own ``error:`` line and no report).
 
+Each answer's ordinary references (DOIs, PMIDs, NCT numbers… outside its handles, and
+reference-list entries that are not handles) are checked against the same snapshot, as
+``citeseal check`` checks them, into the report's ``references`` section
+(:mod:`audit.references.answer`; docs/audit.md says how their tiers feed the verdict).
+
 ``--support`` adds claim support to every ok citation (:func:`audit.support.run.with_support`,
 the judge named by ``--judge``); without it the reports are exactly as before.
 ``--fail-on contradicted`` needs ``--support`` (refused otherwise: it could never fire).
@@ -18,6 +23,7 @@ import sys
 import tempfile
 from collections import deque
 from collections.abc import Iterator
+from contextlib import closing
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -119,7 +125,7 @@ def _read(source: _Source) -> AuditInput:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise InputError(f"not UTF-8 text (byte {error.start})") from None
-    return AuditInput(label, parse_answer(text))
+    return AuditInput(label, parse_answer(text), text)
 
 
 class _Inputs:
@@ -254,8 +260,9 @@ def audit_command(
         list[str] | None,
         typer.Option(
             "--fail-on",
-            help="Also fail on: any verdict, uncited, invalid_only or a flag (retracted, …). "
-            "Repeatable or comma-separated; malformed and forged always fail.",
+            help="Also fail on: any verdict, uncited, invalid_only, a flag (retracted, …) or a "
+            "reference tier (mismatch, unresolved). Repeatable or comma-separated; malformed "
+            "and forged citations and hallucinated references always fail.",
             metavar="ITEM",
         ),
     ] = None,
@@ -295,8 +302,8 @@ def audit_command(
     from audit.engine import audit_many
 
     inputs = _Inputs(sources)
-    with trusted.corpus() as corpus:
-        reports = audit_many(inputs, corpus, keyring, fail_on=policy, now=now)
+    with trusted.corpus() as corpus, closing(corpus.reference_resolver()) as resolver:
+        reports = audit_many(inputs, corpus, keyring, fail_on=policy, now=now, references=resolver)
         if chosen is not None:
             from audit.support.run import support_many
 

@@ -46,7 +46,9 @@ FOLDER_SKIPS = (".json",)
 
 class Format(StrEnum):
     text = "text"
+    md = "md"
     json = "json"
+    html = "html"
     sarif = "sarif"
 
 
@@ -146,6 +148,15 @@ def render(report: CheckReport, fmt: Format) -> str:
         from audit.references.sarif import render_sarif
 
         return render_sarif(report, __version__)
+    if fmt is Format.md:
+        from audit.references.render_md import render_markdown
+
+        return render_markdown(report)
+    if fmt is Format.html:
+        from audit.references.render_html import render_check_html
+        from audit.terminal import html_text
+
+        return html_text(render_check_html(report))  # bidi/control characters as references
     from audit.references.check import render_text
 
     return render_text(report)

@@ -32,6 +32,7 @@ from audit import __version__
 from audit.citations import MAX_ANSWER_CHARS, MAX_QUOTE_CHARS
 from audit.claims import MAX_CLAIMS_BYTES
 from audit.errors import CiteSealError
+from audit.references.check import CheckReport
 from audit.report import FAIL_ON_ITEMS, Report
 from audit.support.run import (
     MAX_CLAIM_CHARS,
@@ -40,7 +41,7 @@ from audit.support.run import (
     SupportCheck,
 )
 from audit.terminal import one_line
-from pipeline.serve import service
+from pipeline.serve import references, service
 from pipeline.serve.cursor import MAX_CURSOR_CHARS
 from pipeline.serve.service import (
     DRUG_LABELS,
@@ -388,6 +389,32 @@ def build_server(served: Served) -> "MCPServer":
             lambda: service.audit(served, answer=answer or None, claims=claims, fail_on=fail_on)
         )
         return app.with_view(result, client_supports_apps(ctx))
+
+    @mcp.tool(annotations=read_only)
+    def check_references(
+        text: Annotated[
+            str,
+            Field(
+                description="A document or an answer whose ordinary references (DOIs, PMIDs, "
+                "PMCIDs, arXiv ids, NCT numbers, ISBNs, reference-list entries) to check (at "
+                f"most {references.MAX_CHECK_CHARS:,} characters).",
+                **_schema(minLength=1, maxLength=references.MAX_CHECK_CHARS),
+            ),
+        ],
+        format: Annotated[
+            str | None,
+            Field(
+                description="How to read text (default markdown).",
+                **_schema(enum=[*references.TEXT_FORMATS, None]),
+            ),
+        ] = None,
+    ) -> Annotated[CallToolResult, CheckReport]:
+        """Check every ordinary reference of a text against this snapshot, offline: per
+        reference a tier (verified, mismatch with the field seen vs expected, hallucinated,
+        needs_review, unresolved: the snapshot cannot say, never a guessed fabrication),
+        retracted / expression-of-concern / preprint flags and a trace of every lookup. The
+        same JSON as `citeseal check --format json`."""
+        return _result(lambda: references.check_references(served, text, format))
 
     @mcp.tool(annotations=read_only)
     def check_support(

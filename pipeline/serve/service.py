@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -476,7 +476,7 @@ def audit(
     else:
         data = claims if isinstance(claims, str) else json.dumps(claims, ensure_ascii=False)
         parsed = parse_claims(data)
-    with served.corpus() as corpus:
+    with served.corpus() as corpus, closing(corpus.reference_resolver()) as resolver:
         report = audit_answer(
             parsed,
             corpus,
@@ -484,6 +484,8 @@ def audit(
             fail_on=[*DEFAULT_FAIL_ON, *policy],
             source_label="mcp",
             now=now,
+            text=answer,
+            references=resolver,
         )
     return Outcome(report, render_text(report))
 
@@ -550,6 +552,7 @@ def info(served: Served) -> Outcome:
 def limits() -> dict[str, int]:
     """Every limit a tool enforces, from the constants that enforce it."""
     from pipeline.serve.reaudit import MAX_REPORT_CHARS  # reaudit imports this module
+    from pipeline.serve.references import MAX_CHECK_CHARS  # and so does references
 
     return {
         "query_chars": MAX_QUERY_CHARS,
@@ -566,6 +569,7 @@ def limits() -> dict[str, int]:
         "support_handles": MAX_SUPPORT_HANDLES,
         "support_handle_chars": MAX_SUPPORT_HANDLE_CHARS,
         "report_chars": MAX_REPORT_CHARS,
+        "check_chars": MAX_CHECK_CHARS,
         "cursor_chars": MAX_CURSOR_CHARS,
     }
 

@@ -11,12 +11,19 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from audit.corpus import Corpus
 from audit.duckdb_corpus import DuckDBCorpus
-from audit.engine import AuditInput, answer_of_report, audit_many, reaudit
+from audit.engine import (
+    AuditInput,
+    answer_of_report,
+    audit_many,
+    reaudit,
+    with_references_rechecked,
+)
 from audit.errors import CitationSyntaxError
 from audit.handles import parse_handle
 from audit.keys import Keyring
@@ -102,7 +109,12 @@ def reaudit_one(
     """Audit ``report`` again against ``corpus``: check codes with the key that made them
     when ``keyring`` (or the demo key) is it, else as published (:func:`keyring_for`)."""
     chosen, method = keyring_for([report], keyring)
-    again = reaudit(report, corpus, chosen, now=now)
+    resolver = corpus.reference_resolver() if isinstance(corpus, DuckDBCorpus) else None
+    try:
+        again = reaudit(report, corpus, chosen, now=now, references=resolver)
+    finally:
+        if resolver is not None:
+            resolver.close()
     return Reaudited(report, again, compare_reports(report, again), method)
 
 
@@ -139,7 +151,10 @@ def reaudit_all(
         target = targets[slug]
         published = [m.report for m in members]
         chosen, method = keyring_for(published, keyring)
-        with DuckDBCorpus(target.path, sha256=target.sha256) as corpus:  # trusted at load
+        with (
+            DuckDBCorpus(target.path, sha256=target.sha256) as corpus,  # trusted at load
+            closing(corpus.reference_resolver()) as resolver,
+        ):
             rechecked = audit_many(
                 (AuditInput(r.source, answer_of_report(r)) for r in published),
                 corpus,
@@ -147,7 +162,8 @@ def reaudit_all(
                 fail_on=fail_on,  # type: ignore[arg-type]  # the reports' own policy
                 now=FIXED_NOW,
             )
-            for loaded, report in zip(members, rechecked, strict=True):
+            for loaded, fresh in zip(members, rechecked, strict=True):
+                report = with_references_rechecked(loaded.report, fresh, resolver)
                 changes = compare_reports(loaded.report, report)
                 outcomes[loaded.slug] = ReauditOutcome(target, method, report, changes, None)
     return outcomes, warnings

@@ -143,8 +143,23 @@ def test_a_report_from_before_contract_0_2_still_loads() -> None:
     assert (old.support_checked, old.metrics.checkable_citations) == (False, None)
 
 
+def test_contract_0_3_adds_the_references_section_and_its_fail_on_tiers() -> None:
+    assert audit.CONTRACT_VERSION == "0.3.0"
+    schema = json.loads(report_json_schema_text())
+    assert "references" in schema["properties"] and "references" not in schema["required"]
+    items = schema["properties"]["fail_on"]["items"]["enum"]
+    assert items[-4:] == ["hallucinated", "mismatch", "unresolved", "incomplete"]
+    assert "needs_review" not in items  # never fails
+
+
+def test_a_report_from_before_contract_0_3_loads_without_references() -> None:
+    data = json.loads(_report().model_dump_json())
+    assert "references" not in data  # a handle-only report is as before
+    assert Report.model_validate(data).references is None
+
+
 def test_the_contract_version_names_the_incomplete_verdict() -> None:
-    assert audit.CONTRACT_VERSION == "0.2.0"
+    assert audit.CONTRACT_VERSION == "0.3.0"
     schema = json.loads(report_json_schema_text())
     assert schema["properties"]["verdict"]["enum"] == ["pass", "warn", "incomplete", "fail"]
     assert schema["properties"]["fail_on"]["items"]["enum"][-1] == "incomplete"

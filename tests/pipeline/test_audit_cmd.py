@@ -313,7 +313,7 @@ def test_snapshot_folder_uses_the_newest_file(
             "error: unknown --fail-on value 'typo' (expected one of malformed, forged, "
             "unavailable, withdrawn, quote_mismatch, uncited, invalid_only, retracted, "
             "expression_of_concern, preprint, version_changed, not_refreshed, contradicted, "
-            "incomplete)",
+            "hallucinated, mismatch, unresolved, incomplete)",
         ),
         (
             ("{answer}", "{answer}", "-f", "html"),
@@ -599,3 +599,37 @@ def test_a_report_against_a_partial_snapshot_says_so_in_every_format(
         "partial): records whose refresh failed are as an earlier snapshot of the lineage had "
         "them.</p>"
     ) in html
+
+
+def test_audit_checks_the_answers_ordinary_references_against_the_snapshot(
+    demo_pair: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app
+    from tests.conftest import TEST_KEY_HEX
+    from tests.pipeline.check_demo_golden import DOCUMENT, golden_path
+
+    monkeypatch.setenv("CITESEAL_KEY", TEST_KEY_HEX)
+    monkeypatch.chdir(DOCUMENT.parent)
+    args = ["audit", DOCUMENT.name, "--snapshot", str(demo_pair[0]), "--format", "json"]
+    result = CliRunner().invoke(app, args)
+    assert (result.exit_code, result.stderr) == (1, "")  # two hallucinated references fail it
+    report = json.loads(result.stdout)
+    golden = json.loads(golden_path("json").read_text(encoding="utf-8"))
+    assert report["references"]["counts"] == golden["counts"]  # exactly citeseal check's tiers
+    checks = [item["check"] for item in report["references"]["references"]]
+    assert [c["tier"] for c in checks] == [c["tier"] for c in golden["documents"][0]["references"]]
+    assert report["verdict_reasons"][:3] == [
+        "fail: 2 hallucinated references",
+        "incomplete: 1 unresolved reference",
+        "warn: 1 reference that disagrees with its record",
+    ]
+    Report.model_validate(report)
+    again = CliRunner().invoke(
+        app, ["audit", DOCUMENT.name, "--snapshot", str(demo_pair[0]), "--fail-on", "mismatch"]
+    )
+    assert again.stdout.splitlines()[0] == (
+        "verdict: FAIL  (0 citations; 11 references: 2 hallucinated, 1 mismatch, 1 unresolved, "
+        "2 needs_review, 5 verified)  --fail-on: 1 reference that disagrees with its record"
+    )

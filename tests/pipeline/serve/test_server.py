@@ -39,6 +39,7 @@ TOOLS = {
     "snapshot_info",
     "reaudit_report",
     "check_support",
+    "check_references",
 }
 
 
@@ -248,7 +249,7 @@ async def test_bad_input_is_an_error_result_the_model_can_act_on(served: Served)
                 "unknown fail_on value 'everything' (expected one of malformed, forged, "
                 "unavailable, withdrawn, quote_mismatch, uncited, invalid_only, retracted, "
                 "expression_of_concern, preprint, version_changed, not_refreshed, contradicted, "
-                "incomplete)",
+                "hallucinated, mismatch, unresolved, incomplete)",
             ),
             (
                 "search_literature",
