@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import threading
 from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
@@ -164,6 +165,7 @@ class DuckDBCorpus:
         self._meta = dict(self._fetch("SELECT key, value FROM meta"))
         self._sources: dict[str, str] | None = None
         self._sha256 = sha256
+        self._sharing = threading.Lock()  # reading_through's first read of what it shares
         licensed = self._fetch(
             "SELECT count(*) FROM information_schema.columns WHERE table_schema = 'main' "
             "AND table_name = 'records' AND column_name = 'licence'"
@@ -207,8 +209,11 @@ class DuckDBCorpus:
         to the same file: the shape check, meta, source statuses and digest already read are
         shared, not read again (a server's per-call corpus). Only for a file the caller knows
         unchanged since this corpus opened it (``TrustedSnapshot.still_unchanged``).
-        :meth:`close` of the result closes ``connection`` only."""
-        self.source_status()  # read once here, shared by every corpus made from this one
+        :meth:`close` of the result closes ``connection`` only. Safe to call from several
+        threads at once: the shared part is read under a lock, through this corpus's own
+        connection, which no two threads may use at the same time."""
+        with self._sharing:
+            self.source_status()  # read once here, shared by every corpus made from this one
         twin = copy.copy(self)
         twin._con = connection
         return twin

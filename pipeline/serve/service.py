@@ -137,6 +137,7 @@ class Served:
         self._corpus = DuckDBCorpus(
             trusted.path, sha256=trusted.sha256, connection=self._base.cursor()
         )
+        self._corpus.source_status()  # now, before calls on several threads share it
 
     @contextmanager
     def cursor(self) -> Iterator[duckdb.DuckDBPyConnection]:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import threading
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import duckdb
@@ -313,3 +316,30 @@ def test_a_corpus_read_through_another_connection_reads_only_the_look_ups(
         call.close()
         assert served.records({"pmid:99000002"}) == records
         base.close()
+
+
+def test_corpora_read_through_from_many_threads_at_once_all_see_the_source_statuses(
+    tmp_path: Path,
+) -> None:
+    """A server's calls make their corpora on worker threads at the same moment: the shared
+    part is read once, under a lock, so no call sees the statuses half-read (a call once saw
+    an empty table and flagged every record not_refreshed)."""
+    path = tmp_path / "tiny.duckdb"
+    _write_snapshot(path)
+    base = duckdb.connect(str(path), read_only=True)
+    with DuckDBCorpus(path, sha256="ab" * 32, connection=base.cursor()) as served:
+        start = threading.Barrier(8)
+
+        def call() -> Mapping[str, str]:
+            cursor = base.cursor()
+            start.wait()
+            corpus = served.reading_through(cursor)
+            try:
+                return dict(corpus.source_status())
+            finally:
+                corpus.close()
+
+        with ThreadPoolExecutor(8) as pool:
+            seen = [f.result() for f in [pool.submit(call) for _ in range(8)]]
+    base.close()
+    assert seen == [{"clinicaltrials": "ok", "pubmed": "partial"}] * 8
