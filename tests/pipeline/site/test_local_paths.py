@@ -133,7 +133,11 @@ def test_no_published_page_carries_an_absolute_local_path(
     title = (out / "reports" / "older.html").read_text(encoding="utf-8")
     assert "<title>Audit of older.md · citeseal</title>" in title
     snapshot = next((out / "snapshots").glob("trials-*.html")).read_text(encoding="utf-8")
-    assert "set_id%3A%225eed0001-0000-4000-8000-000000000009%22&amp;limit=1 in …/replay" in snapshot
+    assert (
+        "…/replay holds no recorded openfda answer for 1 of the 1 set id(s) asked by GET "
+        "https://api.fda.gov/drug/label.json?search=set_id%3A%225eed0001-0000-4000-8000-"
+        "000000000009%22&amp;limit=1"
+    ) in snapshot
     assert seen == [
         f"{next((out / 'snapshots').glob('trials-*.html')).relative_to(out).as_posix()}: "
         f"a local path ({world}) was removed from the page; fix the input that holds it"
