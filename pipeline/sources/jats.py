@@ -112,23 +112,25 @@ def _abstract(meta: Element) -> list[Passage]:
     return passages
 
 
+def unique_slug(slug: str, used: set[str]) -> str:
+    """``slug``, or ``slug_2``, ``slug_3`` … the first not in ``used``; added to ``used``."""
+    candidate, n = slug, 2
+    while candidate in used:
+        candidate = f"{slug}_{n}"
+        n += 1
+    used.add(candidate)
+    return candidate
+
+
 def _body(body: Element | None) -> list[Passage]:
     passages: list[Passage] = []
     used: set[str] = set()
-
-    def unique(slug: str) -> str:
-        candidate, n = slug, 2
-        while candidate in used:
-            candidate = f"{slug}_{n}"
-            n += 1
-        used.add(candidate)
-        return candidate
 
     def walk(container: Element, slug: str | None, label: str) -> None:
         own = [c for c in container if local(c.tag) in PARAGRAPHS]
         texts = [t for t in (_paragraph_text(c) for c in own) if t]
         if texts:
-            here = unique(slug or "main")
+            here = unique_slug(slug or "main", used)
             for n, text in enumerate(texts, start=1):
                 passages.append(
                     Passage(path=f"body.{here}.p{n}", section=label or "Main", text=text)

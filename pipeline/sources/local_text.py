@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pipeline.records import Passage
-from pipeline.sources.jats import slugify
+from pipeline.sources.jats import slugify, unique_slug
 
 LOCAL_SEGMENTATION = "1"
 """Version of these rules (recorded in every local record's metadata); bump on any change."""
@@ -136,17 +136,8 @@ def markdown_passages(text: str) -> tuple[str | None, list[Passage]]:
         if not paragraph:
             continue
         if not here:
-            here = _unique(stack[-1][1] if stack else "main", used)
+            here = unique_slug(stack[-1][1] if stack else "main", used)
             label = stack[-1][2] if stack else "Main"
         count += 1
         passages.append(Passage(path=f"body.{here}.p{count}", section=label, text=paragraph))
     return title, passages
-
-
-def _unique(slug: str, used: set[str]) -> str:
-    candidate, n = slug, 2
-    while candidate in used:
-        candidate = f"{slug}_{n}"
-        n += 1
-    used.add(candidate)
-    return candidate
