@@ -121,6 +121,18 @@ def test_minted_local_handles_verify_and_any_change_to_them_does_not(lineage: Li
     assert [line.split()[0] for line in out.splitlines()] == ["ok", "forged", "forged"]
 
 
+def test_search_finds_a_pdf_page_and_gives_a_local_handle_that_verifies(lineage: Lineage) -> None:
+    code, out, err = cli(
+        "search", "Farrow syndrome risk", "--snapshot", str(lineage.second), "--demo-key"
+    )
+    assert (code, err) == (0, "note: handles minted with the public demo key\n")
+    first = out.splitlines()[0]
+    handle = first.split()[1]
+    assert handle.startswith(f"{lineage.pdf}/page.2~"), first  # minted, version pinned
+    code, out, _ = cli("handle", "verify", "--demo-key", handle)
+    assert (code, out.split()[0]) == (0, "ok")
+
+
 def test_support_judges_a_claim_against_a_pdf_page(lineage: Lineage) -> None:
     (handle,) = mint(f"{lineage.pdf}/page.2")
     snapshot = str(lineage.first)
