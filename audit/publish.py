@@ -21,6 +21,10 @@ that keeps the span whole, with a link to the record at its source (:func:`sourc
 Excerpt pages leave out the word diff between the text as issued and as it is now (it would
 show both texts in full) and cut the closest match to the same bound.
 
+A site takes each cited record's licence from the snapshot it re-audits the report against
+(:func:`with_licences`), never from the report file; a report it cannot re-audit publishes
+every passage as an excerpt (unless the build says ``full``).
+
 A site publishes each report's JSON beside its page: :func:`published_report` leaves out the
 passages of the citations its page shows as excerpts.
 
@@ -30,7 +34,7 @@ results — carries the passages in full: those are the user's own copies, not a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Final, Literal, Protocol
 from urllib.parse import quote
 
@@ -151,6 +155,38 @@ def focus(parts: Sequence[Part]) -> tuple[int, int] | None:
             return pos, pos + len(part.text)
         pos += len(part.text)
     return None
+
+
+def licences_of(report: Report | None) -> dict[str, str]:
+    """Each cited record's licence as ``report`` states it (record id → licence)."""
+    if report is None:
+        return {}
+    return {
+        c.record.record_id: c.record.licence
+        for sentence in report.sentences
+        for c in sentence.citations
+        if c.record is not None
+    }
+
+
+def with_licences(report: Report, licences: Mapping[str, str]) -> Report:
+    """``report`` with each cited record's licence taken from ``licences`` (the snapshot's
+    word, e.g. :func:`licences_of` a re-audit against it), ``unknown`` for a record it lacks:
+    a site publishes by what the snapshot says, never by what a report file claims (a
+    hand-edited report could claim CC BY for any record)."""
+    sentences = []
+    for sentence in report.sentences:
+        citations = []
+        for citation in sentence.citations:
+            record = citation.record
+            if record is not None:
+                licence = licences.get(record.record_id, UNKNOWN)
+                if licence != record.licence:
+                    record = record.model_copy(update={"licence": licence})
+                    citation = citation.model_copy(update={"record": record})
+            citations.append(citation)
+        sentences.append(sentence.model_copy(update={"citations": citations}))
+    return report.model_copy(update={"sentences": sentences})
 
 
 def published_report(report: Report, mode: PublishMode) -> Report:

@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING
 
 import jinja2
 
-from audit.publish import published_report
+from audit.publish import licences_of, published_report, with_licences
 from audit.render_html import Chrome, NavLink, render_report_page, report_view
-from audit.report import OVERALLS
+from audit.report import OVERALLS, Report
 from pipeline.archive.releases import download_urls
 from pipeline.site.contexts import (
     ChangeRow,
@@ -104,7 +104,7 @@ def render_pages(data: SiteData, env: jinja2.Environment) -> dict[str, str]:
             pages[view_path(filter_, sort)] = index.render(page=chrome, index=context)
     for loaded in data.reports:
         pages[report_path(loaded.slug)] = _report_page(data, loaded, env)
-        published = published_report(loaded.report, data.publish)
+        published = published_report(_licensed(data, loaded), data.publish)
         pages[report_json_path(loaded.slug)] = published.model_dump_json(indent=2) + "\n"
     pages["snapshots.html"] = env.get_template("snapshots.html.j2").render(
         page=_chrome(data, "Snapshots", "", "snapshots"), listing=snapshot_list_page(data)
@@ -226,10 +226,17 @@ def index_page(data: SiteData, filter_: str, sort: str) -> IndexPage:
 # --- reports -----------------------------------------------------------------------------------
 
 
+def _licensed(data: SiteData, loaded: LoadedReport) -> Report:
+    """The report with each record's licence as the snapshot of its re-audit says (unknown
+    when it could not be re-audited): :func:`audit.publish.with_licences`."""
+    outcome = data.reaudits.get(loaded.slug)
+    return with_licences(loaded.report, licences_of(outcome.rechecked if outcome else None))
+
+
 def _report_page(data: SiteData, loaded: LoadedReport, env: jinja2.Environment) -> str:
     snapshot = data.report_snapshots.get(loaded.slug)
     href = "../" + snapshot_path(snapshot.slug) if snapshot else None
-    view = report_view(loaded.report, snapshot_href=href, publish=data.publish)
+    view = report_view(_licensed(data, loaded), snapshot_href=href, publish=data.publish)
     outcome = data.reaudits.get(loaded.slug)
     reaudit = None
     if outcome is not None and outcome.changes:

@@ -4,7 +4,6 @@ public-domain record and an unknown-licence record whose passage is longer than 
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -18,9 +17,11 @@ from audit.engine import audit_answer
 from audit.publish import (
     EXCERPT_CHARS,
     excerpt_bounds,
+    licences_of,
     published_report,
     shows_full,
     source_url,
+    with_licences,
 )
 from audit.render_html import render_report_html, report_view
 from audit.report import Report
@@ -135,7 +136,12 @@ def test_the_published_json_leaves_out_the_passages_shown_as_excerpts() -> None:
     assert published_report(report, "full") == report
 
 
-def test_the_site_publishes_the_policy_on_the_report_page_and_its_json(tmp_path: Path) -> None:
+def test_a_site_takes_licences_from_the_snapshot_never_from_the_report_file(
+    tmp_path: Path,
+) -> None:
+    """The report claims CC BY and public domain for two records; no snapshot of it is there
+    to say so, so the site publishes every passage as an excerpt (a hand-edited report cannot
+    buy full text); ``--publish full`` still shows everything."""
     from pipeline.site.build import build_site
     from tests.conftest import TRUST
 
@@ -145,15 +151,14 @@ def test_the_site_publishes_the_policy_on_the_report_page_and_its_json(tmp_path:
     (reports / "answer.json").write_text(policy_report().model_dump_json(), encoding="utf-8")
     build_site(reports, snapshots, out, env={"SOURCE_DATE_EPOCH": "1750000000"}, trust=TRUST)
     (page,) = (out / "reports").glob("*.html")
-    _check_policy_page(page.read_text(encoding="utf-8"))
+    html = page.read_text(encoding="utf-8")
+    shown = blockquotes(html)
+    assert OPEN_TEXT not in shown and PD_TEXT not in shown and CLOSED_TEXT not in shown
+    assert "licence CC-BY-4.0" not in html and "licence public-domain" not in html
+    assert html.count("(the record&#39;s licence is unknown)") == 3
     (document,) = (out / "reports").glob("*.json")
-    assert CLOSED_TEXT not in document.read_text(encoding="utf-8")
-    assert (
-        OPEN_TEXT
-        in json.loads(document.read_text(encoding="utf-8"))["sentences"][0]["citations"][0][
-            "passage"
-        ]["text"]
-    )
+    published = document.read_text(encoding="utf-8")
+    assert OPEN_TEXT not in published and CLOSED_TEXT not in published
     build_site(
         reports,
         snapshots,
@@ -164,6 +169,18 @@ def test_the_site_publishes_the_policy_on_the_report_page_and_its_json(tmp_path:
     )
     assert CLOSED_TEXT in blockquotes(page.read_text(encoding="utf-8"))
     assert CLOSED_TEXT in document.read_text(encoding="utf-8")
+
+
+def test_the_snapshots_licences_replace_what_a_report_claims() -> None:
+    report = policy_report()
+    claimed = licences_of(report)
+    assert set(claimed.values()) >= {"CC-BY-4.0", "public-domain"}
+    first = next(iter(claimed))
+    trusted = with_licences(report, {first: "public-domain"})
+    assert licences_of(trusted) == {
+        r: "public-domain" if r == first else "unknown" for r in claimed
+    }
+    assert with_licences(report, claimed) == report
 
 
 def test_the_mcp_app_view_follows_the_policy() -> None:

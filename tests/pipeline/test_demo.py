@@ -68,6 +68,11 @@ def test_demo_prints_the_planted_fail_and_leaves_a_site(tmp_path: Path) -> None:
     assert (out / "public" / "index.html").is_file()
     reaudit = (out / "public" / "reaudit.html").read_text(encoding="utf-8")
     assert reaudit.count("<strong>new version</strong>") == 2
+    # the pages publish by the licences of the snapshot they re-audit against: the trial's
+    # public-domain text whole, the PubMed abstracts (licence unknown) as excerpts
+    page = (out / "public" / "reports" / "answer.html").read_text(encoding="utf-8")
+    assert "licence public-domain" in page and "licence unknown" in page
+    assert "(the record&#39;s licence is unknown)" in page
     assert done.stderr == ""
 
 
