@@ -103,8 +103,9 @@ def render_pages(data: SiteData, env: jinja2.Environment) -> dict[str, str]:
             chrome = _chrome(data, context.heading, "", "reports")
             pages[view_path(filter_, sort)] = index.render(page=chrome, index=context)
     for loaded in data.reports:
-        pages[report_path(loaded.slug)] = _report_page(data, loaded, env)
-        published = published_report(_licensed(data, loaded), data.publish)
+        licensed = _licensed(data, loaded)
+        pages[report_path(loaded.slug)] = _report_page(data, loaded, licensed, env)
+        published = published_report(licensed, data.publish)
         pages[report_json_path(loaded.slug)] = published.model_dump_json(indent=2) + "\n"
     pages["snapshots.html"] = env.get_template("snapshots.html.j2").render(
         page=_chrome(data, "Snapshots", "", "snapshots"), listing=snapshot_list_page(data)
@@ -233,10 +234,13 @@ def _licensed(data: SiteData, loaded: LoadedReport) -> Report:
     return with_licences(loaded.report, licences_of(outcome.rechecked if outcome else None))
 
 
-def _report_page(data: SiteData, loaded: LoadedReport, env: jinja2.Environment) -> str:
+def _report_page(
+    data: SiteData, loaded: LoadedReport, licensed: Report, env: jinja2.Environment
+) -> str:
+    """The page of ``loaded``, showing ``licensed`` (its report with the snapshot's licences)."""
     snapshot = data.report_snapshots.get(loaded.slug)
     href = "../" + snapshot_path(snapshot.slug) if snapshot else None
-    view = report_view(_licensed(data, loaded), snapshot_href=href, publish=data.publish)
+    view = report_view(licensed, snapshot_href=href, publish=data.publish)
     outcome = data.reaudits.get(loaded.slug)
     reaudit = None
     if outcome is not None and outcome.changes:
