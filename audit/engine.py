@@ -25,6 +25,8 @@ from audit.corpus import Corpus, PathRef, StoredPassage, StoredRecord
 from audit.errors import CitationSyntaxError, InputError
 from audit.handles import Handle, parse_handle, verify
 from audit.keys import Keyring
+from audit.overall import fail_on_policy, metrics_of, overall
+from audit.overall import sentence_status as status_of
 from audit.paths import public_path
 from audit.references.resolve import Resolver
 from audit.report import (
@@ -41,8 +43,7 @@ from audit.report import (
     assemble,
     snapshot_info,
 )
-from audit.verdicts import Facts, Judgement, fail_on_policy, judge, metrics_of, overall
-from audit.verdicts import sentence_status as status_of
+from audit.verdicts import Facts, Judgement, judge
 
 
 class CitationLike(Protocol):

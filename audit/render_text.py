@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from audit.overall import describe, describe_references, is_claim
 from audit.report import (
     NOT_CHECKED,
     CitationResult,
@@ -37,7 +38,6 @@ from audit.report import (
 )
 from audit.support.model import SupportResult
 from audit.terminal import one_line
-from audit.verdicts import describe, describe_references, is_claim
 
 if TYPE_CHECKING:
     from audit.support.run import SupportCheck

@@ -100,7 +100,7 @@ FailOnItem = Literal[
 """What ``--fail-on`` accepts: any non-ok verdict, a sentence status, a flag (of a citation or
 of an ordinary reference), a claim-support label (``contradicted``: an ok citation whose
 passage the support judge found contradicting the sentence; only with claim support, see
-:func:`audit.verdicts.overall`), a reference tier (``hallucinated`` always fails; ``mismatch``,
+:func:`audit.overall.overall`), a reference tier (``hallucinated`` always fails; ``mismatch``,
 ``unresolved``; ``needs_review`` never fails, so it is not an item), or ``incomplete``
 (whatever makes the answer incomplete: an ``unavailable`` citation, an ``unresolved``
 reference)."""
@@ -420,7 +420,7 @@ class Report(_Model):
     def reference_checks(self) -> list[ReferenceCheck]:
         """The checks of the answer's ordinary references (none without the section): what
         every decision of the overall verdict takes with the sentences
-        (:func:`audit.verdicts.overall`)."""
+        (:func:`audit.overall.overall`)."""
         return self.references.checks() if self.references is not None else []
 
 

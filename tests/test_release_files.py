@@ -71,7 +71,12 @@ def test_contributing_names_the_checks_a_change_needs() -> None:
     text = read("CONTRIBUTING.md")
     assert "`make lint`" in text and "`make test`" in text
     assert "## A change to what the audit decides needs an evaluation case" in text
-    for path in ("tests/audit/test_verdicts.py", "tests/audit/planted.py", "SECURITY.md"):
+    for path in (
+        "tests/audit/test_verdicts.py",
+        "tests/audit/test_overall.py",
+        "tests/audit/planted.py",
+        "SECURITY.md",
+    ):
         assert path in text and (ROOT / path).exists(), path
 
 

@@ -10,7 +10,7 @@ verdict already says why there is nothing to judge.
     check_support(claim, handles, corpus, …)     one claim against handles (``citeseal support``,
                                                  the MCP tool ``check_support``)
 
-Adding support decides the overall verdict again (:func:`audit.verdicts.overall`), so
+Adding support decides the overall verdict again (:func:`audit.overall.overall`), so
 ``--fail-on contradicted`` fails an answer; an ``abstain`` never fails it on its own.
 """
 
@@ -25,9 +25,9 @@ from audit.corpus import Corpus, PassageKey, StoredAnnotation
 from audit.engine import CitationInput, judge_citations
 from audit.errors import InputError, LimitExceeded
 from audit.keys import Keyring
+from audit.overall import overall
 from audit.report import CitationResult, PassageView, Report, SentenceResult, Verdict
 from audit.support.model import Entity, Evidence, Judge, SupportResult
-from audit.verdicts import overall
 
 MAX_CLAIM_CHARS = 4_000
 """A claim is one sentence; longer text is refused unread."""

@@ -13,6 +13,7 @@ import pytest
 from audit.citations import parse_answer
 from audit.engine import audit_answer, reaudit
 from audit.errors import InputError
+from audit.overall import overall
 from audit.references.answer import answer_references, blank_spans
 from audit.references.check import Flags, ReferenceCheck, Tier
 from audit.references.model import Span
@@ -20,7 +21,6 @@ from audit.references.resolve import SnapshotResolver
 from audit.report import FailOnItem, Report
 from audit.support.rules import RulesJudge
 from audit.support.run import with_support
-from audit.verdicts import overall
 from tests.audit.planted import KEYRING, h, make_corpus
 from tests.audit.references.works import WORKS, write_works
 
