@@ -139,7 +139,7 @@ def bounded(text: str | None) -> str | None:
 
 
 class Part(Protocol):
-    """A piece of a shown text (``audit.render_html.Segment``): its kind and its characters."""
+    """A piece of a shown text (``audit.segments.Segment``): its kind and its characters."""
 
     @property
     def kind(self) -> str: ...

@@ -1,4 +1,4 @@
-"""HTML rendering of audit reports: typed view models, the Jinja environment, word diffs.
+"""HTML rendering of audit reports: typed view models and the Jinja environment.
 
 The report page is one template (``site/templates/report.html.j2``, found through
 :mod:`audit.resources` in a checkout or the installed wheel) used twice: by
@@ -20,14 +20,11 @@ typo into an error instead of an empty string).
 from __future__ import annotations
 
 import base64
-import difflib
 import hashlib
-import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cache, lru_cache
+from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import jinja2
 from markupsafe import Markup
@@ -55,6 +52,7 @@ from audit.report import (
     support_not_checked,
 )
 from audit.resources import resources
+from audit.segments import Segment, highlight, marked_span, window, word_diff
 from audit.support.model import SupportResult
 
 if TYPE_CHECKING:
@@ -102,83 +100,6 @@ STATUS_LABELS = {"cited": "cited", "uncited": "uncited", "invalid_only": "invali
 
 class TemplatesMissingError(CorpusError):
     """The site templates or assets are not where :mod:`audit.resources` says (a broken install)."""
-
-
-# --- text segments: word diffs and highlights --------------------------------------------------
-
-SegmentKind = Literal["same", "del", "ins", "mark"]
-
-
-@dataclass(frozen=True)
-class Segment:
-    """A run of text and how to show it: plain, deleted, inserted or highlighted."""
-
-    kind: SegmentKind
-    text: str
-
-
-_WORDS = re.compile(r"\s+|[^\s]+")
-
-
-@lru_cache(maxsize=4096)
-def word_diff(old: str, new: str) -> tuple[Segment, ...]:
-    """A word-level diff of ``old`` → ``new`` (whitespace kept), deletions before insertions.
-
-    The common leading and trailing words are set aside first, so the matcher only sees the
-    region that changed (a revised passage usually differs in one place).
-    """
-    a = _WORDS.findall(old)
-    b = _WORDS.findall(new)
-    head = 0
-    while head < min(len(a), len(b)) and a[head] == b[head]:
-        head += 1
-    tail = 0
-    while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
-        tail += 1
-    out: list[Segment] = [Segment("same", "".join(a[:head]))]
-    a_mid, b_mid = a[head : len(a) - tail], b[head : len(b) - tail]
-    matcher = difflib.SequenceMatcher(None, a_mid, b_mid, autojunk=False)
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
-        if op == "equal":
-            out.append(Segment("same", "".join(a_mid[i1:i2])))
-            continue
-        if op in ("delete", "replace"):
-            out.append(Segment("del", "".join(a_mid[i1:i2])))
-        if op in ("insert", "replace"):
-            out.append(Segment("ins", "".join(b_mid[j1:j2])))
-    out.append(Segment("same", "".join(a[len(a) - tail :])))
-    return _merge(out)
-
-
-def highlight(text: str, needle: str | None) -> tuple[Segment, ...]:
-    """``text`` with the first occurrence of ``needle`` marked (plain text when absent).
-
-    Any run of whitespace in ``needle`` matches any run of whitespace in ``text`` (a quote
-    typed with plain spaces still marks a passage that has no-break spaces).
-    """
-    if needle and needle.strip():
-        words = [re.escape(w) for w in needle.split()]
-        found = re.search(r"\s+".join(words), text)
-        if found:
-            parts = [
-                Segment("same", text[: found.start()]),
-                Segment("mark", found.group()),
-                Segment("same", text[found.end() :]),
-            ]
-            return tuple(p for p in parts if p.text)
-    return (Segment("same", text),) if text else ()
-
-
-def _merge(segments: Sequence[Segment]) -> tuple[Segment, ...]:
-    merged: list[Segment] = []
-    for segment in segments:
-        if not segment.text:
-            continue
-        if merged and merged[-1].kind == segment.kind:
-            merged[-1] = Segment(segment.kind, merged[-1].text + segment.text)
-        else:
-            merged.append(segment)
-    return tuple(merged)
 
 
 # --- view models -------------------------------------------------------------------------------
@@ -435,30 +356,6 @@ def _citation_view(
     )
 
 
-def _window(segments: Sequence[Segment], start: int, end: int) -> tuple[Segment, ...]:
-    """The parts of ``segments`` (which spell a text) inside characters ``start:end``."""
-    out: list[Segment] = []
-    pos = 0
-    for segment in segments:
-        first, pos = pos, pos + len(segment.text)
-        low, high = max(first, start), min(pos, end)
-        if low < high:
-            out.append(Segment(segment.kind, segment.text[low - first : high - first]))
-    return tuple(out)
-
-
-def marked_span(text: str, start: int, end: int) -> tuple[Segment, ...]:
-    """``text`` with ``text[start:end]`` marked (plain text when the span is not inside it)."""
-    if not 0 <= start < end <= len(text):
-        return (Segment("same", text),) if text else ()
-    parts = (
-        Segment("same", text[:start]),
-        Segment("mark", text[start:end]),
-        Segment("same", text[end:]),
-    )
-    return tuple(p for p in parts if p.text)
-
-
 def _support_view(
     support: SupportResult | None, passage: PassageView | None, excerpt: bool = False
 ) -> SupportView | None:
@@ -490,7 +387,7 @@ def _evidence(text: str, start: int, end: int, excerpt: bool) -> tuple[Segment, 
     if not excerpt:
         return segments
     low, high = excerpt_bounds(len(text), focus(segments), text)
-    return _window(segments, low, high)
+    return window(segments, low, high)
 
 
 def _block(
@@ -506,7 +403,7 @@ def _block(
         return PassageBlock(heading, locator, passage.section, segments, note if marked else None)
     text = passage.text
     start, end = excerpt_bounds(len(text), focus(segments), text)
-    shown = _window(segments, start, end)
+    shown = window(segments, start, end)
     whole = start == 0 and end == len(text)
     what = "the whole passage" if whole else f"characters {start + 1}–{end} of {len(text):,}"
     return PassageBlock(

@@ -1,4 +1,4 @@
-"""The report page: word diffs, highlights, and the standalone page's strict policy."""
+"""The report page and the standalone page's strict policy (segments: test_segments.py)."""
 
 from __future__ import annotations
 
@@ -11,62 +11,11 @@ import pytest
 
 from audit.citations import parse_answer
 from audit.engine import audit_answer
-from audit.render_html import (
-    Segment,
-    TemplatesMissingError,
-    highlight,
-    make_environment,
-    render_report_html,
-    word_diff,
-)
+from audit.render_html import TemplatesMissingError, make_environment, render_report_html
 from audit.support.model import EvidenceSpan, SupportResult
 from audit.support.run import with_support
 from pipeline.bench.bench_site import make_report
 from tests.audit.planted import KEYRING, h, make_corpus, stale_corpus
-
-
-def test_word_diff_marks_whole_words_and_keeps_spacing() -> None:
-    assert word_diff("given once daily to 240 adults", "given twice daily to 236 adults") == (
-        Segment("same", "given "),
-        Segment("del", "once"),
-        Segment("ins", "twice"),
-        Segment("same", " daily to "),
-        Segment("del", "240"),
-        Segment("ins", "236"),
-        Segment("same", " adults"),
-    )
-
-
-def test_word_diff_of_equal_texts_is_one_plain_segment() -> None:
-    assert word_diff("a  b", "a  b") == (Segment("same", "a  b"),)
-
-
-def test_word_diff_handles_pure_insertions_and_deletions() -> None:
-    assert word_diff("a b", "a b c") == (Segment("same", "a b"), Segment("ins", " c"))
-    assert word_diff("a b c", "a c") == (
-        Segment("same", "a "),
-        Segment("del", "b "),
-        Segment("same", "c"),
-    )
-
-
-def test_highlight_marks_the_first_occurrence_only() -> None:
-    assert highlight("no risk, no risk", "no risk") == (
-        Segment("mark", "no risk"),
-        Segment("same", ", no risk"),
-    )
-    assert highlight("text", "absent") == (Segment("same", "text"),)
-    assert highlight("During 48\u00a0210 person-years.", "48 210 person-years") == (
-        Segment("same", "During "),
-        Segment("mark", "48\u00a0210 person-years"),
-        Segment("same", "."),
-    )
-    assert highlight("a (b) c", "(b)") == (
-        Segment("same", "a "),
-        Segment("mark", "(b)"),
-        Segment("same", " c"),
-    )
-    assert highlight("text", None) == (Segment("same", "text"),)
 
 
 def test_standalone_page_inlines_the_stylesheet_allowed_by_its_hash() -> None:
