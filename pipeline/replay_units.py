@@ -138,7 +138,7 @@ def place(
         found, value = _sniff(body)
         plugin = plugin or found
         if plugin is None:
-            return Placement(reason=_unknown(value))
+            return Placement(reason=_shapeless(body, value) or _unknown(value))
         source, shape = plugin.name, replay_shape(plugin)
         result = plugin.parse(body, url=url)
     except ParseError as error:
@@ -189,6 +189,24 @@ def _keep_split(
                     Part(kind.name, ident, held=True, fragment=unit.text, fields=unit.fields)
                 )
     placement.parts += split.parts
+
+
+def _shapeless(body: str, value: Any) -> str | None:
+    """Why a raw body of a source without a replay shape is not importable, when the body
+    has that source's ``shapes`` (those ``citeseal parse auto`` tells it by), else None."""
+    head = body.lstrip("\ufeff \t\r\n")[:4096].encode("utf-8")
+    for plugin in sources():
+        if replay_shape(plugin) is not None:
+            continue
+        shapes = plugin.shapes
+        xml = head.startswith(b"<") and any(m in head for m in shapes.xml)
+        keys = isinstance(value, dict) and any(all(k in value for k in t) for t in shapes.json)
+        if xml or keys:
+            return (
+                f"a raw {plugin.name} body: {plugin.name} has no replay shape, so only its "
+                "recorded wrapper files are imported (kept for their exact request)"
+            )
+    return None
 
 
 def _unknown(value: Any) -> str:
