@@ -19,6 +19,11 @@ The rules a source keeps:
 * **Enrichment** (:class:`Enrichment`) adds to records of any source (annotations, notices)
   or adds records of its own (full text), through the harvest's :class:`EnrichContext`; a
   failed step marks the records it concerns incomplete, never clean.
+* **Replay by meaning** (:class:`ReplayShape`, optional): how ``citeseal replay import``
+  recognises a recorded body of the source, splits it into one part per record, and reads
+  what a by-id request asks from its URL; how ``--replay`` merges parts into one answer.
+  A source without one is not importable from raw bodies (its recorded wrappers are still
+  kept as exact exchanges).
 """
 
 from __future__ import annotations
@@ -185,6 +190,125 @@ class Shapes:
     sniff: Callable[[object], bool] | None = None
 
 
+@dataclass(frozen=True)
+class Asked:
+    """A by-id request (:class:`ReplayShape`): its kind, the ids in the order asked, and
+    (ClinicalTrials.gov) the ``fields`` asked, as a sorted tuple (None: the whole record)."""
+
+    kind: str
+    ids: tuple[str, ...]
+    fields: tuple[str, ...] | None = None
+    size: int | None = None  # the page size or limit asked (echoed in the answer's meta)
+
+
+@dataclass(frozen=True)
+class Part:
+    """What is held for one id of one kind: its fragment (an XML element or a JSON value as
+    text), or ``held`` False (an answer asked for it and did not hold it)."""
+
+    kind: str
+    ident: str
+    held: bool
+    fragment: str = ""
+    fields: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One record cut out of a recorded body, kept as a part of ``kind`` once the source's
+    parser accepts it alone: ``text`` is the fragment kept, ``body`` what the parser reads
+    (the fragment in its API's envelope; None: the fragment itself)."""
+
+    kind: str
+    text: str
+    body: str | None = None
+    fields: tuple[str, ...] | None = None
+
+
+@dataclass
+class Split:
+    """What a :class:`ReplayShape` cut out of one body: units (each checked by the parser),
+    parts placed as they are (no record of their own to parse: Crossref's notices of a DOI),
+    notes, and why nothing of it can be placed (a ``reason``; its ids are then never
+    recorded absent)."""
+
+    units: list[Unit] = field(default_factory=list)
+    parts: list[Part] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class ReplayKind:
+    """One kind of by-id request a source answers: its ``name`` (``units/<name>/`` of an
+    imported folder), what its ids are called in messages (``what``), the record scheme a
+    part's record has (``scheme``), how an id is normalised as the records spell it
+    (``normal``: None when it is no such id), the one answer a list of held parts makes in
+    the API's format (``answer``: status, content type, body), and, for a kind whose parts
+    remember a projection, whether a part serves the ``fields`` asked (``serves``; None:
+    every held part serves every request)."""
+
+    name: str
+    what: str
+    scheme: str
+    normal: Callable[[str], str | None]
+    answer: Callable[[Asked, Sequence[Part]], tuple[int, str, str]]
+    serves: Callable[[Part, tuple[str, ...] | None], bool] | None = None
+
+
+@dataclass(frozen=True)
+class ReplayShape:
+    """How ``citeseal replay import`` and ``--replay`` know a source's recorded bodies
+    (docs/sources.md, "Writing a source"):
+
+    * ``kinds``: the by-id request kinds it answers;
+    * ``asked(path, params)``: the by-id request a URL path on one of its ``shapes.hosts``
+      and its parameters (credentials dropped, no repeats) make, else None; ``posts``: such
+      a request may be a POSTed form (URL without a query);
+    * recognising a raw body: the local name of its XML root (``xml_roots``), a top-level
+      key of a JSON object (``json_keys``, any one), a key of the first object of a JSON list
+      (``list_keys``);
+    * ``split(value, url, asked)``: the parsed XML root or JSON value cut into
+      :class:`Split` units (``url`` None: a raw body);
+    * ``items(value)``: the results a JSON answer lists, when its count says whether it is
+      the whole answer (None: every by-id answer is whole);
+    * ``kept``: statuses other than 200 kept as recorded exchanges (Europe PMC's 404 "no full
+      text"); ``no_match``: a status other than 200 by which a by-id request is answered
+      without any record (openFDA's 404);
+    * ``raw_url(record_id)``: the URL whose answer a raw XML body is, from its first record's
+      id (Europe PMC's ``fullTextXML`` of a PMCID; None: it has none).
+    """
+
+    kinds: tuple[ReplayKind, ...]
+    asked: Callable[[str, dict[str, str]], Asked | None]
+    split: Callable[[Any, str | None, Asked | None], Split]
+    posts: bool = False
+    xml_roots: tuple[str, ...] = ()
+    json_keys: tuple[str, ...] = ()
+    list_keys: tuple[str, ...] = ()
+    items: Callable[[Any], list[Any]] | None = None
+    kept: frozenset[int] = frozenset()
+    no_match: int | None = None
+    raw_url: Callable[[str], str | None] | None = None
+
+
+def replay_ids(kind: ReplayKind, raws: Sequence[str]) -> tuple[str, ...] | None:
+    """``raws`` as ids of ``kind``, normalised and deduplicated in order; None when one is no
+    such id or none is given."""
+    ids: dict[str, None] = {}
+    for raw in raws:
+        ident = kind.normal(raw)
+        if ident is None:
+            return None
+        ids[ident] = None
+    return tuple(ids) or None
+
+
+def page_size(value: str | None) -> int | None:
+    """A page size or limit parameter as a number (None: absent, or not digits)."""
+    return int(value) if value is not None and value.isdigit() else None
+
+
 class Source(Protocol):
     """One source (module docstring)."""
 
@@ -230,6 +354,12 @@ class Source(Protocol):
 
     @property
     def enrichment(self) -> Enrichment | None: ...
+
+    @property
+    def replay(self) -> ReplayShape | None:
+        """How its recorded bodies are imported and replayed by meaning (None: not
+        importable from raw bodies)."""
+        ...
 
     def parse(self, body: str | bytes, *, url: str | None = None) -> ParseResult: ...
 
@@ -284,6 +414,7 @@ class Plugin:
     by_id: Mapping[str, ById] = field(default_factory=dict)
     singles: Mapping[str, Single] = field(default_factory=dict)
     enrichment: Enrichment | None = None
+    replay: ReplayShape | None = None
     polite_params: Callable[[Settings], dict[str, str]] = _nothing
     has_key: Callable[[Settings], bool] = _unkeyed
     table_searches: Callable[[Any], Sequence[Search]] = _no_searches

@@ -49,6 +49,7 @@ from pipeline.records import Flags, ParseResult, Passage, Record, Refusal
 from pipeline.segment import chunk_text, split_paragraphs
 from pipeline.sources import citable
 from pipeline.sources.base import ById, Plugin, Rate, Request, Search, Shapes, Step
+from pipeline.sources.clinicaltrials_replay import REPLAY
 from pipeline.sources.ctgov_text import (
     JsonDict,
     as_dict,
@@ -538,6 +539,7 @@ PLUGIN = Plugin(
         json=(("studies",), ("protocolSection",)),
     ),
     by_id={"nct": ById("fetch", ID_BATCH, lambda client, ids: fetch_records(client, ids))},
+    replay=REPLAY,
     table_searches=_searches,
     table_ids=lambda options: {"nct": options.ids},
 )

@@ -42,6 +42,7 @@ from pipeline.http import HttpClient
 from pipeline.records import Flags, ParseResult, Passage, Record, Relation
 from pipeline.sources import jsonshape as shape
 from pipeline.sources.base import ById, Plugin, Rate, Request, Search, Shapes, Step
+from pipeline.sources.crossref_replay import REPLAY
 from pipeline.sources.markup import sections, strip_markup
 from pipeline.sources.paging import send, walk
 from pipeline.sources.spec_types import DOI, Strict, id_list, lower
@@ -610,6 +611,7 @@ PLUGIN = Plugin(
     shapes=Shapes(hosts=(("api.crossref.org", ""),), json=(("message-type",),)),
     by_id={"doi": ById("works", DOI_BATCH, lambda client, ids: fetch_works(client, ids))},
     enrichment=Updates(),
+    replay=REPLAY,
     polite_params=lambda settings: {"mailto": settings.email} if settings.email else {},
     table_searches=_title_searches,
     table_ids=lambda options: {"doi": options.dois},

@@ -25,7 +25,11 @@ Notices (pubType "Retraction of Publication" / "retraction", "Published Erratum"
 
 from __future__ import annotations
 
+import json
+import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Any
+from urllib.parse import parse_qsl, urlsplit
 
 from pydantic import Field, StrictBool
 
@@ -43,7 +47,24 @@ from pipeline.records import (
 )
 from pipeline.sources import citable, jats
 from pipeline.sources import jsonshape as shape
-from pipeline.sources.base import ById, Plugin, Rate, Request, Search, Shapes, Single, Step
+from pipeline.sources.base import (
+    Asked,
+    ById,
+    Part,
+    Plugin,
+    Rate,
+    ReplayKind,
+    ReplayShape,
+    Request,
+    Search,
+    Shapes,
+    Single,
+    Split,
+    Step,
+    Unit,
+    page_size,
+    replay_ids,
+)
 from pipeline.sources.markup import sections, strip_markup
 from pipeline.sources.notices import apply_notices
 from pipeline.sources.paging import send, walk
@@ -383,6 +404,105 @@ class FullText:
         return records, set()
 
 
+# -- replay by meaning (pipeline.replay_match, docs/sources.md) ------------------------------
+# A by-id request: .../europepmc/webservices/rest/search with query=(EXT_ID:A OR EXT_ID:B)
+# AND SRC:PPR, resultType=core, format=json, cursorMark=*, pageSize >= the ids asked.
+# Its parts: one per preprint result of a resultType=core answer (a lite result lacks what a
+# by-id answer holds). A raw fullTextXML body is the exchange of its PMCID's full text.
+_PPR = re.compile(r"PPR\d{1,12}")
+_EPMC_QUERY = re.compile(r"\((EXT_ID:\S+(?: OR EXT_ID:\S+)*)\) AND SRC:PPR")
+_SEARCH_PATH = "/europepmc/webservices/rest/search"
+
+
+def _normal_ppr(raw: str) -> str | None:
+    value = raw.strip().upper()
+    return value if _PPR.fullmatch(value) else None
+
+
+def _preprints_answer(asked: Asked, held: Sequence[Part]) -> tuple[int, str, str]:
+    query = "(" + " OR ".join(f"EXT_ID:{i}" for i in asked.ids) + ") AND SRC:PPR"
+    values = [json.loads(p.fragment) for p in held]
+    data = {
+        "version": "6.9",
+        "hitCount": len(values),
+        "nextCursorMark": "*",
+        "request": {
+            "queryString": query,
+            "resultType": "CORE",
+            "cursorMark": "*",
+            "pageSize": asked.size,
+            "sort": "",
+            "synonym": False,
+        },
+        "resultList": {"result": values},
+    }
+    return 200, "application/json", json.dumps(data, ensure_ascii=False)
+
+
+PREPRINTS = ReplayKind("europepmc-ppr", "preprint", "ppr", _normal_ppr, _preprints_answer)
+
+
+def _asked(path: str, params: dict[str, str]) -> Asked | None:
+    if path != _SEARCH_PATH:
+        return None
+    if params.keys() != {"query", "resultType", "format", "pageSize", "cursorMark"}:
+        return None
+    query = _EPMC_QUERY.fullmatch(params["query"].strip())
+    if not query or params["resultType"].lower() != "core" or params["format"] != "json":
+        return None
+    ids = replay_ids(PREPRINTS, [t.removeprefix("EXT_ID:") for t in query.group(1).split(" OR ")])
+    size = page_size(params["pageSize"])
+    if not ids or params["cursorMark"] != "*" or size is None or size < len(ids):
+        return None
+    return Asked(PREPRINTS.name, ids, size=size)
+
+
+def _results(value: Any) -> list[Any]:
+    listed = value.get("resultList") if isinstance(value, dict) else None
+    items = listed.get("result") if isinstance(listed, dict) else None
+    return items if isinstance(items, list) else []
+
+
+def _split(value: Any, url: str | None, asked: Asked | None) -> Split:
+    del asked
+    split = Split()
+    if not isinstance(value, dict):
+        return split  # a full text (XML)
+    query = dict(parse_qsl(urlsplit(url).query)) if url else {}
+    echoed = value.get("request")
+    kind = query.get("resultType") if url else None
+    if kind is None and isinstance(echoed, dict) and isinstance(echoed.get("resultType"), str):
+        kind = echoed["resultType"]
+    preprints = [i for i in _results(value) if isinstance(i, dict) and i.get("source") == "PPR"]
+    if preprints and (kind or "lite").lower() != "core":
+        split.notes.append(
+            f"{len(preprints)} preprint result(s) not placed: not resultType=core (a lite "
+            "result lacks what a by-id answer holds)"
+        )
+        return split
+    for item in preprints:
+        text = json.dumps(item, ensure_ascii=False)
+        split.units.append(Unit(PREPRINTS.name, text, f'{{"resultList": {{"result": [{text}]}}}}'))
+    return split
+
+
+def _full_text_url(record_id: str) -> str | None:
+    scheme, _, pmcid = record_id.partition(":")
+    return f"{BASE}{pmcid}/fullTextXML" if scheme == "pmcid" else None
+
+
+REPLAY = ReplayShape(
+    kinds=(PREPRINTS,),
+    asked=_asked,
+    split=_split,
+    xml_roots=("article",),
+    json_keys=("resultList", "errCode"),
+    items=_results,
+    kept=frozenset({404}),  # no full text for a PMCID: replayed as recorded
+    raw_url=_full_text_url,
+)
+
+
 PLUGIN = Plugin(
     name=SOURCE,
     schemes=("pmid", "pmcid", "ppr"),
@@ -415,6 +535,7 @@ PLUGIN = Plugin(
     },
     singles={"pmcid": Single("full text", lambda client, p: fetch_full_text(client, p))},
     enrichment=FullText(),
+    replay=REPLAY,
     table_searches=lambda options: [
         Search(
             f"search {q.query!r}",

@@ -44,7 +44,23 @@ from pipeline.errors import ParseError, TerminalHarvestError
 from pipeline.records import Flags, ParseResult, Passage, Record, Refusal
 from pipeline.segment import chunk_text
 from pipeline.sources import citable
-from pipeline.sources.base import ById, Plugin, Rate, Request, Search, Shapes, Step
+from pipeline.sources.base import (
+    Asked,
+    ById,
+    Part,
+    Plugin,
+    Rate,
+    ReplayKind,
+    ReplayShape,
+    Request,
+    Search,
+    Shapes,
+    Split,
+    Step,
+    Unit,
+    page_size,
+    replay_ids,
+)
 from pipeline.sources.jsonshape import kind, snippet
 from pipeline.sources.paging import send, walk
 from pipeline.sources.spec_types import SET_ID as SPEC_SET_ID
@@ -422,6 +438,71 @@ def _sniff(data: object) -> bool:
     return isinstance(error, dict) and error.get("code") == "NOT_FOUND"
 
 
+# -- replay by meaning (pipeline.replay_match, docs/sources.md) ------------------------------
+# A by-id request: api.fda.gov/drug/label.json with search=set_id:"a" OR set_id:"b", limit >=
+# the ids asked (default 1), an optional skip=0 and sort, nothing else; answered with its
+# no-match 404 when no id is held. Its parts: one per label of a results list (its set id).
+_SET_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_SET_IDS = re.compile(r'set_id:"[^"]+"(?: OR set_id:"[^"]+")*')
+
+
+def _normal_set_id(raw: str) -> str | None:
+    value = raw.strip().lower()
+    return value if _SET_ID.fullmatch(value) else None
+
+
+def _labels_answer(asked: Asked, held: Sequence[Part]) -> tuple[int, str, str]:
+    values = [json.loads(p.fragment) for p in held]
+    if not values:
+        body = {"error": {"code": "NOT_FOUND", "message": "No matches found!"}}
+        return 404, "application/json; charset=utf-8", json.dumps(body, indent=2)
+    meta = {"results": {"skip": 0, "limit": asked.size, "total": len(values)}}
+    data = {"meta": meta, "results": values}
+    return 200, "application/json", json.dumps(data, ensure_ascii=False)
+
+
+LABELS = ReplayKind("openfda-setids", "set id", "setid", _normal_set_id, _labels_answer)
+
+
+def _asked(path: str, params: dict[str, str]) -> Asked | None:
+    if path != "/drug/label.json":
+        return None
+    params.pop("sort", None)
+    if params.pop("skip", "0") != "0":
+        return None
+    size = page_size(params.pop("limit", "1"))
+    if params.keys() != {"search"}:
+        return None
+    search = params["search"].strip()
+    if not _SET_IDS.fullmatch(search):
+        return None
+    ids = replay_ids(LABELS, re.findall(r'set_id:"([^"]+)"', search))
+    if not ids or size is None or size < len(ids):
+        return None
+    return Asked(LABELS.name, ids, size=size)
+
+
+def _labels(value: Any) -> list[Any]:
+    items = value.get("results") if isinstance(value, dict) else None
+    return items if isinstance(items, list) else []
+
+
+def _split(value: Any, url: str | None, asked: Asked | None) -> Split:
+    del url, asked
+    texts = [json.dumps(label, ensure_ascii=False) for label in _labels(value)]
+    return Split(units=[Unit(LABELS.name, t, f'{{"results": [{t}]}}') for t in texts])
+
+
+REPLAY = ReplayShape(
+    kinds=(LABELS,),
+    asked=_asked,
+    split=_split,
+    json_keys=("results", "meta", "error"),
+    items=_labels,
+    no_match=404,  # "No matches found!": a by-id answer that holds none of the ids
+)
+
+
 PLUGIN = Plugin(
     name=SOURCE,
     schemes=("setid",),
@@ -432,6 +513,7 @@ PLUGIN = Plugin(
     rank=40,
     shapes=Shapes(hosts=(("api.fda.gov", ""),), json=(("meta", "results"),), sniff=_sniff),
     by_id={"setid": ById("fetch", ID_BATCH, lambda client, ids: fetch_records(client, ids))},
+    replay=REPLAY,
     polite_params=lambda s: {"api_key": s.openfda_api_key} if s.openfda_api_key else {},
     has_key=lambda settings: bool(settings.openfda_api_key),
     table_searches=lambda options: [

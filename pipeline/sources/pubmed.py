@@ -8,15 +8,32 @@ is :mod:`pipeline.sources.pubmed_xml` (``parse`` is re-exported here).
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
+from lxml import etree  # pyright: ignore[reportAttributeAccessIssue]  (no stubs)
 from pydantic import Field, StrictBool
 
 from pipeline.errors import ParseError
 from pipeline.http import HttpClient, is_rate_limit_body
 from pipeline.records import ParseResult, Record
-from pipeline.sources.base import ById, Plugin, Rate, Request, Search, Shapes, Step
+from pipeline.sources.base import (
+    Asked,
+    ById,
+    Part,
+    Plugin,
+    Rate,
+    ReplayKind,
+    ReplayShape,
+    Request,
+    Search,
+    Shapes,
+    Split,
+    Step,
+    Unit,
+    replay_ids,
+)
 from pipeline.sources.paging import send, walk
 from pipeline.sources.pubmed_xml import CONTENT_TYPES, ESEARCH_CAP, SOURCE, parse
 from pipeline.sources.spec_types import PMID, Limit, Strict, Window, id_list
@@ -292,6 +309,67 @@ def _polite(settings: Settings) -> dict[str, str]:
     return polite
 
 
+# -- replay by meaning (pipeline.replay_match, docs/sources.md) ------------------------------
+# A by-id request: .../efetch.fcgi, GET or POST, db=pubmed, id=A,B, retmode=xml (nothing else).
+# Its parts: one per PubmedArticle / PubmedBookArticle of a PubmedArticleSet (its PMID).
+_PMID = re.compile(r"[1-9]\d{0,9}")
+_DOCTYPE = (
+    '<!DOCTYPE PubmedArticleSet PUBLIC "-//NLM//DTD PubMedArticle, 1st January 2025//EN" '
+    '"https://dtd.nlm.nih.gov/ncbi/pubmed/out/pubmed_250101.dtd">'
+)
+
+
+def _efetch_answer(asked: Asked, held: Sequence[Part]) -> tuple[int, str, str]:
+    del asked
+    body = "".join(
+        ['<?xml version="1.0" ?>\n', _DOCTYPE, "\n<PubmedArticleSet>\n"]
+        + [p.fragment + "\n" for p in held]
+        + ["</PubmedArticleSet>\n"]
+    )
+    return 200, "text/xml; charset=UTF-8", body
+
+
+EFETCH = ReplayKind(
+    "pubmed-efetch",
+    "PMID",
+    "pmid",
+    lambda raw: raw.strip() if _PMID.fullmatch(raw.strip()) else None,
+    _efetch_answer,
+)
+
+
+def _asked(path: str, params: dict[str, str]) -> Asked | None:
+    if not path.endswith("/efetch.fcgi") or params.keys() != {"db", "id", "retmode"}:
+        return None
+    if params["db"] != "pubmed" or params["retmode"] != "xml":
+        return None
+    ids = replay_ids(EFETCH, params["id"].split(","))
+    return Asked(EFETCH.name, ids) if ids else None
+
+
+def _split(root: Any, url: str | None, asked: Asked | None) -> Split:
+    del url, asked
+    split = Split()
+    if isinstance(root, (dict, list)) or etree.QName(root).localname != "PubmedArticleSet":
+        return split  # esearch JSON or XML: no record
+    for node in root:
+        if node.tag in ("PubmedArticle", "PubmedBookArticle"):
+            text = etree.tostring(node, encoding="unicode", with_tail=False)
+            body = f"<PubmedArticleSet>{text}</PubmedArticleSet>"
+            split.units.append(Unit(EFETCH.name, text, body))
+    return split
+
+
+REPLAY = ReplayShape(
+    kinds=(EFETCH,),
+    asked=_asked,
+    split=_split,
+    posts=True,
+    xml_roots=("PubmedArticleSet", "eSearchResult"),
+    json_keys=("esearchresult",),
+)
+
+
 PLUGIN = Plugin(
     name=SOURCE,
     schemes=("pmid",),
@@ -308,6 +386,7 @@ PLUGIN = Plugin(
         json=(("esearchresult",),),
     ),
     by_id={"pmid": ById("efetch", EFETCH_BATCH, lambda client, ids: fetch_records(client, ids))},
+    replay=REPLAY,
     polite_params=_polite,
     has_key=lambda settings: bool(settings.ncbi_api_key),
     table_searches=_searches,

@@ -28,6 +28,7 @@ text at that place is dropped. Annotations in full-text passages (``&full=true``
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,7 +39,19 @@ from pipeline.http import HttpClient, is_rate_limit_body
 from pipeline.records import Annotation, ParseResult, Passage, Record, Refusal
 from pipeline.sources import citable
 from pipeline.sources import jsonshape as shape
-from pipeline.sources.base import Plugin, Rate, Request, Shapes
+from pipeline.sources.base import (
+    Asked,
+    Part,
+    Plugin,
+    Rate,
+    ReplayKind,
+    ReplayShape,
+    Request,
+    Shapes,
+    Split,
+    Unit,
+    replay_ids,
+)
 from pipeline.sources.paging import send
 from pipeline.xmlsafe import flatten_scripts, load_json, plain_scripts
 
@@ -375,6 +388,58 @@ def _sniff(data: object) -> bool:
     return isinstance(data, dict) and "passages" in data
 
 
+# -- replay by meaning (pipeline.replay_match, docs/sources.md) ------------------------------
+# A by-id request: .../pubtator3-api/publications/export/biocjson?pmids=A,B (nothing else).
+# Its parts: one per BioC document ({"PubTator3": [...]}, a list, or one document).
+_PMID = re.compile(r"[1-9]\d{0,9}")
+_EXPORT_PATH = "/pubtator3-api/publications/export/biocjson"
+
+
+def _export_answer(asked: Asked, held: Sequence[Part]) -> tuple[int, str, str]:
+    del asked
+    data = {"PubTator3": [json.loads(p.fragment) for p in held]}
+    return 200, "application/json", json.dumps(data, ensure_ascii=False)
+
+
+EXPORT = ReplayKind(
+    "pubtator3-export",
+    "PMID",
+    "pmid",
+    lambda raw: raw.strip() if _PMID.fullmatch(raw.strip()) else None,
+    _export_answer,
+)
+
+
+def _asked(path: str, params: dict[str, str]) -> Asked | None:
+    if not path.endswith(_EXPORT_PATH):
+        return None
+    ids = replay_ids(EXPORT, params.pop("pmids", "").split(","))
+    return Asked(EXPORT.name, ids) if ids and not params else None
+
+
+def _split(value: Any, url: str | None, asked: Asked | None) -> Split:
+    del url, asked
+    if isinstance(value, list):
+        docs = value
+    elif isinstance(value, dict) and "passages" in value:
+        docs = [value]
+    elif isinstance(value, dict):
+        docs = next((value[k] for k in ("PubTator3", "documents") if k in value), [])
+    else:
+        docs = []
+    texts = [json.dumps(doc, ensure_ascii=False) for doc in docs]
+    return Split(units=[Unit(EXPORT.name, text) for text in texts])
+
+
+REPLAY = ReplayShape(
+    kinds=(EXPORT,),
+    asked=_asked,
+    split=_split,
+    json_keys=("PubTator3", "documents", "passages"),
+    list_keys=("passages",),
+)
+
+
 ENRICHMENT = Annotations()
 PLUGIN = Plugin(
     name=SOURCE,
@@ -389,5 +454,6 @@ PLUGIN = Plugin(
         sniff=_sniff,
     ),
     enrichment=ENRICHMENT,
+    replay=REPLAY,
     spec_test=ENRICHMENT.enabled,
 )

@@ -7,7 +7,9 @@ GET {BASE}/notes?ids=N1,N2 answers {"results": [note, …]}; a note is
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 import httpx
@@ -16,7 +18,22 @@ from pydantic import Field
 from pipeline.errors import ParseError
 from pipeline.http import HttpClient
 from pipeline.records import ParseResult, Passage, Record
-from pipeline.sources.base import ById, Plugin, Rate, Request, Search, Shapes, Step
+from pipeline.sources.base import (
+    Asked,
+    ById,
+    Part,
+    Plugin,
+    Rate,
+    ReplayKind,
+    ReplayShape,
+    Request,
+    Search,
+    Shapes,
+    Split,
+    Step,
+    Unit,
+    replay_ids,
+)
 from pipeline.sources.paging import send, walk
 from pipeline.sources.spec_types import Limit, Strict, id_list
 from pipeline.xmlsafe import load_json
@@ -96,7 +113,42 @@ class NotesSpec(Strict):
     )
 
 
-# 5. The source itself.
+# 5. Optional: replay by meaning, so `citeseal replay import` places recorded Notes bodies
+#    (one part per note) and `--replay` answers any /notes?ids=… request from those parts.
+def _notes_answer(asked: Asked, held: Sequence[Part]) -> tuple[int, str, str]:
+    del asked
+    body = json.dumps({"results": [json.loads(p.fragment) for p in held]})
+    return 200, "application/json", body
+
+
+NOTES_IDS = ReplayKind(
+    "notes-ids",  # REPLAYDIR/units/notes-ids/<id>.json
+    "note id",  # what its ids are called in messages
+    "note",  # the scheme of the record a part's parse must give
+    lambda raw: raw.strip() if NOTE_ID.match(raw.strip()) else None,
+    _notes_answer,
+)
+
+
+def _asked(path: str, params: dict[str, str]) -> Asked | None:
+    if path != "/api/notes" or params.keys() != {"ids"}:
+        return None  # another request: matched only by its exact key
+    ids = replay_ids(NOTES_IDS, params["ids"].split(","))
+    return Asked(NOTES_IDS.name, ids) if ids else None
+
+
+def _split(value: Any, url: str | None, asked: Asked | None) -> Split:
+    del url, asked
+    results = value.get("results") if isinstance(value, dict) else None
+    texts = [json.dumps(note) for note in results] if isinstance(results, list) else []
+    # each note is checked alone by the parser, in the envelope of a Notes answer
+    return Split(units=[Unit(NOTES_IDS.name, t, f'{{"results": [{t}]}}') for t in texts])
+
+
+REPLAY = ReplayShape(kinds=(NOTES_IDS,), asked=_asked, split=_split, json_keys=("results",))
+
+
+# 6. The source itself.
 PLUGIN = Plugin(
     name=NAME,
     schemes=("note",),
@@ -106,6 +158,7 @@ PLUGIN = Plugin(
     options=NotesSpec,
     shapes=Shapes(hosts=(("notes.example", "/api/"),), json=(("results",),)),
     by_id={"note": ById("notes", PER_REQUEST, fetch_notes)},
+    replay=REPLAY,
     table_searches=lambda spec: [
         Search(f"search {q.query!r}", q.query, lambda client, q=q: search(client, q.query, q.limit))
         for q in spec.queries
