@@ -251,9 +251,7 @@ def test_an_unreadable_file_is_a_listed_failure_and_keeps_its_last_version(
     lineage: Lineage,
 ) -> None:
     _, _, err = lineage.rebuilt
-    assert "local: read failed: locked.md: cannot be read (Permission denied)" in (
-        err.splitlines()
-    )
+    assert "local: read failed: locked.md: cannot be read (Permission denied)" in err.splitlines()
     (handle,) = mint(f"{lineage.locked}/body.main.p1")
     found = citations(audit(lineage.second, f"Events were mild ({handle}).\n", lineage.root))
     assert [(c["verdict"], [f["name"] for f in c["flags"]]) for c in found] == [

@@ -497,7 +497,9 @@ def test_a_subfolder_that_cannot_be_listed_withdraws_nothing_of_the_folder(
     monkeypatch.setattr(local, "os", Refusing("scandir", "sub"))
     sink, missing = refresh(tmp_path, ["local:sub%2Fplain%20%C3%A9.txt", "local:gone.md"])
     assert missing == set()  # gone.md may be gone, but the listing cannot say so
-    assert sink.failures == [("local: read", "sub: the folder cannot be listed (Permission denied)")]
+    assert sink.failures == [
+        ("local: read", "sub: the folder cannot be listed (Permission denied)")
+    ]
 
 
 def test_a_folder_that_cannot_be_listed_withdraws_nothing(tmp_path: Path) -> None:
