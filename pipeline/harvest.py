@@ -84,8 +84,8 @@ from pipeline.harvest_protocols import HarvestOutcome, LineageView, NoLineage, P
 from pipeline.http import HttpClient
 from pipeline.records import Record
 from pipeline.sources import names
-from pipeline.sources.base import Listing
 from pipeline.sources import source as registered
+from pipeline.sources.base import Listing
 
 if TYPE_CHECKING:
     from pipeline.harvest_spec import CorpusSpec
