@@ -59,6 +59,11 @@ An outage never rewrites history (the rules the build relies on):
   article PubMed holds too, else ``pmcid:``): one that went missing withdraws the records of
   the lineage carrying that PMCID (:meth:`~pipeline.harvest_protocols.LineageView.
   carrying_pmcids`), a DOI by its ``doi:`` record, like any other id;
+* a source that lists everything it holds (a :class:`~pipeline.sources.base.Listing`: the
+  ``[local]`` folder) is its own by-id answer: the lineage's records of it that a complete
+  listing does not name are missing (withdrawn by the build) in :meth:`Harvester.refresh`,
+  and no others; a record the listing names that failed to read keeps its last version (a
+  listed failure), and a listing that failed or is not complete withdraws nothing;
 * ids whose by-id answer failed (a failed request, a suspicious answer) are *unanswered*:
   the refresh does not ask for them again (they are carried, as their failure says);
 * every failure reported (to the sink, or raised when ``strict``) has its message and
@@ -80,6 +85,7 @@ from pipeline.http import HttpClient
 from pipeline.records import Record
 from pipeline.sources import names
 from pipeline.sources import source as registered
+from pipeline.sources.base import Listing
 
 if TYPE_CHECKING:
     from pipeline.harvest_spec import CorpusSpec
@@ -138,6 +144,7 @@ class Harvester:
         self._memo: dict[str, dict[str, Any]] = {}  # each enrichment's state (caches)
         self._controls: dict[tuple[str, str], str] = {}  # (source, scheme) → an id it returned
         self._refused = refused
+        self._listings: dict[str, frozenset[str] | None] = {}  # source → ids; None: incomplete
         enriching = [s for s in map(registered, names()) if s.enrichment is not None]
         self._enrichers = [
             s
@@ -243,6 +250,9 @@ class Harvester:
         found: dict[str, dict[str, None]] = {s.gives: {} for s in searches if s.gives}
         for search in searches:
             result = self.call(name, search.step, lambda s=search: s.run(self.client))
+            if search.lists or isinstance(result, Listing):
+                self._listed(name, search, result)
+                continue
             if not isinstance(result, Iterator):
                 self._found(plugin, search, result, found)
                 continue
@@ -477,8 +487,10 @@ class Harvester:
         end up in ``outcome.missing``. Records of a scheme with no by-id look-up are left as
         they are, and so are those whose by-id answer failed in this harvest
         (``outcome.unanswered``: their failure is listed already, asking again would only
-        fail twice).
+        fail twice). Those of a source whose complete listing does not name them are missing
+        without asking (:meth:`_unlisted`).
         """
+        unseen = self._unlisted(unseen)
         with self._pipelined():
             for name, ids in unseen.items():
                 record_ids = [rid for rid in ids if rid not in self.outcome.unanswered]
@@ -492,6 +504,34 @@ class Harvester:
                 for scheme, idents in by_scheme.items():
                     self._refresh_scheme(name, scheme, idents)
         return self.outcome
+
+    # -- complete listings (module docstring) --------------------------------------------------
+    def _listed(self, source: str, search: Search, result: object) -> None:
+        """Note what a ``lists`` step answered: the ids of its :class:`Listing`, added to the
+        source's others; anything else (the step failed, reported) leaves the source without
+        a complete listing for the rest of this harvest."""
+        if not isinstance(result, Listing) or not search.lists:
+            self._listings[source] = None
+            return
+        self.sink.step(source, "listing", len(result.record_ids), search.shown)
+        if source not in self._listings:
+            self._listings[source] = result.record_ids
+        elif (held := self._listings[source]) is not None:
+            self._listings[source] = held | result.record_ids
+
+    def _unlisted(self, unseen: dict[str, list[str]]) -> dict[str, list[str]]:
+        """Note as missing the ``unseen`` lineage records of each source with a complete
+        listing that it does not name; the rest of ``unseen``, to refresh as usual. A source
+        with a listing has nothing left to refresh: a record it names and did not deliver
+        failed to read (a listed failure), and keeps its last version."""
+        rest: dict[str, list[str]] = {}
+        for name, ids in unseen.items():
+            listed = self._listings.get(name)
+            if listed is None:
+                rest[name] = ids
+            else:
+                self.outcome.missing.update(rid for rid in ids if rid not in listed)
+        return rest
 
     def _refresh_scheme(self, name: str, scheme: str, idents: list[str]) -> None:
         if name not in names():

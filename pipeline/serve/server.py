@@ -311,6 +311,20 @@ def build_server(served: Served) -> "MCPServer":
         )
 
     @mcp.tool(annotations=read_only)
+    def search_documents(
+        query: Query,
+        limit: Limit = 10,
+        cursor: Cursor = None,
+    ) -> Annotated[CallToolResult, SearchResult]:
+        """Search the snapshot's own documents (the [local] folder it was built from: PDF
+        pages, Markdown sections, text paragraphs) by BM25; each passage has its handle
+        (a local: handle pins the file's digest; cite it exactly as given). More pages: pass
+        next_cursor back as cursor."""
+        return _result(
+            lambda: service.search(served, "documents", query, limit=limit, cursor=cursor)
+        )
+
+    @mcp.tool(annotations=read_only)
     def fetch_passages(
         record_ids: Annotated[
             list[str],

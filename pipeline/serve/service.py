@@ -103,10 +103,12 @@ MAX_ID_CHARS = 100
 LITERATURE = ("pubmed", "europepmc", "pubtator3", "crossref")
 TRIALS = ("clinicaltrials",)
 DRUG_LABELS = ("openfda",)
+DOCUMENTS = ("local",)  # the user's own documents ([local]: PDF pages, Markdown, text)
 SEARCHES: dict[str, tuple[str, ...]] = {
     "literature": LITERATURE,
     "trials": TRIALS,
     "drug_labels": DRUG_LABELS,
+    "documents": DOCUMENTS,
 }
 
 VERDICT_MEANINGS: dict[str, str] = {

@@ -39,6 +39,13 @@ def _read(call: Callable[[], str]) -> str:
         raise ResourceError(tool_message(error)) from None
 
 
+def _exact(template: str, ctx: Any, decoded: str) -> str:
+    """The template's value as the client's URI writes it (:func:`resources.exact_value`:
+    the SDK hands resources its %XX-decoded value, and a ``local:`` id is itself %XX)."""
+    params = ctx.request_context.params or {}
+    return resources.exact_value(template, params.get("uri"), decoded)
+
+
 def prompt_arguments_error(
     name: str, declared: set[str], required: set[str], given: set[str]
 ) -> str | None:
@@ -77,6 +84,7 @@ def _strict_prompt(fn: Callable[..., str], *, title: str, description: str) -> A
 
 def register(mcp: "MCPServer", served: Served) -> None:
     """Add ``reaudit_report``, ``cite_by_handle`` and the two resource templates to ``mcp``."""
+    from mcp.server.mcpserver import Context
     from mcp.server.mcpserver.resources import ResourceSecurity
     from mcp.types import CallToolResult, ToolAnnotations
 
@@ -131,8 +139,10 @@ def register(mcp: "MCPServer", served: Served) -> None:
         mime_type=resources.MIME_TYPE,
         security=security,
     )
-    def record(record_id: str) -> str:
-        return _read(lambda: resources.record(served, record_id))
+    def record(record_id: str, ctx: Context) -> str:
+        return _read(
+            lambda: resources.record(served, _exact(resources.RECORD_TEMPLATE, ctx, record_id))
+        )
 
     @mcp.resource(
         resources.PASSAGE_TEMPLATE,
@@ -143,5 +153,7 @@ def register(mcp: "MCPServer", served: Served) -> None:
         mime_type=resources.MIME_TYPE,
         security=security,
     )
-    def passage(handle: str) -> str:
-        return _read(lambda: resources.passage(served, handle))
+    def passage(handle: str, ctx: Context) -> str:
+        return _read(
+            lambda: resources.passage(served, _exact(resources.PASSAGE_TEMPLATE, ctx, handle))
+        )

@@ -15,7 +15,9 @@ The rules a source keeps:
   is the one loop that does the I/O for every source's pages.
 * **Searches and by-id fetches are data** (:class:`Search`, :class:`ById`, :class:`Single`):
   the harvest (:class:`pipeline.harvest.Harvester`) judges every by-id answer the same way
-  for every source (missing only on positive evidence, controls, the refresh).
+  for every source (missing only on positive evidence, controls, the refresh). A source
+  that can list everything it holds says so with a :class:`Listing` (its complete set of
+  ids), and the lineage's records missing from it are withdrawn the same way.
 * **Enrichment** (:class:`Enrichment`) adds to records of any source (annotations, notices)
   or adds records of its own (full text), through the harvest's :class:`EnrichContext`; a
   failed step marks the records it concerns incomplete, never clean.
@@ -99,17 +101,34 @@ class Pager(Protocol[T_co]):
 
 
 @dataclass(frozen=True)
+class Listing:
+    """Every record id a source holds now, complete: what a source that can list all it
+    holds (a folder of files, not a search engine) answers in a ``lists`` :class:`Search`.
+
+    The harvest withdraws the lineage's records of that source the listing no longer holds
+    (:meth:`pipeline.harvest.Harvester.refresh`); a record it holds but that could not be
+    read this time is a listed failure and keeps its last version. So a listing must name
+    every id the source still has, whether or not it could be read: a source that cannot be
+    sure of the whole (a subfolder it could not list) gives no listing, and nothing of it is
+    withdrawn; a ``lists`` step that fails withdraws nothing either."""
+
+    record_ids: frozenset[str]
+
+
+@dataclass(frozen=True)
 class Search:
     """One query of a spec table. ``run`` asks it (through the one paging loop) and returns
     records, or, with ``gives`` set, ids of that scheme to fetch by id (or records, when the
     search reads them itself: PubMed's history server); an iterator of such answers is
-    delivered page by page, as it comes. ``step`` names the request in failures; ``shown`` is
-    the query as the harvest log shows it."""
+    delivered page by page, as it comes. With ``lists`` set it returns the source's
+    :class:`Listing` instead. ``step`` names the request in failures; ``shown`` is the query
+    as the harvest log shows it."""
 
     step: str
     shown: str
-    run: Callable[[HttpClient], Sequence[Any] | Iterator[Sequence[Any]]]
+    run: Callable[[HttpClient], Sequence[Any] | Iterator[Sequence[Any]] | Listing]
     gives: str | None = None
+    lists: bool = False
 
 
 @dataclass(frozen=True)

@@ -27,10 +27,15 @@ cannot be read is one listed failure naming it, and the others are ingested.
   ``version_changed`` by the audit. Passage paths: :mod:`pipeline.sources.local_text`.
   ``metadata`` holds ``file`` (the relative path), ``format``, ``bytes``, ``sha256``,
   ``licence`` and ``segmentation``. Flags stay unknown.
-* **What is never read again.** A file that was in the lineage and is now missing or failed
-  keeps its last version (carried): the harvest withdraws a record only on a by-id answer,
-  which a folder cannot give. ``snapshot rebuild`` re-reads no file (the stored spec knows no
-  folder), so local records are carried unchanged.
+* **A file gone from the folder is withdrawn.** Besides its steps, the folder gives the
+  harvest its complete :class:`~pipeline.sources.base.Listing`: the id of every entry found,
+  read or not. A record of the lineage whose file is no longer in the folder is withdrawn
+  by the next build (its handles then verify ``withdrawn``); one whose file is there but
+  failed this time (unreadable, not UTF-8, replaced by a link …) is a listed failure and
+  keeps its last version, never withdrawn. A folder or subfolder that cannot be listed
+  gives no listing at all (its failure is listed): nothing of the folder is withdrawn then.
+  ``snapshot rebuild`` re-reads no file (the stored spec knows no folder), so local records
+  are carried unchanged.
 
 Reading files is the I/O of this source; the segmentation into passages is pure.
 """
@@ -52,7 +57,7 @@ from audit.licences import LOCAL_LICENCE, cut, normalise
 from audit.local_ids import MAX_LOCAL_ID_CHARS, encode_local_id
 from pipeline.errors import ParseError, TerminalHarvestError
 from pipeline.records import Flags, ParseResult, Record
-from pipeline.sources.base import Plugin, Search
+from pipeline.sources.base import Listing, Plugin, Search
 from pipeline.sources.local_text import (
     LOCAL_SEGMENTATION,
     markdown_passages,
@@ -114,14 +119,14 @@ def _reading(root: Path, relative: str, spec: LocalSpec) -> Callable[[Any], Sequ
 
 
 def searches(spec: LocalSpec) -> list[Search]:
-    """One step per file of the folder (module docstring); a folder that cannot be listed is
-    one failing step."""
+    """One step per file of the folder, then its listing when the whole folder could be
+    listed (module docstring); a folder that cannot be listed is one failing step."""
     root = spec.root
     if root is None:
         return []
     shown = f"folder {spec.folder}"
     try:
-        listed = list_folder(root)
+        listed, complete = walk_folder(root)
     except OSError as error:
         why = "does not exist" if isinstance(error, FileNotFoundError) else "cannot be read"
         detail = f" ({error.strerror})" if error.strerror and why != "does not exist" else ""
@@ -147,6 +152,9 @@ def searches(spec: LocalSpec) -> list[Search]:
         ids.setdefault(ident, relative)
         run = _reading(root, relative, spec) if problem is None else _failing(ParseError(problem))
         steps.append(Search(step, relative, run))
+    if complete:
+        listing = Listing(frozenset(f"{NAME}:{ident}" for ident in ids))
+        steps.append(Search("listing", shown, lambda _client: listing, lists=True))
     return steps
 
 
@@ -154,11 +162,18 @@ def list_folder(root: Path) -> list[tuple[str, str | None]]:
     """Every entry of ``root`` that is not hidden, recursively and sorted: its relative path
     (``/`` between folders) and why it cannot be ingested (None: it is a document to read).
     Raises OSError when ``root`` itself cannot be listed."""
+    return walk_folder(root)[0]
+
+
+def walk_folder(root: Path) -> tuple[list[tuple[str, str | None]], bool]:
+    """:func:`list_folder`, and whether the listing is complete (every subfolder could be
+    listed, so a file not in it is not in the folder)."""
     if not root.is_dir():
         if root.exists():
             raise NotADirectoryError(20, "not a folder")
         raise FileNotFoundError(2, "does not exist")
     found: list[tuple[str, str | None]] = []
+    unlisted: list[str] = []
 
     def walk(folder: Path, prefix: str) -> None:
         try:
@@ -166,6 +181,7 @@ def list_folder(root: Path) -> list[tuple[str, str | None]]:
         except OSError as error:
             where = prefix.rstrip("/") or "."
             found.append((where, f"{where}: the folder cannot be listed ({error.strerror})"))
+            unlisted.append(where)
             return
         for entry in entries:
             if entry.name.startswith("."):
@@ -183,7 +199,7 @@ def list_folder(root: Path) -> list[tuple[str, str | None]]:
                 found.append((relative, None))
 
     walk(root, "")
-    return found
+    return found, not unlisted
 
 
 def _unsupported(name: str) -> str:

@@ -1,7 +1,8 @@
 """The user's own documents end to end, in-process through the CLI's error boundary: a folder
 we write (a PDF made here, a Markdown and a text file) built into a snapshot, its ``local:``
 handles minted and verified, a claim judged against them, an answer audited; then the files
-change and a second build shows the versioning rules; and no absolute path gets anywhere."""
+change (one edited, one removed, one unreadable) and a second build shows the versioning and
+withdrawal rules; and no absolute path gets anywhere."""
 
 from __future__ import annotations
 
@@ -19,7 +20,9 @@ import duckdb
 import pytest
 
 from pipeline.cli import main
+from pipeline.sources import local
 from tests.audit.references.pdfs import text_pdf
+from tests.pipeline.sources.test_local import Refusing
 
 PDF_PAGES = [
     ["Report 2024 of the zentravir cohort."],
@@ -28,6 +31,7 @@ PDF_PAGES = [
 NOTES_V1 = "# Field notes\n\n## Dosing\n\nPatients took 20 mg zentravir once daily.\n"
 NOTES_V2 = "# Field notes\n\n## Dosing\n\nPatients took 40 mg zentravir twice daily.\n"
 PLAIN = "Enrolment closed in March.\n\nFollow-up lasted 12 weeks.\n"
+LOCKED = "Adverse events were mild.\n"
 SPEC = 'name = "mine"\n[local]\nfolder = "my docs"\n'
 
 
@@ -63,12 +67,15 @@ class Lineage:
     notes_v1: str
     notes_v2: str
     plain: str
+    locked: str
     built: tuple[int, str, str]
+    rebuilt: tuple[int, str, str]
 
 
 @pytest.fixture(scope="module")
 def lineage(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lineage]:
-    """Build 1 from the folder; then notes.md changes and plain.txt is removed; build 2."""
+    """Build 1 from the folder; then notes.md changes, plain.txt is removed and locked.md
+    cannot be read; build 2 (partial: the unreadable file is a listed failure)."""
     root = tmp_path_factory.mktemp("home-of-me")
     docs = root / "my docs"
     (docs / "2024").mkdir(parents=True)
@@ -76,6 +83,7 @@ def lineage(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lineage]:
     (docs / "2024" / "report-2024.pdf").write_bytes(pdf)
     (docs / "notes.md").write_text(NOTES_V1, encoding="utf-8")
     (docs / "plain.txt").write_text(PLAIN, encoding="utf-8")
+    (docs / "locked.md").write_text(LOCKED, encoding="utf-8")
     (root / "mine.toml").write_text(SPEC, encoding="utf-8")
     with pytest.MonkeyPatch.context() as env:
         env.setenv("CITESEAL_DATA_DIR", str(root / "data"))
@@ -84,7 +92,9 @@ def lineage(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lineage]:
         first = next((root / "mine").glob("*.duckdb"))
         (docs / "notes.md").write_text(NOTES_V2, encoding="utf-8")
         (docs / "plain.txt").unlink()
-        again = cli("snapshot", "build", str(root / "mine.toml"), "--demo-key")
+        env.setattr(local, "os", Refusing("open", "locked.md"))
+        again = cli("snapshot", "build", str(root / "mine.toml"), "--demo-key", "--allow-partial")
+        env.undo()
         assert again[0] == 0, again
         second = next(p for p in (root / "mine").glob("*.duckdb") if p != first)
         yield Lineage(
@@ -95,7 +105,9 @@ def lineage(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lineage]:
             notes_v1=f"local:notes.md@{version(NOTES_V1.encode())}",
             notes_v2=f"local:notes.md@{version(NOTES_V2.encode())}",
             plain=f"local:plain.txt@{version(PLAIN.encode())}",
+            locked=f"local:locked.md@{version(LOCKED.encode())}",
             built=built,
+            rebuilt=again,
         )
 
 
@@ -108,7 +120,7 @@ def mint(*locators: str) -> list[str]:
 def test_a_build_ingests_every_document_of_the_folder(lineage: Lineage) -> None:
     code, out, err = lineage.built
     assert code == 0
-    assert "  local           ok            3 records       6 passages" in out.splitlines()
+    assert "  local           ok            4 records       7 passages" in out.splitlines()
     assert "warning" not in err
 
 
@@ -212,10 +224,39 @@ def test_a_changed_file_is_a_new_version_and_its_old_handles_say_so(lineage: Lin
     )
 
 
-def test_a_removed_file_keeps_its_last_version(lineage: Lineage) -> None:
+def test_a_removed_file_is_withdrawn_and_its_handles_say_so(lineage: Lineage) -> None:
+    _, out, _ = lineage.rebuilt
+    assert "  lineage   4 records, 5 versions, 9 passages; 1 new versions, 1 newly withdrawn" in (
+        out.splitlines()
+    )
     (handle,) = mint(f"{lineage.plain}/body.main.p2")
-    found = citations(audit(lineage.second, f"Follow-up was 12 weeks ({handle}).\n", lineage.root))
-    assert [(c["verdict"], c["flags"]) for c in found] == [("ok", [])]
+    answer = f"Follow-up was 12 weeks ({handle}).\n"
+    report = audit(lineage.second, answer, lineage.root)
+    found = citations(report)
+    since = report["snapshot"]["snapshot_id"]
+    assert [(c["verdict"], c["detail"]) for c in found] == [
+        ("withdrawn", f"local:plain.txt was withdrawn upstream since snapshot {since}")
+    ]
+    assert report["verdict"] == "warn"
+    assert citations(audit(lineage.first, answer, lineage.root))[0]["verdict"] == "ok"
+    path = lineage.root / "answer.md"
+    code, out, _ = cli(
+        "audit", str(path), "-s", str(lineage.second), "--demo-key", "--fail-on", "withdrawn",
+        "-f", "json",
+    )  # fmt: skip
+    assert (code, json.loads(out)["verdict"]) == (1, "fail")
+
+
+def test_an_unreadable_file_is_a_listed_failure_and_keeps_its_last_version(
+    lineage: Lineage,
+) -> None:
+    _, _, err = lineage.rebuilt
+    assert "local: read failed: locked.md: cannot be read (Permission denied)" in err.splitlines()
+    (handle,) = mint(f"{lineage.locked}/body.main.p1")
+    found = citations(audit(lineage.second, f"Events were mild ({handle}).\n", lineage.root))
+    assert [(c["verdict"], [f["name"] for f in c["flags"]]) for c in found] == [
+        ("ok", ["not_refreshed"])
+    ]
 
 
 def test_no_absolute_path_reaches_the_snapshot_its_manifest_a_report_or_the_site(

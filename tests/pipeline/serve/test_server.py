@@ -32,6 +32,7 @@ TOOLS = {
     "search_literature",
     "search_trials",
     "search_drug_labels",
+    "search_documents",
     "fetch_passages",
     "resolve_handles",
     "audit_answer",

@@ -4,9 +4,11 @@ pages into passages, and the listed failures of a folder, through the harvest's 
 from __future__ import annotations
 
 import hashlib
+import os
 import unicodedata
 from collections.abc import Collection, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -27,6 +29,8 @@ from pipeline.http import HttpClient
 from pipeline.records import Record
 from pipeline.settings import Settings
 from pipeline.snapshot.progress import NullProgress
+from pipeline.sources import local
+from pipeline.sources.base import Listing
 from pipeline.sources.local import document_record, parse
 from pipeline.sources.local_text import markdown_passages, pdf_passages, text_passages
 from tests.audit.references.pdfs import blank_pdf, text_pdf
@@ -425,3 +429,103 @@ def test_two_names_one_normalisation_apart_are_not_one_record(tmp_path: Path) ->
             "for both); rename one",
         )
     ]
+
+
+# -- a complete listing: files gone from the folder are withdrawn --------------------------------
+
+
+class Refusing:
+    """``os`` as pipeline/sources/local.py sees it, except that ``call`` on an entry named
+    ``name`` fails as a permission error would (the tests run as root too, where chmod
+    does not make a file unreadable)."""
+
+    def __init__(self, call: str, name: str) -> None:
+        self._call, self._name = call, name
+
+    def __getattr__(self, attr: str) -> Any:
+        real = getattr(os, attr)
+        if attr != self._call:
+            return real
+
+        def refuse(path: Any, *args: Any, **kwargs: Any) -> Any:
+            if Path(path).name == self._name:
+                raise PermissionError(13, "Permission denied")
+            return real(path, *args, **kwargs)
+
+        return refuse
+
+
+def refresh(spec_dir: Path, unseen: list[str]) -> tuple[Sink, set[str]]:
+    """A harvest of the folder, then its refresh of the lineage's ``unseen`` records (those
+    this harvest did not deliver): the sink and the ids found missing (to withdraw)."""
+    sink = Sink()
+    spec = parse_spec('name = "mine"\n[local]\nfolder = "docs"\n', spec_dir / "mine.toml")
+    with HttpClient(Settings()) as client:
+        harvester = Harvester(spec, client, sink, NullProgress())
+        harvester.run()
+        outcome = harvester.refresh({"local": unseen})
+    return sink, outcome.missing
+
+
+def test_a_record_whose_file_left_the_folder_is_missing_and_no_other(tmp_path: Path) -> None:
+    docs = write_folder(tmp_path)
+    (docs / "latin1.txt").write_bytes("caf\xe9\n".encode("latin-1"))  # there, but fails
+    sink, missing = refresh(
+        tmp_path, ["local:gone.md", "local:sub%2Fgone%20too.txt", "local:latin1.txt"]
+    )
+    assert missing == {"local:gone.md", "local:sub%2Fgone%20too.txt"}
+    assert sink.failures == [
+        ("local: read", "latin1.txt: not UTF-8 text (byte 0xe9 at offset 3); save it as UTF-8")
+    ]
+
+
+def test_a_file_there_but_unreadable_is_a_listed_failure_not_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_folder(tmp_path)
+    monkeypatch.setattr(local, "os", Refusing("open", "notes.md"))
+    sink, missing = refresh(tmp_path, ["local:notes.md"])
+    assert missing == set()
+    assert sink.failures == [("local: read", "notes.md: cannot be read (Permission denied)")]
+    assert "local:notes.md" not in sink.records_in
+
+
+def test_a_subfolder_that_cannot_be_listed_withdraws_nothing_of_the_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_folder(tmp_path)
+    monkeypatch.setattr(local, "os", Refusing("scandir", "sub"))
+    sink, missing = refresh(tmp_path, ["local:sub%2Fplain%20%C3%A9.txt", "local:gone.md"])
+    assert missing == set()  # gone.md may be gone, but the listing cannot say so
+    assert sink.failures == [
+        ("local: read", "sub: the folder cannot be listed (Permission denied)")
+    ]
+
+
+def test_a_folder_that_cannot_be_listed_withdraws_nothing(tmp_path: Path) -> None:
+    sink, missing = refresh(tmp_path, ["local:notes.md"])  # no docs/ at all
+    assert missing == set()
+    assert sink.failures == [
+        ("local: folder docs", "the [local] folder 'docs' (relative to the spec) does not exist")
+    ]
+
+
+def test_the_listing_names_every_entry_read_or_not(tmp_path: Path) -> None:
+    docs = write_folder(tmp_path)
+    (docs / "slides.pptx").write_bytes(b"PK")
+    spec = parse_spec('name = "mine"\n[local]\nfolder = "docs"\n', tmp_path / "mine.toml")
+    assert spec.local is not None
+    *reads, listing = local.searches(spec.local)
+    assert [s.step for s in reads] == ["read"] * 4 and listing.lists
+    with HttpClient(Settings()) as client:
+        answer = listing.run(client)
+    assert answer == Listing(
+        frozenset(
+            {
+                "local:notes.md",
+                "local:report.pdf",
+                "local:slides.pptx",
+                "local:sub%2Fplain%20%C3%A9.txt",
+            }
+        )
+    )
