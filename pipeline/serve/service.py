@@ -393,12 +393,10 @@ def search(
         excluded_by_work=page.excluded_by_work,
         next_cursor=issue_cursor(served.keyring, key, after) if after < page.total else None,
     )
-    asked = (
-        f"labels of {one_line(filters.drug or '')!r}" if listing else repr(one_line(query or ""))
-    )
+    drug = repr(one_line(filters.drug or ""))
     if not hits:
         text = (
-            f"no label names {one_line(filters.drug or '')!r}"
+            f"no label names {drug}"
             if listing
             else f"no passage of {', '.join(chosen)} matches {one_line(query or '')!r}"
         )
@@ -407,9 +405,11 @@ def search(
         if offset:
             text += f" beyond the first {offset}"
     else:
+        shown = f"{offset + 1}-{after} of {page.total}"
         lines = [
-            f"{'labels' if listing else 'works'} {offset + 1}-{after} of {page.total} for {asked} "
-            f"({', '.join(chosen)}):"
+            f"labels {shown} naming {drug}, newest first:"
+            if listing
+            else f"works {shown} for {one_line(query or '')!r} ({', '.join(chosen)}):"
         ]
         lines += [_passage_text(hit, n) for n, hit in enumerate(hits, start=offset + 1)]
         text = "\n".join(lines)

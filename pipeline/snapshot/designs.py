@@ -33,6 +33,10 @@ rejected (0)                             else: its terms name only other designs
                                          editorial, a case report when RCTs are asked)
 =======================================  ===================================================
 
+Records of ClinicalTrials.gov and openFDA (:data:`NOT_PUBLICATIONS`) are registrations and
+labels, not publications: a design filter rejects them (a trial's own design is its phase,
+see :mod:`pipeline.snapshot.facets`).
+
 No harvested vocabulary names cohort or case-control designs as a publication type (MEDLINE
 indexes them as MeSH headings, which snapshots do not keep), so ``cohort`` and
 ``case-control`` admit no record today: observational studies are undecided and counted, and
@@ -68,6 +72,8 @@ DESIGNS: tuple[str, ...] = (
 """Every design a filter can ask for."""
 
 MAX_DESIGNS = len(DESIGNS)
+NOT_PUBLICATIONS = ("clinicaltrials", "openfda")
+"""Sources whose records have no publication design (module docstring)."""
 
 BROADER: dict[str, str] = {
     "rct": "clinical-trial",
@@ -193,7 +199,7 @@ def parse_designs(name: str, values: Iterable[str]) -> tuple[str, ...]:
 
 def design_state(terms: DesignTerms, column: str, *, sep: str) -> tuple[str, dict[str, object]]:
     """The SQL (1, 0 or NULL) of a design filter over ``column`` (a JSON list of publication
-    types) and its parameters; a term list that is empty is written as FALSE, never as a
+    types) and ``source``, and its parameters; a term list that is empty is written as FALSE, never as a
     parameter that splits into one empty term."""
     types = f"json_extract_string(lower({column}), '$[*]')"
     params: dict[str, object] = {}
@@ -210,5 +216,9 @@ def design_state(terms: DesignTerms, column: str, *, sep: str) -> tuple[str, dic
             tests.append("FALSE")
     admit, undecided, decided = tests
     # no types, or none naming a design: every test is FALSE or NULL and the CASE gives NULL
-    sql = f"CASE WHEN {admit} THEN 1 WHEN {undecided} THEN NULL WHEN {decided} THEN 0 END"
+    registries = ", ".join(f"'{source}'" for source in NOT_PUBLICATIONS)
+    sql = (
+        f"CASE WHEN source IN ({registries}) THEN 0 WHEN {admit} THEN 1 "
+        f"WHEN {undecided} THEN NULL WHEN {decided} THEN 0 END"
+    )
     return sql, params
