@@ -199,8 +199,8 @@ def parse_designs(name: str, values: Iterable[str]) -> tuple[str, ...]:
 
 def design_state(terms: DesignTerms, column: str, *, sep: str) -> tuple[str, dict[str, object]]:
     """The SQL (1, 0 or NULL) of a design filter over ``column`` (a JSON list of publication
-    types) and ``source``, and its parameters; a term list that is empty is written as FALSE, never as a
-    parameter that splits into one empty term."""
+    types) and ``source``, and its parameters; a term list that is empty is written as FALSE,
+    never as a parameter that splits into one empty term."""
     types = f"json_extract_string(lower({column}), '$[*]')"
     params: dict[str, object] = {}
     tests: list[str] = []

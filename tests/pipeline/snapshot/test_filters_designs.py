@@ -86,7 +86,7 @@ def test_designs_are_read_forgiving_case_spaces_and_underscores(
 
 def test_too_many_designs_is_an_error_naming_the_limit() -> None:
     with pytest.raises(InputError) as caught:
-        parse_designs("design", list(DESIGNS) + ["rct"])
+        parse_designs("design", [*DESIGNS, "rct"])
     assert caught.value.message == f"design: at most {len(DESIGNS)} study designs, got 18"
 
 
