@@ -62,12 +62,20 @@ def parse_yes_no(name: str, value: str) -> YesNo:
     raise InputError(f"{name} must be one of {', '.join(YES_NO)}, got {value!r}")
 
 
+_ROMAN = {"I": "1", "II": "2", "III": "3", "IV": "4"}
+
+
 def parse_phases(name: str, values: Iterable[str]) -> tuple[str, ...]:
     """Trial phases as ClinicalTrials.gov writes them, forgiving case, spaces, dashes and
-    underscores (``phase 2``, ``Phase-2``, ``early phase 1``, ``N/A``); duplicates dropped."""
+    underscores, a bare or Roman number (``phase 2``, ``Phase-2``, ``2``, ``Phase III``,
+    ``early phase 1``, ``N/A``); duplicates dropped."""
     chosen: list[str] = []
     for value in values:
         squeezed = re.sub(r"[\s_/-]+", "", value.strip().upper())
+        number = re.fullmatch(r"(EARLY)?(?:PHASE)?([1-4]|I{1,3}|IV)", squeezed)
+        if number:
+            early, digit = number.groups()
+            squeezed = f"{early or ''}PHASE{_ROMAN.get(digit, digit)}"
         phase = squeezed.replace("EARLYPHASE", "EARLY_PHASE")
         if phase not in PHASES:
             raise InputError(

@@ -180,8 +180,8 @@ def test_search_drug_without_a_query_lists_labels_newest_first(facets: str) -> N
     [
         ([], "the search query is empty; give a query, or a drug name to list that drug's labels"),
         (
-            [QUERY, "--phase", "3"],
-            "--phase: unknown trial phase '3'; expected one of EARLY_PHASE1, PHASE1, PHASE2, "
+            [QUERY, "--phase", "5"],
+            "--phase: unknown trial phase '5'; expected one of EARLY_PHASE1, PHASE1, PHASE2, "
             "PHASE3, PHASE4, NA",
         ),
         (

@@ -12,7 +12,7 @@ import pytest
 from audit.errors import InputError
 from audit.keys import Keyring
 from pipeline.snapshot.designs import DESIGNS
-from pipeline.snapshot.facets import PHASES
+from pipeline.snapshot.facets import PHASES, parse_phases
 from pipeline.snapshot.filters import CLI_NAMES, make_filters
 from pipeline.snapshot.search import search_page
 from pipeline.snapshot.trust import trust_snapshot
@@ -221,3 +221,9 @@ def test_new_filters_are_in_the_canonical_form_a_cursor_binds() -> None:
         "Zorblax",
     )
     assert (canonical["started_from"], canonical["started_to"]) == (None, "2020")
+
+
+def test_phases_are_read_as_the_registry_writes_them_or_as_people_do() -> None:
+    given = ["3", "Phase III", "early phase 1", "n/a", "phase-2", "PHASE2", "iv"]
+    assert parse_phases("phase", given[:6]) == ("PHASE3", "EARLY_PHASE1", "NA", "PHASE2")
+    assert parse_phases("phase", given[6:]) == ("PHASE4",)
