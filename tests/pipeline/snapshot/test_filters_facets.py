@@ -3,16 +3,19 @@ and counted (tests/pipeline/snapshot/planted_facets.py says which record is whic
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from typing import Any
 
 import duckdb
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from audit.errors import InputError
 from audit.keys import Keyring
 from pipeline.snapshot.designs import DESIGNS
-from pipeline.snapshot.facets import PHASES, parse_phases
+from pipeline.snapshot.facets import PHASES, parse_phases, parse_term
 from pipeline.snapshot.filters import CLI_NAMES, make_filters
 from pipeline.snapshot.search import search_page
 from pipeline.snapshot.trust import trust_snapshot
@@ -227,3 +230,17 @@ def test_phases_are_read_as_the_registry_writes_them_or_as_people_do() -> None:
     given = ["3", "Phase III", "early phase 1", "n/a", "phase-2", "PHASE2", "iv"]
     assert parse_phases("phase", given[:6]) == ("PHASE3", "EARLY_PHASE1", "NA", "PHASE2")
     assert parse_phases("phase", given[6:]) == ("PHASE4",)
+
+
+@given(st.lists(st.text(max_size=16), max_size=3), st.text(max_size=40))
+@settings(max_examples=150)
+def test_phase_and_term_parsers_only_ever_return_known_values_or_raise_input_error(
+    phases: list[str], term: str
+) -> None:
+    with contextlib.suppress(InputError):
+        assert set(parse_phases("phase", phases)) <= set(PHASES)
+    try:
+        parsed = parse_term("drug", term)
+    except InputError:
+        return
+    assert parsed is not None and parsed == " ".join(term.split()) and parsed.strip()
