@@ -11,6 +11,8 @@ from audit.terminal import one_line
 from pipeline.cli.common import keyring_from_settings, seal_policy, trusted_snapshot
 from pipeline.cli.options import DemoKeyOpt, JsonOpt, SnapshotOpt
 from pipeline.settings import Settings
+from pipeline.snapshot.designs import DESIGNS
+from pipeline.snapshot.facets import PHASES
 from pipeline.snapshot.filters import (
     CLI_NAMES,
     SearchFilters,
@@ -18,12 +20,12 @@ from pipeline.snapshot.filters import (
     undecided_lines,
     work_lines,
 )
+from pipeline.snapshot.listing import find_page
 from pipeline.snapshot.search import (
     PassageView,
     also_text,
     held_statuses,
     record_passages,
-    search_page,
     to_json,
 )
 
@@ -67,9 +69,24 @@ def _flag_option(flag: str, what: str) -> object:
     )
 
 
+def _trial_date(flag: str, what: str, side: str) -> object:
+    return typer.Option(
+        flag,
+        metavar="DATE",
+        help=f"Only trials whose {what} date (actual or anticipated) is {side} this date "
+        "(YYYY, YYYY-MM or YYYY-MM-DD; other sources are left out).",
+    )
+
+
 def search_command(
-    query: Annotated[str, typer.Argument(help="Words to look for (BM25 ranking).")],
     snapshot: SnapshotOpt,
+    query: Annotated[
+        str | None,
+        typer.Argument(
+            help="Words to look for (BM25 ranking). Without it, --drug lists that drug's "
+            "labels newest first."
+        ),
+    ] = None,
     source: Annotated[
         list[str] | None,
         typer.Option("--source", help="Only passages of this source (repeatable)."),
@@ -110,6 +127,77 @@ def search_command(
             "(repeatable; other sources are left out).",
         ),
     ] = None,
+    design: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--design",
+            metavar="DESIGN",
+            help=f"Only records of this study design, from their publication types "
+            f"(repeatable: any of them): {', '.join(DESIGNS)}. Records whose types do not "
+            "tell are left out and counted.",
+        ),
+    ] = None,
+    open_access: Annotated[
+        str,
+        typer.Option(
+            "--open-access",
+            help="Keep open-access records (include, the default), leave them out (exclude: "
+            "keeps only records known not to be) or keep only them (only). Open: Europe "
+            "PMC's isOpenAccess, or an open licence the snapshot knows.",
+        ),
+    ] = "include",
+    phase: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--phase",
+            metavar="PHASE",
+            help=f"Only trials of this phase (repeatable): {', '.join(PHASES)}.",
+        ),
+    ] = None,
+    has_results: Annotated[
+        str | None,
+        typer.Option(
+            "--has-results",
+            metavar="yes|no",
+            help="Only trials with (yes) or without (no) posted results.",
+        ),
+    ] = None,
+    condition: Annotated[
+        str | None,
+        typer.Option(
+            "--condition",
+            metavar="TEXT",
+            help="Only trials whose conditions field holds these words (case and accents folded).",
+        ),
+    ] = None,
+    intervention: Annotated[
+        str | None,
+        typer.Option(
+            "--intervention",
+            metavar="TEXT",
+            help="Only trials whose interventions field holds these words (case and "
+            "accents folded).",
+        ),
+    ] = None,
+    drug: Annotated[
+        str | None,
+        typer.Option(
+            "--drug",
+            metavar="NAME",
+            help="Only drug labels naming this brand, generic or substance name (folded "
+            "exact match). Without QUERY: every such label, newest first.",
+        ),
+    ] = None,
+    started_from: Annotated[
+        str | None, _trial_date("--started-from", "start", "on or after")
+    ] = None,
+    started_to: Annotated[str | None, _trial_date("--started-to", "start", "on or before")] = None,
+    completed_from: Annotated[
+        str | None, _trial_date("--completed-from", "completion", "on or after")
+    ] = None,
+    completed_to: Annotated[
+        str | None, _trial_date("--completed-to", "completion", "on or before")
+    ] = None,
     demo_key: DemoKeyOpt = False,
     json_out: JsonOpt = False,
 ) -> None:
@@ -129,9 +217,20 @@ def search_command(
             published_to=published_to,
             statuses=status or (),
             held_statuses=held_statuses(con) if status else (),
+            designs=design or (),
+            open_access=open_access,
+            phases=phase or (),
+            has_results=has_results,
+            condition=condition,
+            intervention=intervention,
+            drug=drug,
+            started_from=started_from,
+            started_to=started_to,
+            completed_from=completed_from,
+            completed_to=completed_to,
             names=CLI_NAMES,
         )
-        page = search_page(con, query, keyring, filters, limit=limit)
+        page = find_page(con, query, keyring, filters, limit=limit)
     finally:
         con.close()
     hits = page.hits
@@ -151,13 +250,16 @@ def search_command(
             )
         )
         return
-    if not hits:
+    if not hits and query:
         narrowed = " with these filters" if filters != SearchFilters() else ""
         typer.echo(f"no passage matches {one_line(query)!r}{narrowed}")
+    elif not hits:
+        typer.echo(f"no label names {one_line(filters.drug or '')!r} with these filters")
     for number, hit in enumerate(hits, start=1):
         typer.echo("\n".join(_passage_lines(hit, number)))
     if len(hits) < page.total:
-        typer.echo(f"shown: {len(hits)} of {page.total} matching works (--limit)")
+        what = "matching works" if query else "labels"
+        typer.echo(f"shown: {len(hits)} of {page.total} {what} (--limit)")
     for line in undecided_lines(page.excluded_unknown) + work_lines(page.excluded_by_work):
         typer.echo(line)
     if keyring.demo:

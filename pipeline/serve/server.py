@@ -62,6 +62,8 @@ from pipeline.serve.service import (
     Served,
     SnapshotInfo,
 )
+from pipeline.snapshot.designs import DESIGNS
+from pipeline.snapshot.facets import MAX_TERM_CHARS, PHASES, YES_NO
 from pipeline.snapshot.filters import INCLUSIONS, MAX_STATUSES, TRIAL_STATUSES
 from pipeline.snapshot.search import MAX_QUERY_CHARS
 
@@ -175,6 +177,90 @@ Statuses = Annotated[
         ),
     ),
 ]
+Designs = Annotated[
+    list[str],
+    Field(
+        description="Only records of these study designs (any of them), from their "
+        "publication types (PubMed/MEDLINE, Europe PMC, JATS, Crossref): rct is narrower than "
+        "clinical-trial, systematic-review than review, cohort and case-control than "
+        "observational. A record whose types do not tell (none, only 'Journal Article', or a "
+        "broader design) is left out and counted in excluded_unknown.",
+        **_schema(items={"type": "string", "enum": list(DESIGNS)}, maxItems=len(DESIGNS)),
+    ),
+]
+OpenAccess = Annotated[
+    str,
+    Field(
+        description="include (default), exclude (only records known not to be open access) "
+        "or only (only open-access records: Europe PMC's isOpenAccess, or an open licence "
+        "the snapshot knows). Unknown ones are left out and counted in excluded_unknown.",
+        **_schema(enum=list(INCLUSIONS)),
+    ),
+]
+Phases = Annotated[
+    list[str],
+    Field(
+        description="Only trials of these ClinicalTrials.gov phases (any of them); a trial "
+        "without phases is left out and counted, unless it is observational (no phase).",
+        **_schema(items={"type": "string", "enum": list(PHASES)}, maxItems=len(PHASES)),
+    ),
+]
+HasResults = Annotated[
+    str | None,
+    Field(
+        description="yes: only trials with posted results; no: only trials without. A trial "
+        "that does not say is left out and counted.",
+        **_schema(enum=[*YES_NO, None]),
+    ),
+]
+
+
+def _term(what: str) -> Any:
+    return Field(
+        description=f"Only {what} (case and accents folded); a record without that field is "
+        "left out and counted in excluded_unknown.",
+        **_schema(minLength=1, maxLength=MAX_TERM_CHARS),
+    )
+
+
+Condition = Annotated[
+    str | None, _term("trials whose conditions field holds these words, as whole words")
+]
+Intervention = Annotated[
+    str | None,
+    _term(
+        "trials whose interventions field (type, name, other names, description) holds "
+        "these words, as whole words"
+    ),
+]
+Drug = Annotated[
+    str | None,
+    _term("labels naming exactly this drug as a brand, generic or substance name"),
+]
+
+
+def _trial_date(what: str, end: bool) -> Any:
+    side = "on or before" if end else "on or after"
+    return Field(
+        description=f"Only trials whose {what} date (actual or anticipated) is {side} this "
+        "date: YYYY, YYYY-MM or YYYY-MM-DD. A trial whose date is unknown or too coarse to "
+        "decide is left out and counted in excluded_unknown.",
+        **_schema(pattern=r"^\d{4}(-\d{2}(-\d{2})?)?$", maxLength=10),
+    )
+
+
+StartedFrom = Annotated[str | None, _trial_date("start", end=False)]
+StartedTo = Annotated[str | None, _trial_date("start", end=True)]
+CompletedFrom = Annotated[str | None, _trial_date("completion", end=False)]
+CompletedTo = Annotated[str | None, _trial_date("completion", end=True)]
+LabelQuery = Annotated[
+    str | None,
+    Field(
+        description=f"Words to look for (BM25 ranking; at most {MAX_QUERY_CHARS} characters). "
+        "May be left out when drug is given: then every label of that drug, newest first.",
+        **_schema(minLength=1, maxLength=MAX_QUERY_CHARS),
+    ),
+]
 Cursor = Annotated[
     str | None,
     Field(
@@ -231,6 +317,8 @@ def build_server(served: Served) -> "MCPServer":
         preprint: Preprint = "include",
         published_from: DateFrom = None,
         published_to: DateTo = None,
+        design: Designs = [],  # noqa: B006
+        open_access: OpenAccess = "include",
         cursor: Cursor = None,
     ) -> Annotated[CallToolResult, SearchResult]:
         """Search the snapshot's papers (PubMed, Europe PMC, PubTator3, Crossref) by BM25.
@@ -239,8 +327,9 @@ def build_server(served: Served) -> "MCPServer":
         its best passage with its handle (cite it exactly as given), the work's other records
         in also. Flags (retracted, expression_of_concern: set when any record of the work has
         them; preprint) are shown on each result. Filters: retracted,
-        expression_of_concern, preprint (include/exclude/only), publication date range. More
-        pages: pass next_cursor back as cursor."""
+        expression_of_concern, preprint (include/exclude/only; peer-reviewed versions only:
+        preprint=exclude), publication date range, study design, open access. More pages: pass
+        next_cursor back as cursor."""
         return _result(
             lambda: service.search(
                 served,
@@ -253,6 +342,8 @@ def build_server(served: Served) -> "MCPServer":
                 preprint=preprint,
                 published_from=published_from,
                 published_to=published_to,
+                designs=design,
+                open_access=open_access,
                 cursor=cursor,
             )
         )
@@ -265,11 +356,20 @@ def build_server(served: Served) -> "MCPServer":
         status: Statuses = [],  # noqa: B006
         published_from: DateFrom = None,
         published_to: DateTo = None,
+        condition: Condition = None,
+        intervention: Intervention = None,
+        phase: Phases = [],  # noqa: B006
+        has_results: HasResults = None,
+        started_from: StartedFrom = None,
+        started_to: StartedTo = None,
+        completed_from: CompletedFrom = None,
+        completed_to: CompletedTo = None,
         cursor: Cursor = None,
     ) -> Annotated[CallToolResult, SearchResult]:
         """Search the snapshot's ClinicalTrials.gov records by BM25; each passage has its
         handle (trial handles pin the registry version they were issued from). Filters:
-        overall status, first-posted date range. More pages: pass next_cursor back as
+        condition and intervention (fielded), overall status, phase, posted results,
+        first-posted, start and completion date ranges. More pages: pass next_cursor back as
         cursor."""
         return _result(
             lambda: service.search(
@@ -281,22 +381,33 @@ def build_server(served: Served) -> "MCPServer":
                 statuses=status,
                 published_from=published_from,
                 published_to=published_to,
+                condition=condition,
+                intervention=intervention,
+                phases=phase,
+                has_results=has_results,
+                started_from=started_from,
+                started_to=started_to,
+                completed_from=completed_from,
+                completed_to=completed_to,
                 cursor=cursor,
             )
         )
 
     @mcp.tool(annotations=read_only)
     def search_drug_labels(
-        query: Query,
+        query: LabelQuery = None,
         limit: Limit = 10,
         sources: LabelSources = [],  # noqa: B006
         published_from: DateFrom = None,
         published_to: DateTo = None,
+        drug: Drug = None,
         cursor: Cursor = None,
     ) -> Annotated[CallToolResult, SearchResult]:
         """Search the snapshot's openFDA drug labels by BM25; each passage has its handle
-        (label handles pin the label version they were issued from). Filter: the label
-        version's effective-date range. More pages: pass next_cursor back as cursor."""
+        (label handles pin the set id and label version they were issued from). Filters: the
+        label version's effective-date range; drug (brand, generic or substance name). With
+        drug and no query: every label naming that drug, newest first (effective date), each
+        as its first passage. More pages: pass next_cursor back as cursor."""
         return _result(
             lambda: service.search(
                 served,
@@ -306,6 +417,7 @@ def build_server(served: Served) -> "MCPServer":
                 sources=sources,
                 published_from=published_from,
                 published_to=published_to,
+                drug=drug,
                 cursor=cursor,
             )
         )

@@ -70,6 +70,7 @@ from audit.terminal import one_line
 from pipeline.serve.cursor import MAX_CURSOR_CHARS, SearchKey, issue_cursor, read_cursor
 from pipeline.serve.doc_text import doc_block, folding_steps
 from pipeline.snapshot.filters import SearchFilters, make_filters, undecided_lines, work_lines
+from pipeline.snapshot.listing import find_page
 from pipeline.snapshot.search import (
     MAX_QUERY_CHARS,
     PassageView,
@@ -79,7 +80,6 @@ from pipeline.snapshot.search import (
     check_query,
     held_statuses,
     record_passages,
-    search_page,
 )
 from pipeline.snapshot.trust import TrustedSnapshot
 
@@ -190,7 +190,9 @@ class Outcome:
 
 
 class SearchResult(BaseModel):
-    query: str
+    query: str | None = Field(
+        description="The query; null for a drug's labels listed newest first (no query)."
+    )
     sources: list[str]
     demo_key: bool = Field(description="Handles were minted with the public demo key.")
     results: list[PassageView]
@@ -322,7 +324,7 @@ def _bounded_count(values: Sequence[object], name: str, limit: int) -> None:
 def search(
     served: Served,
     kind: str,
-    query: str,
+    query: str | None,
     *,
     limit: int = 10,
     sources: Sequence[str] = (),
@@ -333,9 +335,13 @@ def search(
     published_to: str | None = None,
     statuses: Sequence[str] = (),
     cursor: str | None = None,
+    **more_filters: Any,
 ) -> Outcome:
     """BM25 over the passages of one kind of source (``SEARCHES``), filtered
-    (:mod:`pipeline.snapshot.filters`), one page at a time (:mod:`pipeline.serve.cursor`)."""
+    (:mod:`pipeline.snapshot.filters`; ``more_filters`` are :func:`make_filters`' other
+    arguments: designs, open_access, phases, has_results, condition, intervention, drug, the
+    trial date ranges), one page at a time (:mod:`pipeline.serve.cursor`). Drug labels take no
+    query when a ``drug`` is given: its labels newest first (:mod:`pipeline.snapshot.listing`)."""
     allowed = SEARCHES[kind]
     unknown = [s for s in sources if s not in allowed]
     if unknown:
@@ -345,7 +351,8 @@ def search(
     if not 1 <= limit <= MAX_RESULTS:
         raise InputError(f"limit must be between 1 and {MAX_RESULTS}, got {limit}")
     chosen = list(dict.fromkeys(sources)) or list(allowed)
-    check_query(query)
+    if kind != "drug_labels" or (query is not None and query.strip()):
+        check_query(query or "")
 
     def page_of() -> tuple[SearchFilters, SearchKey, int, SearchPage]:
         with served.cursor() as con:
@@ -358,19 +365,25 @@ def search(
                 published_to=published_to,
                 statuses=statuses,
                 held_statuses=held_statuses(con) if statuses else (),
+                **more_filters,
             )
-            key = SearchKey(kind, query, filters.canonical(), served.trusted.sha256)
+            key = SearchKey(kind, query or "", filters.canonical(), served.trusted.sha256)
             offset = read_cursor(served.keyring, cursor, key) if cursor is not None else 0
-            page = search_page(con, query, served.keyring, filters, limit=limit, offset=offset)
+            page = find_page(con, query, served.keyring, filters, limit=limit, offset=offset)
             return filters, key, offset, page
 
     filters, key, offset, page = page_of()
-    if not offset and served.ensure_search(query, limit, chosen, len(page.hits)):
+    listing = not (query and query.strip())
+    if (
+        not listing
+        and not offset
+        and served.ensure_search(query or "", limit, chosen, len(page.hits))
+    ):
         filters, key, offset, page = page_of()  # --online harvested the query: a new snapshot
     hits = page.hits
     after = offset + len(hits)
     value = SearchResult(
-        query=query,
+        query=None if listing else query,
         sources=chosen,
         demo_key=served.keyring.demo,
         results=hits,
@@ -382,16 +395,23 @@ def search(
         excluded_by_work=page.excluded_by_work,
         next_cursor=issue_cursor(served.keyring, key, after) if after < page.total else None,
     )
+    drug = repr(one_line(filters.drug or ""))
     if not hits:
-        text = f"no passage of {', '.join(chosen)} matches {one_line(query)!r}"
-        if filters != SearchFilters(sources=tuple(chosen)):
+        text = (
+            f"no label names {drug}"
+            if listing
+            else f"no passage of {', '.join(chosen)} matches {one_line(query or '')!r}"
+        )
+        if filters != SearchFilters(sources=tuple(chosen), drug=filters.drug if listing else None):
             text += " with these filters"
         if offset:
             text += f" beyond the first {offset}"
     else:
+        shown = f"{offset + 1}-{after} of {page.total}"
         lines = [
-            f"works {offset + 1}-{after} of {page.total} for {one_line(query)!r} "
-            f"({', '.join(chosen)}):"
+            f"labels {shown} naming {drug}, newest first:"
+            if listing
+            else f"works {shown} for {one_line(query or '')!r} ({', '.join(chosen)}):"
         ]
         lines += [_passage_text(hit, n) for n, hit in enumerate(hits, start=offset + 1)]
         text = "\n".join(lines)

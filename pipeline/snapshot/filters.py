@@ -8,8 +8,9 @@ but some filter cannot decide is left out and *counted* under that filter's name
 (``excluded_unknown``), so nothing is dropped silently. :func:`filter_states` is the one place
 that writes the SQL of a filter: each one is a ``CASE`` expression over the columns of
 ``records`` (alias ``r``) and ``record_state`` (alias ``s``) with bound parameters, never a
-value written into the SQL text. A new filter (issue 21: study design, open access, phase…)
-is a field here, a parser, and one entry in :func:`filter_states`.
+value written into the SQL text. A new filter is a field here, a parser, its names in
+:data:`MCP_NAMES` / :data:`CLI_NAMES`, its meaning in :data:`UNDECIDED_MEANINGS` when it can be
+undecided, and one entry in :func:`filter_states`.
 
 Filters (defaults admit everything):
 
@@ -28,6 +29,15 @@ Filters (defaults admit everything):
 ``statuses``                ClinicalTrials.gov overall statuses (:data:`TRIAL_STATUSES`, or any
                             status a trial in the snapshot holds); records of other sources are
                             rejected, a trial without a status is undecided
+``designs``                 study designs from publication types (:mod:`pipeline.snapshot.designs`)
+``open_access``             ``include`` | ``exclude`` | ``only``; ``phases``, ``has_results``,
+``phases``, ``has_results`` ``condition``, ``intervention``, ``drug``: see
+``condition``,              :mod:`pipeline.snapshot.facets`
+``intervention``, ``drug``
+``started_from``,           a trial's start date (``started_*``) or completion date
+``started_to``,             (``completed_*``), actual or anticipated as the registry gives it,
+``completed_from``,         against a range decided like the publication date; records of other
+``completed_to``            sources are rejected
 ==========================  ===================================================================
 
 A record's publication date (:data:`PUBLISHED_SQL`): Europe PMC's first publication date,
@@ -45,6 +55,8 @@ from datetime import date
 from typing import Literal, get_args
 
 from audit.errors import InputError
+from pipeline.snapshot import designs as design_table
+from pipeline.snapshot import facets
 from pipeline.sources import names as source_names
 
 Inclusion = Literal["include", "exclude", "only"]
@@ -117,18 +129,52 @@ class SearchFilters:
     published_from: DateBound | None = None
     published_to: DateBound | None = None
     statuses: tuple[str, ...] = field(default=())
+    designs: tuple[str, ...] = ()
+    open_access: Inclusion = "include"
+    phases: tuple[str, ...] = ()
+    has_results: facets.YesNo | None = None
+    condition: str | None = None
+    intervention: str | None = None
+    drug: str | None = None
+    started_from: DateBound | None = None
+    started_to: DateBound | None = None
+    completed_from: DateBound | None = None
+    completed_to: DateBound | None = None
 
     def canonical(self) -> dict[str, object]:
         """The filters as plain JSON values (what a paging cursor binds)."""
-        return {
+        out: dict[str, object] = {
             "sources": list(self.sources),
             "retracted": self.retracted,
             "expression_of_concern": self.expression_of_concern,
             "preprint": self.preprint,
-            "published_from": self.published_from.text if self.published_from else None,
-            "published_to": self.published_to.text if self.published_to else None,
             "statuses": list(self.statuses),
+            "designs": list(self.designs),
+            "open_access": self.open_access,
+            "phases": list(self.phases),
+            "has_results": self.has_results,
+            "condition": self.condition,
+            "intervention": self.intervention,
+            "drug": self.drug,
         }
+        for name in DATE_FIELDS:
+            bound: DateBound | None = getattr(self, name)
+            out[name] = bound.text if bound else None
+        return out
+
+
+DATE_RANGES = {
+    "published": ("published_from", "published_to"),
+    "started": ("started_from", "started_to"),
+    "completed": ("completed_from", "completed_to"),
+}
+"""Each date filter (its ``excluded_unknown`` name) and its two bounds."""
+DATE_FIELDS = tuple(bound for pair in DATE_RANGES.values() for bound in pair)
+TRIAL_DATES = {
+    "started": "json_extract_string(metadata, '$.start_date')",
+    "completed": "json_extract_string(metadata, '$.completion_date')",
+}
+"""The trial dates the ``started``/``completed`` ranges compare (other sources: rejected)."""
 
 
 def parse_inclusion(name: str, value: str) -> Inclusion:
@@ -192,20 +238,26 @@ def parse_sources(values: Iterable[str], allowed: Sequence[str] | None = None) -
     return chosen
 
 
-MCP_NAMES = {
-    "retracted": "retracted",
-    "expression_of_concern": "expression_of_concern",
-    "preprint": "preprint",
-    "published_from": "published_from",
-    "published_to": "published_to",
-}
+_NAMED = (
+    "retracted",
+    "expression_of_concern",
+    "preprint",
+    *DATE_FIELDS,
+    "designs",
+    "open_access",
+    "phases",
+    "has_results",
+    "condition",
+    "intervention",
+    "drug",
+)
+MCP_NAMES = {name: name for name in _NAMED} | {"designs": "design", "phases": "phase"}
 """How the errors name each filter: the MCP tools' argument names."""
-CLI_NAMES = {
-    "retracted": "--retracted",
-    "expression_of_concern": "--expression-of-concern",
-    "preprint": "--preprint",
+CLI_NAMES = {name: "--" + name.replace("_", "-") for name in _NAMED} | {
     "published_from": "--from",
     "published_to": "--to",
+    "designs": "--design",
+    "phases": "--phase",
 }
 """How the errors name each filter: ``citeseal search``'s options."""
 
@@ -215,6 +267,15 @@ UNDECIDED_MEANINGS = {
     "preprint": "whose preprint status is unknown",
     "published": "whose publication date is unknown or not precise enough for the range",
     "statuses": "whose trial overall status is unknown",
+    "designs": "whose publication types do not tell whether they are of that study design",
+    "open_access": "whose open-access status is unknown",
+    "phases": "whose trial phase is unknown",
+    "has_results": "whose trial does not say whether results are posted",
+    "condition": "whose trial lists no conditions",
+    "intervention": "whose trial lists no interventions",
+    "drug": "whose label names no brand, generic or substance",
+    "started": "whose trial start date is unknown or not precise enough for the range",
+    "completed": "whose trial completion date is unknown or not precise enough for the range",
 }
 """Why a record counted under ``excluded_unknown[name]`` was left out."""
 
@@ -245,6 +306,19 @@ def work_lines(excluded: dict[str, int]) -> list[str]:
     ]
 
 
+def _range(
+    names: Mapping[str, str], low_name: str, high_name: str, low: str | None, high: str | None
+) -> tuple[DateBound | None, DateBound | None]:
+    start, stop = names[low_name], names[high_name]
+    first = parse_date_bound(start, low, end=False) if low else None
+    last = parse_date_bound(stop, high, end=True) if high else None
+    if first and last and first.day > last.day:
+        raise InputError(
+            f"{start} {first.text} is after {stop} {last.text}; the range holds no date"
+        )
+    return first, last
+
+
 def make_filters(
     *,
     sources: Iterable[str] = (),
@@ -255,16 +329,25 @@ def make_filters(
     published_to: str | None = None,
     statuses: Iterable[str] = (),
     held_statuses: Iterable[str] = (),
+    designs: Iterable[str] = (),
+    open_access: str = "include",
+    phases: Iterable[str] = (),
+    has_results: str | None = None,
+    condition: str | None = None,
+    intervention: str | None = None,
+    drug: str | None = None,
+    started_from: str | None = None,
+    started_to: str | None = None,
+    completed_from: str | None = None,
+    completed_to: str | None = None,
     allowed_sources: Sequence[str] | None = None,
     names: Mapping[str, str] = MCP_NAMES,
 ) -> SearchFilters:
     """Parse the filters as a person or a model gives them; errors call each filter by
     ``names`` (:data:`MCP_NAMES` or :data:`CLI_NAMES`)."""
-    start, stop = names["published_from"], names["published_to"]
-    low = parse_date_bound(start, published_from, end=False) if published_from else None
-    high = parse_date_bound(stop, published_to, end=True) if published_to else None
-    if low and high and low.day > high.day:
-        raise InputError(f"{start} {low.text} is after {stop} {high.text}; the range holds no date")
+    published = _range(names, "published_from", "published_to", published_from, published_to)
+    started = _range(names, "started_from", "started_to", started_from, started_to)
+    completed = _range(names, "completed_from", "completed_to", completed_from, completed_to)
     return SearchFilters(
         sources=parse_sources(sources, allowed_sources),
         retracted=parse_inclusion(names["retracted"], retracted),
@@ -272,9 +355,24 @@ def make_filters(
             names["expression_of_concern"], expression_of_concern
         ),
         preprint=parse_inclusion(names["preprint"], preprint),
-        published_from=low,
-        published_to=high,
+        published_from=published[0],
+        published_to=published[1],
         statuses=parse_statuses(statuses, held_statuses),
+        designs=design_table.parse_designs(names["designs"], designs),
+        open_access=parse_inclusion(names["open_access"], open_access),
+        phases=facets.parse_phases(names["phases"], phases),
+        has_results=(
+            facets.parse_yes_no(names["has_results"], has_results)
+            if has_results is not None
+            else None
+        ),
+        condition=facets.parse_term(names["condition"], condition),
+        intervention=facets.parse_term(names["intervention"], intervention),
+        drug=facets.parse_term(names["drug"], drug),
+        started_from=started[0],
+        started_to=started[1],
+        completed_from=completed[0],
+        completed_to=completed[1],
     )
 
 
@@ -292,22 +390,43 @@ def _flag_state(column: str, mode: Inclusion) -> str:
     return f"CASE WHEN {column} IS NULL THEN NULL WHEN {column} = {admitted} THEN 1 ELSE 0 END"
 
 
-def _date_state(low: DateBound | None, high: DateBound | None) -> str:
-    first = _covered_sql("published", last=False)
-    last = _covered_sql("published", last=True)
-    inside = [f"{first} >= $published_from"] if low else []
-    inside += [f"{last} <= $published_to"] if high else []
-    outside = [f"{last} < $published_from"] if low else []
-    outside += [f"{first} > $published_to"] if high else []
+def _date_state(column: str, key: str, low: DateBound | None, high: DateBound | None) -> str:
+    first = _covered_sql(column, last=False)
+    last = _covered_sql(column, last=True)
+    inside = [f"{first} >= ${key}_from"] if low else []
+    inside += [f"{last} <= ${key}_to"] if high else []
+    outside = [f"{last} < ${key}_from"] if low else []
+    outside += [f"{first} > ${key}_to"] if high else []
     # a NULL (no date) makes both tests NULL: the CASE gives NULL, undecided
     return f"CASE WHEN {' AND '.join(inside)} THEN 1 WHEN {' OR '.join(outside)} THEN 0 END"
 
 
+def _date_states(
+    filters: SearchFilters, states: list[tuple[str, str]], params: dict[str, object]
+) -> None:
+    for key, (low_name, high_name) in DATE_RANGES.items():
+        low: DateBound | None = getattr(filters, low_name)
+        high: DateBound | None = getattr(filters, high_name)
+        if not (low or high):
+            continue
+        column = TRIAL_DATES.get(key, "published")
+        state = _date_state(column, key, low, high)
+        if key in TRIAL_DATES:
+            state = f"CASE WHEN source <> 'clinicaltrials' THEN 0 ELSE {state} END"
+        states.append((key, state))
+        if low:
+            params[f"{key}_from"] = low.day
+        if high:
+            params[f"{key}_to"] = high.day
+
+
 def filter_states(filters: SearchFilters, *, sep: str) -> FilterSQL:
     """The SQL of every active filter (module docstring) over a hit's facts: the columns
-    ``source``, ``retracted``, ``expression_of_concern``, ``preprint``, ``status`` and
-    ``published`` (:data:`PUBLISHED_SQL`); ``sep`` joins list parameters (the store's
-    separator). A NULL fact makes a comparison NULL, which is what "undecided" is."""
+    ``source``, ``retracted``, ``expression_of_concern``, ``preprint``, ``status``,
+    ``metadata``, ``publication_types``, ``licence`` and ``published`` (:data:`PUBLISHED_SQL`)
+    of the relation aliased ``h`` (the fielded trial filters read its passages through it);
+    ``sep`` joins list parameters (the store's separator). A NULL fact makes a comparison
+    NULL, which is what "undecided" is."""
     states: list[tuple[str, str]] = []
     params: dict[str, object] = {}
     if filters.sources:
@@ -322,12 +441,7 @@ def filter_states(filters: SearchFilters, *, sep: str) -> FilterSQL:
         mode: Inclusion = getattr(filters, name)
         if mode != "include":
             states.append((name, _flag_state(name, mode)))
-    if filters.published_from or filters.published_to:
-        states.append(("published", _date_state(filters.published_from, filters.published_to)))
-        if filters.published_from:
-            params["published_from"] = filters.published_from.day
-        if filters.published_to:
-            params["published_to"] = filters.published_to.day
+    _date_states(filters, states, params)
     if filters.statuses:
         states.append(
             (
@@ -337,4 +451,32 @@ def filter_states(filters: SearchFilters, *, sep: str) -> FilterSQL:
             )
         )
         params.update(statuses=sep.join(filters.statuses), sep=sep)
+    if filters.designs:
+        terms = design_table.design_terms(filters.designs)
+        sql, design_params = design_table.design_state(terms, "publication_types", sep=sep)
+        states.append(("designs", sql))
+        params.update(design_params, sep=sep)
+    if filters.open_access != "include":
+        states.append(("open_access", facets.open_access_state(filters.open_access)))
+    if filters.phases:
+        states.append(("phases", facets.PHASES_SQL))
+        params.update(phases=sep.join(filters.phases), sep=sep)
+    if filters.has_results is not None:
+        states.append(("has_results", facets.HAS_RESULTS_SQL))
+        params["has_results"] = "true" if filters.has_results == "yes" else "false"
+    for name in facets.TRIAL_FIELDS:
+        value: str | None = getattr(filters, name)
+        if value is not None:
+            states.append((name, facets.trial_field_state(name)))
+            params[name] = value
+    if filters.drug is not None:
+        states.append(("drug", facets.DRUG_SQL))
+        params["drug"] = filters.drug
     return FilterSQL(tuple(states), params)
+
+
+UNDECIDABLE = frozenset(
+    {*FLAGS, *DATE_RANGES, "statuses", "designs", "open_access", "phases", "has_results"}
+    | {*facets.TRIAL_FIELDS, "drug"}
+)
+"""The filters that can leave a record undecided (every one but ``sources``)."""

@@ -23,8 +23,8 @@ from audit.keys import Keyring
 from audit.terminal import one_line
 from pipeline.errors import SnapshotError
 from pipeline.snapshot.filters import (
-    FLAGS,
     PUBLISHED_SQL,
+    UNDECIDABLE,
     SearchFilters,
     filter_states,
     parse_sources,
@@ -180,7 +180,7 @@ def page_sql(
     facts = (
         "p.record_id, p.version, p.path, p.seq, scored.score, s.source, "
         "r.title, r.retracted, r.expression_of_concern, r.preprint, r.status, r.metadata, "
-        "r.version_date, r.year"
+        "r.version_date, r.year, r.publication_types, r.licence"
     )
     # the date is worked out for every hit only when a filter needs it; else for the page
     dated = PUBLISHED_SQL if any(name == "published" for name, _ in states) else "NULL::VARCHAR"
@@ -213,7 +213,7 @@ def page_sql(
 WITH RECURSIVE {scored_sql(numbered=numbered)},
 hits AS (SELECT {facts} {HITS_FROM}),
 dated AS (SELECT *, {dated} AS published FROM hits),
-states AS MATERIALIZED (SELECT *{columns} FROM dated),
+states AS MATERIALIZED (SELECT *{columns} FROM dated h),
 kept AS MATERIALIZED (SELECT record_id, version, path, seq, score FROM states WHERE {kept}),
 {works_sql("kept")},
 record_top AS (SELECT record_id, max(score) AS score FROM kept GROUP BY record_id),
@@ -288,13 +288,12 @@ def search_page(
     width = 2 + n_states + len(excluded_flags)
     first = rows[0] if rows else (0, 0, *([0] * (width - 2)))
     excluded = {name: int(first[2 + n]) for n, (name, _) in enumerate(compiled.states)}
-    undecidable = {"published", "statuses", *FLAGS}
     hits = [_view(keyring, row[width:]) for row in rows if row[width] is not None]
     return SearchPage(
         hits=hits,
         offset=offset,
         total=int(first[0]),
-        excluded_unknown={k: v for k, v in excluded.items() if k in undecidable},
+        excluded_unknown={k: v for k, v in excluded.items() if k in UNDECIDABLE},
         passages=int(first[1]),
         excluded_by_work={
             flag: int(first[2 + n_states + n]) for n, flag in enumerate(excluded_flags)

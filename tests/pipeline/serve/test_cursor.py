@@ -130,8 +130,11 @@ def test_a_cursor_of_another_key_does_not_verify() -> None:
         (
             SearchKey("literature", "zorblax", make_filters(preprint="only").canonical(), SHA),
             "the cursor belongs to the same query with other filters "
-            '({"expression_of_concern":"include","preprint":"only","published_from":null,'
-            '"published_to":null,"retracted":"include","sources":[],"statuses":[]}); pass the '
+            '({"completed_from":null,"completed_to":null,"condition":null,"designs":[],'
+            '"drug":null,"expression_of_concern":"include","has_results":null,'
+            '"intervention":null,"open_access":"include","phases":[],"preprint":"only",'
+            '"published_from":null,"published_to":null,"retracted":"include","sources":[],'
+            '"started_from":null,"started_to":null,"statuses":[]}); pass the '
             "filters it was issued for",
         ),
     ],

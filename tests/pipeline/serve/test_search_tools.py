@@ -12,11 +12,14 @@ from mcp import Client
 
 from pipeline.serve.server import build_server
 from pipeline.serve.service import Served
+from pipeline.snapshot.designs import DESIGNS
+from pipeline.snapshot.facets import MAX_TERM_CHARS, PHASES
 from pipeline.snapshot.filters import TRIAL_STATUSES
 from pipeline.snapshot.trust import trust_snapshot
 from tests.conftest import TRUST
 from tests.pipeline.serve.conftest import DEMO
 from tests.pipeline.serve.test_server import error, ok
+from tests.pipeline.snapshot.planted_facets import FACET_RECORDS, label_id
 from tests.pipeline.snapshot.planted_search import QUERY, write_planted
 
 pytestmark = pytest.mark.anyio
@@ -142,3 +145,97 @@ async def test_a_cursor_with_another_query_or_tool_is_refused(planted: Served) -
         assert truncated.startswith(
             "Error executing tool search_literature: the cursor is not one this server issued: "
         )
+
+
+@pytest.fixture(scope="module")
+def facets_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("facets-mcp") / "facets"
+    return write_planted(folder / "facets-1.duckdb", FACET_RECORDS)
+
+
+@pytest.fixture
+def facets(facets_path: Path) -> Iterator[Served]:
+    with Served(trust_snapshot(facets_path, TRUST), DEMO) as value:
+        yield value
+
+
+async def test_literature_design_and_open_access_filters_over_mcp(facets: Served) -> None:
+    async with Client(build_server(facets), raise_exceptions=True) as client:
+        value, text = await ok(client, "search_literature", {"query": QUERY, "design": ["rct"]})
+        assert _ids(value) == {"pmid:99300001"}
+        assert (value["filters"]["designs"], value["excluded_unknown"]) == (["rct"], {"designs": 5})
+        assert text.splitlines()[-2] == (
+            "left out: 5 records whose publication types do not tell whether they are of that "
+            "study design"
+        )
+        value, _ = await ok(client, "search_literature", {"query": QUERY, "open_access": "exclude"})
+        assert _ids(value) == {"pmcid:PMC99300007"}
+        assert value["excluded_unknown"] == {"open_access": 6}
+
+
+async def test_trial_condition_intervention_phase_results_and_date_filters_over_mcp(
+    facets: Served,
+) -> None:
+    async with Client(build_server(facets), raise_exceptions=True) as client:
+        args = {"query": QUERY, "condition": "sjogren", "intervention": "ZBX-1"}
+        value, _ = await ok(client, "search_trials", args)
+        assert _ids(value) == {"nct:NCT99300001"}
+        assert value["excluded_unknown"] == {"condition": 1, "intervention": 1}
+        value, _ = await ok(
+            client,
+            "search_trials",
+            {"query": QUERY, "phase": ["NA"], "has_results": "no", "completed_to": "2020"},
+        )
+        assert _ids(value) == {"nct:NCT99300002"}
+        message = await error(client, "search_trials", {"query": QUERY, "phase": ["PHASE5"]})
+        assert message == (
+            "Error executing tool search_trials: phase: unknown trial phase 'PHASE5'; expected "
+            "one of EARLY_PHASE1, PHASE1, PHASE2, PHASE3, PHASE4, NA"
+        )
+
+
+async def test_drug_labels_without_a_query_list_the_drug_newest_first_page_by_page(
+    facets: Served,
+) -> None:
+    async with Client(build_server(facets), raise_exceptions=True) as client:
+        value, text = await ok(client, "search_drug_labels", {"drug": "zorblax", "limit": 2})
+        assert value["query"] is None
+        assert [hit["record_id"] for hit in value["results"]] == [label_id(2), label_id(5)]
+        assert (value["total"], value["excluded_unknown"]) == (3, {"drug": 1})
+        assert text.splitlines()[0] == "labels 1-2 of 3 naming 'zorblax', newest first:"
+        value, _ = await ok(
+            client,
+            "search_drug_labels",
+            {"drug": "zorblax", "limit": 2, "cursor": value["next_cursor"]},
+        )
+        assert [hit["record_id"] for hit in value["results"]] == [label_id(3)]
+        assert value["next_cursor"] is None
+        value, _ = await ok(
+            client, "search_drug_labels", {"query": "warnings", "drug": "ZORBLAXIN"}
+        )
+        assert [hit["path"] for hit in value["results"]] == ["label.warnings.1"]
+        message = await error(client, "search_drug_labels", {})
+        assert message == (
+            "Error executing tool search_drug_labels: the search query is empty; give a "
+            "query, or a drug name to list that drug's labels"
+        )
+
+
+async def test_the_new_filters_are_in_the_search_tools_input_schemas(facets: Served) -> None:
+    async with Client(build_server(facets), raise_exceptions=True) as client:
+        tools = {tool.name: tool.input_schema for tool in (await client.list_tools()).tools}
+    literature = tools["search_literature"]["properties"]
+    assert literature["design"]["items"]["enum"] == list(DESIGNS)
+    assert literature["design"]["maxItems"] == len(DESIGNS)
+    assert literature["open_access"]["enum"] == ["include", "exclude", "only"]
+    trials = tools["search_trials"]["properties"]
+    assert trials["phase"]["items"]["enum"] == list(PHASES)
+    assert trials["has_results"]["enum"] == ["yes", "no", None]
+    for name in ("condition", "intervention"):
+        assert (trials[name]["minLength"], trials[name]["maxLength"]) == (1, MAX_TERM_CHARS)
+    for name in ("started_from", "started_to", "completed_from", "completed_to"):
+        assert trials[name]["pattern"] == r"^\d{4}(-\d{2}(-\d{2})?)?$"
+    labels = tools["search_drug_labels"]
+    assert "query" not in labels.get("required", [])  # optional when drug is given
+    assert labels["properties"]["drug"]["maxLength"] == MAX_TERM_CHARS
+    assert "query" in tools["search_literature"]["required"]
