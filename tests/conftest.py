@@ -49,6 +49,17 @@ requires_reference = pytest.mark.skipif(
 
 
 @pytest.fixture(scope="session")
+def facets_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The planted filter records (tests/pipeline/snapshot/planted_facets.py) written once as a
+    snapshot that the filter, label-listing, CLI and MCP search tests only read."""
+    from tests.pipeline.snapshot.planted_facets import FACET_RECORDS
+    from tests.pipeline.snapshot.planted_search import write_planted
+
+    folder = tmp_path_factory.mktemp("facets") / "facets"
+    return write_planted(folder / "facets-1.duckdb", FACET_RECORDS)
+
+
+@pytest.fixture(scope="session")
 def demo_pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """The demo corpus harvested twice, sealed with :data:`TEST_KEYRING`: from replay, then
     with replay-update (a child: the trial and the label get a new version)."""

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
 from pipeline.snapshot.filters import TRIAL_STATUSES
 from tests.cli import citeseal
 from tests.conftest import TEST_KEY_HEX
-from tests.pipeline.snapshot.planted_facets import FACET_RECORDS
 from tests.pipeline.snapshot.planted_search import QUERY, write_planted
 
 
@@ -120,9 +120,8 @@ def test_search_that_filters_everything_out_says_the_filters_did(planted: str) -
 
 
 @pytest.fixture(scope="module")
-def facets(tmp_path_factory: pytest.TempPathFactory) -> str:
-    folder = tmp_path_factory.mktemp("facets-cli") / "facets"
-    return str(write_planted(folder / "facets-1.duckdb", FACET_RECORDS))
+def facets(facets_snapshot: Path) -> str:
+    return str(facets_snapshot)
 
 
 def in_process(*args: str) -> subprocess.CompletedProcess[str]:

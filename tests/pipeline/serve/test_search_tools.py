@@ -19,7 +19,7 @@ from pipeline.snapshot.trust import trust_snapshot
 from tests.conftest import TRUST
 from tests.pipeline.serve.conftest import DEMO
 from tests.pipeline.serve.test_server import error, ok
-from tests.pipeline.snapshot.planted_facets import FACET_RECORDS, label_id
+from tests.pipeline.snapshot.planted_facets import label_id
 from tests.pipeline.snapshot.planted_search import QUERY, write_planted
 
 pytestmark = pytest.mark.anyio
@@ -147,15 +147,9 @@ async def test_a_cursor_with_another_query_or_tool_is_refused(planted: Served) -
         )
 
 
-@pytest.fixture(scope="module")
-def facets_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("facets-mcp") / "facets"
-    return write_planted(folder / "facets-1.duckdb", FACET_RECORDS)
-
-
 @pytest.fixture
-def facets(facets_path: Path) -> Iterator[Served]:
-    with Served(trust_snapshot(facets_path, TRUST), DEMO) as value:
+def facets(facets_snapshot: Path) -> Iterator[Served]:
+    with Served(trust_snapshot(facets_snapshot, TRUST), DEMO) as value:
         yield value
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -20,8 +21,8 @@ from pipeline.snapshot.filters import CLI_NAMES, make_filters
 from pipeline.snapshot.search import search_page
 from pipeline.snapshot.trust import trust_snapshot
 from tests.conftest import TRUST
-from tests.pipeline.snapshot.planted_facets import FACET_RECORDS, PAPER_IDS, label_id
-from tests.pipeline.snapshot.planted_search import QUERY, write_planted
+from tests.pipeline.snapshot.planted_facets import PAPER_IDS, label_id
+from tests.pipeline.snapshot.planted_search import QUERY
 
 DEMO = Keyring.demo_keyring()
 LITERATURE = ["pubmed", "europepmc", "crossref"]
@@ -31,9 +32,8 @@ SHOWN_PAPERS = PAPER_IDS - {"pmid:99300001"}
 
 
 @pytest.fixture(scope="module")
-def planted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[duckdb.DuckDBPyConnection]:
-    path = tmp_path_factory.mktemp("facets") / "facets" / "facets-1.duckdb"
-    con = trust_snapshot(write_planted(path, FACET_RECORDS), TRUST).search_connection()
+def planted(facets_snapshot: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    con = trust_snapshot(facets_snapshot, TRUST).search_connection()
     yield con
     con.close()
 

@@ -4,6 +4,7 @@ set id and pinned version, undecided labels counted, pages that never repeat."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import duckdb
 import pytest
@@ -15,16 +16,14 @@ from pipeline.snapshot.filters import make_filters
 from pipeline.snapshot.listing import find_page, label_page
 from pipeline.snapshot.trust import trust_snapshot
 from tests.conftest import TRUST
-from tests.pipeline.snapshot.planted_facets import FACET_RECORDS, label_id
-from tests.pipeline.snapshot.planted_search import write_planted
+from tests.pipeline.snapshot.planted_facets import label_id
 
 DEMO = Keyring.demo_keyring()
 
 
 @pytest.fixture(scope="module")
-def planted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[duckdb.DuckDBPyConnection]:
-    path = tmp_path_factory.mktemp("labels") / "labels" / "labels-1.duckdb"
-    con = trust_snapshot(write_planted(path, FACET_RECORDS), TRUST).search_connection()
+def planted(facets_snapshot: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    con = trust_snapshot(facets_snapshot, TRUST).search_connection()
     yield con
     con.close()
 
