@@ -20,10 +20,10 @@
    the same object, a ratio, disagreeing figures, a negated shared word), an unhedged span,
    and at least :attr:`Thresholds.contradict` of the claim's terms. ``supported`` needs
    :attr:`Thresholds.support` of the terms, the same polarity and direction, and no
-   disagreeing figure, and none of the doubts of :func:`support_doubt` (a hedged span for an
-   unhedged claim, a claimed direction the span does not restate, a claim that only asks a
-   question): each makes it ``abstain``. Anything else — conflicting signals, a hedged span,
-   too few shared terms for a verdict — is ``abstain`` with the reason.
+   disagreeing figure, and none of the doubts of :func:`support_doubt` (a claimed direction
+   the span does not restate, a claim that only asks a question): each makes it
+   ``abstain``. Anything else — conflicting signals, a hedged span, too few shared terms for
+   a verdict — is ``abstain`` with the reason.
 
 Every reason is one sentence naming the signal. The judge never raises for its input.
 """
@@ -426,16 +426,15 @@ def support_doubt(
     claim: str, said: Stance, seen: Stance, figures: tuple[str, str] | None
 ) -> str | None:
     """Why a sentence that shares enough of the claim's terms still does not support it, or
-    None. Each doubt is about how the sentence says it, never about the topic's words:
+    None. Each doubt is about how the claim is said, never about the topic's words:
 
-    * the sentence hedges (may, suggest, further studies …) and the claim does not — a
-      possibility is not the claim's assertion;
     * the claim asserts a direction (up/down) the sentence does not restate (and no figure of
       the claim agrees) — sharing the words is not saying the effect;
     * the claim is a question (it ends with "?"): it asserts nothing to support.
+
+    (A third, a hedged sentence for an unhedged claim, was measured and left out: it did not
+    help on claims it was not tuned on; docs/support.md.)
     """
-    if seen.hedge and not said.hedge:
-        return "the sentence hedges where the claim does not, so it does not state the claim"
     if said.effect and not said.effect & seen.effect and not (figures and figures[0] == "agree"):
         way = "/".join(sorted(said.effect))
         return f"the sentence does not restate the direction the claim asserts ({way})"

@@ -261,17 +261,9 @@ def test_input_longer_than_the_limit_is_an_abstention() -> None:
     assert result.reason == "the claim or passage is longer than 200,000 characters."
 
 
-def test_a_hedged_sentence_does_not_support_an_unhedged_claim() -> None:
+def test_a_hedged_sentence_may_still_support_an_unhedged_claim() -> None:
+    # measured and left out as a doubt (docs/support.md): a hedge holds back denials only
     result = judge("zentravir raises the risk of stroke", "Zentravir may raise the risk of stroke.")
-    assert (result.label, result.reason) == (
-        "abstain",
-        "the sentence hedges where the claim does not, so it does not state the claim "
-        "(4 of 4 claim terms).",
-    )
-
-
-def test_a_hedged_claim_is_supported_by_a_hedged_sentence() -> None:
-    result = judge("zentravir may raise the risk of stroke", "Zentravir might raise stroke risk.")
     assert result.label == "supported"
 
 
