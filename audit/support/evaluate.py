@@ -327,6 +327,8 @@ class CrossValidation(BaseModel):
     """The same predictions scored all together."""
     choices: list[Choice] | None = None
     """With tuning inside the folds: the candidate each fold's training part chose."""
+    coverage_floor: float | None = None
+    """With tuning inside the folds: the training coverage a choice had to keep."""
 
 
 def _figure(result: Evaluation, name: str) -> float | None:
@@ -410,6 +412,11 @@ def cross_validation_text(result: CrossValidation) -> list[str]:
                 f"{_pct(choice.training_macro_f1)}{floors})"
             )
         lines.append(line)
+    if result.coverage_floor is not None:
+        lines.append(
+            f"chosen on the other folds: contradicted precision >= {PRECISION_FLOOR} and "
+            f"coverage >= {result.coverage_floor:g}, then the highest macro-F1"
+        )
     for name in FOLD_FIGURES:
         value = result.spread[name]
         note = ""
@@ -482,7 +489,7 @@ def cross_validate_tuned(
     result = cross_validate(
         pairs, predicted, folds, judge=judge, judge_version=judge_version, part=part
     )
-    return result.model_copy(update={"choices": choices})
+    return result.model_copy(update={"choices": choices, "coverage_floor": coverage_floor})
 
 
 def _pct(value: float | None) -> str:

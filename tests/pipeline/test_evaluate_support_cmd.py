@@ -6,10 +6,11 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from pipeline.cli import main
+from pipeline.cli import evaluate_support_cmd, main
 
 CSV = (
     "id,evidence,claim,label,topic_ip,question\n"
@@ -193,7 +194,31 @@ def test_tuned_folds_name_the_thresholds_each_fold_chose(
     assert all(c["candidate"].startswith("mention=") for c in data["choices"])
 
 
-def test_a_coverage_floor_of_one_keeps_only_candidates_judging_every_training_pair(
+@pytest.mark.parametrize(("args", "floor"), [((), 0.5), (("--min-coverage", "0.35"), 0.35)])
+def test_the_coverage_floor_reaches_the_choice_inside_each_fold(
+    labelled: Path,
+    args: tuple[str, ...],
+    floor: float,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    floors: list[float] = []
+    tuned = evaluate_support_cmd.cross_validate_tuned
+
+    def spy(*a: Any, **kw: Any) -> Any:
+        floors.append(kw["coverage_floor"])
+        return tuned(*a, **kw)
+
+    monkeypatch.setattr(evaluate_support_cmd, "cross_validate_tuned", spy)
+    done = run(
+        str(labelled), "--folds", "2", "--tune-thresholds", *args, "--json",
+        monkeypatch=monkeypatch, capsys=capsys,
+    )  # fmt: skip
+    assert done.code == 0, done.err
+    assert floors == [floor]
+
+
+def test_with_a_coverage_floor_of_one_a_fold_whose_training_pairs_all_abstain_meets_no_floor(
     labelled: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     done = run(
@@ -201,8 +226,10 @@ def test_a_coverage_floor_of_one_keeps_only_candidates_judging_every_training_pa
         monkeypatch=monkeypatch, capsys=capsys,
     )  # fmt: skip
     assert done.code == 0, done.err
-    choices = json.loads(done.out)["choices"]
-    assert [c["training_coverage"] == 1.0 or not c["met_floors"] for c in choices] == [True, True]
+    # one fold trains on the planted claim (all three pairs judged, right), the other on the
+    # hedged denial, which every candidate abstains on
+    choices = [(c["met_floors"], c["training_coverage"]) for c in json.loads(done.out)["choices"]]
+    assert sorted(choices) == [(False, 0.0), (True, 1.0)]
 
 
 @pytest.mark.parametrize(

@@ -294,3 +294,8 @@ def test_tuning_inside_folds_chooses_on_the_other_folds_and_scores_on_the_fold_i
         "chose fits (training macro-F1 0.333, no candidate met the floors)"
         in (cross_validation_text(result)[2])
     )
+    assert result.coverage_floor == 0.5
+    assert cross_validation_text(result)[5] == (
+        "chosen on the other folds: contradicted precision >= 0.8 and coverage >= 0.5, "
+        "then the highest macro-F1"
+    )
