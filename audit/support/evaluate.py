@@ -29,8 +29,10 @@ predictions. Rules:
   of one judge (their predictions on every pair) and, for each fold, chooses one on the
   *other* folds only (the training part) by :func:`choose`: among the candidates whose
   training figures have contradicted precision ≥ :data:`PRECISION_FLOOR` and coverage ≥
-  :data:`COVERAGE_FLOOR`, the highest macro-F1 (a tie: the earlier candidate); when none meets
-  both floors, the highest macro-F1 of all, and the fold says so. The fold's figures are the
+  :data:`COVERAGE_FLOOR` (or the floor given), the highest macro-F1 (a tie: the earlier
+  candidate); when none meets both floors, the highest macro-F1 among those that meet the
+  coverage floor (else of all), and the fold says so — so a candidate that abstains on most
+  pairs is never chosen for a macro-F1 that rests on few of them. The fold's figures are the
   chosen candidate's on the fold itself, so every figure is on claims its setting never saw.
 """
 
@@ -325,6 +327,8 @@ class CrossValidation(BaseModel):
     """The same predictions scored all together."""
     choices: list[Choice] | None = None
     """With tuning inside the folds: the candidate each fold's training part chose."""
+    coverage_floor: float | None = None
+    """With tuning inside the folds: the training coverage a choice had to keep."""
 
 
 def _figure(result: Evaluation, name: str) -> float | None:
@@ -408,6 +412,11 @@ def cross_validation_text(result: CrossValidation) -> list[str]:
                 f"{_pct(choice.training_macro_f1)}{floors})"
             )
         lines.append(line)
+    if result.coverage_floor is not None:
+        lines.append(
+            f"chosen on the other folds: contradicted precision >= {PRECISION_FLOOR} and "
+            f"coverage >= {result.coverage_floor:g}, then the highest macro-F1"
+        )
     for name in FOLD_FIGURES:
         value = result.spread[name]
         note = ""
@@ -423,23 +432,24 @@ COVERAGE_FLOOR = 0.5
 
 
 def choose(
-    pairs: Sequence[Pair], candidates: Mapping[str, Sequence[str]], rows: Sequence[int]
+    pairs: Sequence[Pair],
+    candidates: Mapping[str, Sequence[str]],
+    rows: Sequence[int],
+    *,
+    coverage_floor: float = COVERAGE_FLOOR,
 ) -> Choice:
     """The candidate chosen on ``pairs[i] for i in rows`` (see the module docstring)."""
     if not candidates:
         raise ValueError("no candidates to choose from")
     chosen = [pairs[i] for i in rows]
-    best: tuple[bool, float, int] | None = None
+    best: tuple[bool, bool, float, int] | None = None
     winner: Choice | None = None
     for order, (name, predicted) in enumerate(candidates.items()):
         result = score(chosen, [predicted[i] for i in rows], judge="-", judge_version="-")
         precision = result.contradicted_precision
-        meets = (
-            precision is not None
-            and precision >= PRECISION_FLOOR
-            and result.coverage >= COVERAGE_FLOOR
-        )
-        key = (meets, result.macro_f1, -order)
+        covers = result.coverage >= coverage_floor
+        meets = covers and precision is not None and precision >= PRECISION_FLOOR
+        key = (meets, covers, result.macro_f1, -order)
         if best is None or key > best:
             best = key
             winner = Choice(
@@ -461,6 +471,7 @@ def cross_validate_tuned(
     judge: str,
     judge_version: str,
     part: str = "all",
+    coverage_floor: float = COVERAGE_FLOOR,
 ) -> CrossValidation:
     """Cross-validate with a candidate chosen inside each fold's training part."""
     if any(len(p) != len(pairs) for p in candidates.values()):
@@ -470,7 +481,7 @@ def cross_validate_tuned(
     choices: list[Choice] = []
     for fold in range(folds):
         training = [i for i, f in enumerate(fold_of) if f != fold]
-        choice = choose(pairs, candidates, training)
+        choice = choose(pairs, candidates, training, coverage_floor=coverage_floor)
         choices.append(choice)
         for i, f in enumerate(fold_of):
             if f == fold:
@@ -478,7 +489,7 @@ def cross_validate_tuned(
     result = cross_validate(
         pairs, predicted, folds, judge=judge, judge_version=judge_version, part=part
     )
-    return result.model_copy(update={"choices": choices})
+    return result.model_copy(update={"choices": choices, "coverage_floor": coverage_floor})
 
 
 def _pct(value: float | None) -> str:

@@ -13,13 +13,17 @@
    effect), numbers with units and signs (compared only when both sides name the same
    quantity: same unit and a shared term beside the number), words the passage negates that
    the claim asserts (or the reverse), and hedges.
-3. **The label.** Fewer shared terms than :attr:`Thresholds.mention` → ``not_mentioned``.
+3. **The label.** Fewer shared terms than :attr:`Thresholds.mention` → ``not_mentioned``,
+   unless the claim has fewer than :attr:`Thresholds.mention_terms` terms: a short claim
+   whose few words are missing may still be paraphrased, so it is ``abstain``.
    ``contradicted`` needs an explicit signal (null finding, negated or opposite direction on
    the same object, a ratio, disagreeing figures, a negated shared word), an unhedged span,
    and at least :attr:`Thresholds.contradict` of the claim's terms. ``supported`` needs
    :attr:`Thresholds.support` of the terms, the same polarity and direction, and no
-   disagreeing figure. Anything else — conflicting signals, a hedged span, too few shared
-   terms for a verdict — is ``abstain`` with the reason.
+   disagreeing figure, and none of the doubts of :func:`support_doubt` (a claimed direction
+   the span does not restate, a claim that only asks a question): each makes it
+   ``abstain``. Anything else — conflicting signals, a hedged span, too few shared terms for
+   a verdict — is ``abstain`` with the reason.
 
 Every reason is one sentence naming the signal. The judge never raises for its input.
 """
@@ -27,7 +31,9 @@ Every reason is one sentence naming the signal. The judge never raises for its i
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from rapidfuzz import fuzz
 
@@ -35,7 +41,7 @@ from audit.support import cues, numbers
 from audit.support.model import Evidence, EvidenceSpan, SupportLabel, SupportResult
 
 NAME = "rules"
-VERSION = "1.0"
+VERSION = "1.1"
 MAX_TEXT = 200_000
 """Characters of claim or evidence read; longer input is abstained on (never truncated)."""
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])|\n\s*\n")
@@ -51,11 +57,16 @@ class Thresholds:
     contradict: float = 0.3
     contradict_terms: int = 2
     """Minimum number of shared claim terms for ``contradicted``."""
+    mention_terms: int = 4
+    """Minimum number of claim terms for ``not_mentioned`` (a shorter claim is abstained on)."""
 
     @property
     def label(self) -> str:
-        """``mention=0.1,support=0.3,contradict=0.3``: how a candidate is named."""
-        return f"mention={self.mention},support={self.support},contradict={self.contradict}"
+        """``mention=0.1,support=0.3,contradict=0.3,mention_terms=4``: a candidate's name."""
+        return (
+            f"mention={self.mention},support={self.support},contradict={self.contradict},"
+            f"mention_terms={self.mention_terms}"
+        )
 
 
 def threshold_grid() -> list[Thresholds]:
@@ -65,10 +76,17 @@ def threshold_grid() -> list[Thresholds]:
     for mention in (0.1, 0.15, 0.2):
         for support in (0.3, 0.35, 0.4):
             for contradict in (0.25, 0.3, 0.4):
-                candidate = Thresholds(mention=mention, support=support, contradict=contradict)
-                if candidate not in grid:
-                    grid.append(candidate)
+                for terms in MENTION_TERMS:
+                    candidate = Thresholds(
+                        mention=mention, support=support, contradict=contradict, mention_terms=terms
+                    )
+                    if candidate not in grid:
+                        grid.append(candidate)
     return grid
+
+
+MENTION_TERMS = (0, 4, 6, 8)
+"""The :attr:`Thresholds.mention_terms` candidates of :func:`threshold_grid`."""
 
 
 @dataclass(frozen=True)
@@ -316,33 +334,51 @@ class RulesJudge:
 
     def judge(self, claim: str, evidence: Evidence) -> SupportResult:
         """One judgment of ``claim`` against ``evidence`` (never raises for its input)."""
+        return self.judge_many(claim, evidence, [self.thresholds])[0]
+
+    def judge_many(
+        self, claim: str, evidence: Evidence, grid: Sequence[Thresholds]
+    ) -> list[SupportResult]:
+        """The judgment under each thresholds of ``grid`` (what ``judge`` would give with
+        each): the span and the signals are read once, so tuning costs one reading per pair."""
         if len(claim) > MAX_TEXT or len(evidence.text) > MAX_TEXT:
-            return self._result(
-                "abstain", f"the claim or passage is longer than {MAX_TEXT:,} characters.",
-                evidence, None,
-            )  # fmt: skip
+            return [
+                self._result(
+                    "abstain",
+                    f"the claim or passage is longer than {MAX_TEXT:,} characters.",
+                    evidence,
+                    None,
+                )
+            ] * len(grid)
         if not cues.content(cues.tokens(claim)):
-            return self._result("abstain", "the claim has no words to look for.", evidence, None)
+            found = self._result("abstain", "the claim has no words to look for.", evidence, None)
+            return [found] * len(grid)
         match = best_match(claim, evidence)
         if match is None:
-            return self._result("abstain", "the passage has no text to read.", evidence, None)
-        return self._decide(claim, evidence, match)
+            found = self._result("abstain", "the passage has no text to read.", evidence, None)
+            return [found] * len(grid)
+        reading = _Reading(claim, evidence.text, match)
+        return [self._decide(reading, evidence, limits) for limits in grid]
 
-    def _decide(self, claim: str, evidence: Evidence, match: _Match) -> SupportResult:
-        limits, span, text = self.thresholds, match.span, evidence.text
+    def _decide(self, reading: _Reading, evidence: Evidence, limits: Thresholds) -> SupportResult:
+        match = reading.match
+        span = match.span
         terms = f"{match.shared} of {match.total} claim terms"
         if match.overlap < limits.mention:
             where = span if match.shared else None
+            if match.total < limits.mention_terms:
+                return self._result(
+                    "abstain",
+                    f"the claim has only {match.total} terms, too few to say the passage does "
+                    f"not mention it (best: {terms}).",
+                    evidence, where,
+                )  # fmt: skip
             return self._result(
                 "not_mentioned", f"no sentence of the passage holds the claim (best: {terms}).",
                 evidence, where,
             )  # fmt: skip
-        said = _stance(claim, 0, len(claim))
-        seen = _stance(text, span[0], span[1])
-        figures = _figures(said, seen, claim, text)
-        denial = _contradiction(said, seen)
-        if figures and figures[0] == "disagree":
-            denial = denial or f"the passage gives a different figure ({figures[1]})"
+        said, seen, figures = reading.said, reading.seen, reading.figures
+        denial = reading.denial
         strong = match.overlap >= limits.contradict and match.shared >= limits.contradict_terms
         if said.therapy and seen.no_therapy and not said.negative:
             strong = True  # "no treatment for Y" denies "X cures Y" whatever X is
@@ -371,6 +407,9 @@ class RulesJudge:
                 "abstain", f"the directions differ on different outcomes ({terms}).", evidence, span
             )
         if match.overlap >= limits.support:
+            doubt = reading.doubt
+            if doubt:
+                return self._result("abstain", f"{doubt} ({terms}).", evidence, span)
             what = f"it matches {figures[1]}" if figures else f"it holds {terms}"
             if said.effect and said.effect & seen.effect:
                 what += f" with the same direction ({'/'.join(sorted(said.effect & seen.effect))})"
@@ -381,3 +420,55 @@ class RulesJudge:
             "abstain", f"the best-matching sentence holds only {terms}, too few for a verdict.",
             evidence, span,
         )  # fmt: skip
+
+
+def support_doubt(
+    claim: str, said: Stance, seen: Stance, figures: tuple[str, str] | None
+) -> str | None:
+    """Why a sentence that shares enough of the claim's terms still does not support it, or
+    None. Each doubt is about how the claim is said, never about the topic's words:
+
+    * the claim asserts a direction (up/down) the sentence does not restate (and no figure of
+      the claim agrees) — sharing the words is not saying the effect;
+    * the claim is a question (it ends with "?"): it asserts nothing to support.
+
+    (A third, a hedged sentence for an unhedged claim, was measured and left out: it did not
+    help on claims it was not tuned on; docs/support.md.)
+    """
+    if said.effect and not said.effect & seen.effect and not (figures and figures[0] == "agree"):
+        way = "/".join(sorted(said.effect))
+        return f"the sentence does not restate the direction the claim asserts ({way})"
+    if claim.rstrip().endswith("?"):
+        return "the claim asks a question, so there is no assertion to support"
+    return None
+
+
+class _Reading:
+    """One claim read against one passage's best sentence; the signals are read when first
+    needed and then kept, so every thresholds of a grid shares them."""
+
+    def __init__(self, claim: str, text: str, match: _Match) -> None:
+        self.claim, self.text, self.match = claim, text, match
+
+    @cached_property
+    def said(self) -> Stance:
+        return _stance(self.claim, 0, len(self.claim))
+
+    @cached_property
+    def seen(self) -> Stance:
+        return _stance(self.text, self.match.span[0], self.match.span[1])
+
+    @cached_property
+    def figures(self) -> tuple[str, str] | None:
+        return _figures(self.said, self.seen, self.claim, self.text)
+
+    @cached_property
+    def denial(self) -> str | None:
+        denial = _contradiction(self.said, self.seen)
+        if self.figures and self.figures[0] == "disagree":
+            denial = denial or f"the passage gives a different figure ({self.figures[1]})"
+        return denial
+
+    @cached_property
+    def doubt(self) -> str | None:
+        return support_doubt(self.claim, self.said, self.seen, self.figures)

@@ -7,7 +7,8 @@ coverage, per-class precision/recall, contradicted precision, the abstention rat
 confusion matrix. ``--folds K`` scores the chosen part on K claim-grouped folds instead
 (figures per fold, mean ± sd, and pooled); with ``--tune-thresholds`` (the rules judge only)
 each fold's thresholds are chosen from :func:`audit.support.rules.threshold_grid` on the other
-folds, so no figure is on a claim its thresholds were chosen on. A malformed CSV (a missing
+folds (``--min-coverage F``: among those judging at least F of the training pairs), so no
+figure is on a claim its thresholds were chosen on. A malformed CSV (a missing
 column, a short row, an unmapped label) is a one-line error naming the row, exit 2; nothing is
 written.
 """
@@ -23,6 +24,7 @@ import typer
 
 from audit.errors import InputError
 from audit.support.evaluate import (
+    COVERAGE_FLOOR,
     DEFAULT_LABELS,
     MAX_FOLDS,
     MIN_FOLDS,
@@ -72,9 +74,11 @@ def evaluate_file(
     columns: tuple[str, str, str],
     folds: int | None = None,
     tune: bool = False,
+    min_coverage: float | None = None,
 ) -> Evaluation | CrossValidation:
     """Read, judge and score one labelled CSV file (on ``folds`` claim-grouped folds when
-    given; ``tune``: the rules judge's thresholds chosen inside each fold)."""
+    given; ``tune``: the rules judge's thresholds chosen inside each fold, among those that
+    keep ``min_coverage`` of the training pairs judged)."""
     if folds is not None and not MIN_FOLDS <= folds <= MAX_FOLDS:
         raise InputError(f"--folds: expected {MIN_FOLDS} to {MAX_FOLDS}, got {folds}")
     if tune and folds is None:
@@ -83,6 +87,10 @@ def evaluate_file(
         raise InputError(
             f"--tune-thresholds: only the rules judge has thresholds, not {judge_name!r}"
         )
+    if min_coverage is not None and not tune:
+        raise InputError("--min-coverage needs --tune-thresholds (it bounds the choice)")
+    if min_coverage is not None and not 0.0 <= min_coverage <= 1.0:
+        raise InputError(f"--min-coverage: expected 0 to 1, got {min_coverage:g}")
     if part not in PARTS:
         raise InputError(f"--part: expected one of {', '.join(PARTS)}, got {part!r}")
     mapping = parse_label_map(labels)
@@ -97,12 +105,21 @@ def evaluate_file(
     if folds is not None:
         claim_folds(chosen, folds)  # refuse too many folds before judging anything
     if tune and folds is not None:
-        candidates = {
-            t.label: [RulesJudge(t).judge(p.claim, Evidence(text=p.evidence)).label for p in chosen]
-            for t in threshold_grid()
-        }
+        grid = threshold_grid()
+        rules = RulesJudge()
+        readings = [
+            [r.label for r in rules.judge_many(p.claim, Evidence(text=p.evidence), grid)]
+            for p in chosen
+        ]
+        candidates = {t.label: [row[i] for row in readings] for i, t in enumerate(grid)}
         return cross_validate_tuned(
-            chosen, candidates, folds, judge=judge.name, judge_version=judge.version, part=part
+            chosen,
+            candidates,
+            folds,
+            judge=judge.name,
+            judge_version=judge.version,
+            part=part,
+            coverage_floor=COVERAGE_FLOOR if min_coverage is None else min_coverage,
         )
     predicted = [judge.judge(p.claim, Evidence(text=p.evidence)).label for p in chosen]
     if folds is not None:
@@ -146,6 +163,14 @@ def evaluate_support_command(
             help="With --folds: choose the rules judge's thresholds inside each fold.",
         ),
     ] = False,
+    min_coverage: Annotated[
+        float | None,
+        typer.Option(
+            "--min-coverage",
+            help=f"With --tune-thresholds: coverage a choice must keep (default {COVERAGE_FLOOR}).",
+            metavar="F",
+        ),
+    ] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Score a claim-support judge on a labelled CSV (macro-F1, P/R, confusion matrix)."""
@@ -157,6 +182,7 @@ def evaluate_support_command(
         columns=(claim_column, evidence_column, label_column),
         folds=folds,
         tune=tune,
+        min_coverage=min_coverage,
     )
     if json_out:
         typer.echo(json.dumps(result.model_dump(mode="json"), indent=2))

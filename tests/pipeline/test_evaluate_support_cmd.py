@@ -6,10 +6,11 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from pipeline.cli import main
+from pipeline.cli import evaluate_support_cmd, main
 
 CSV = (
     "id,evidence,claim,label,topic_ip,question\n"
@@ -54,7 +55,7 @@ def test_text_output_states_coverage_macro_f1_classes_and_the_confusion_matrix(
     done = run(str(labelled), monkeypatch=monkeypatch, capsys=capsys)
     assert done.code == 0, done.err
     lines = done.out.splitlines()
-    assert lines[0] == "judge rules 1.0; part all: 4 pairs, 2 claims"
+    assert lines[0] == "judge rules 1.1; part all: 4 pairs, 2 claims"
     assert lines[1] == "coverage 0.750 (3 judged, 1 abstained; abstention rate 0.250)"
     assert lines[2] == (
         "macro-F1 1.000 over judged pairs; accuracy 1.000; contradicted precision 1.000"
@@ -143,11 +144,11 @@ def test_folds_print_one_line_per_fold_the_spread_and_the_pooled_figures(
     done = run(str(labelled), "--folds", "2", monkeypatch=monkeypatch, capsys=capsys)
     assert done.code == 0, done.err
     lines = done.out.splitlines()
-    assert lines[0] == "judge rules 1.0; part all; 2 claim-grouped folds"
+    assert lines[0] == "judge rules 1.1; part all; 2 claim-grouped folds"
     assert [line.split()[:3] for line in lines[2:4]] == [["1", "1", "1"], ["2", "3", "1"]]
     assert lines[4].startswith("coverage mean ")
     assert lines[11] == "pooled over the folds:"
-    assert lines[12] == "judge rules 1.0; part all: 4 pairs, 2 claims"
+    assert lines[12] == "judge rules 1.1; part all: 4 pairs, 2 claims"
 
 
 def test_folds_as_json_hold_each_fold_the_spread_and_the_pooled_evaluation(
@@ -193,6 +194,44 @@ def test_tuned_folds_name_the_thresholds_each_fold_chose(
     assert all(c["candidate"].startswith("mention=") for c in data["choices"])
 
 
+@pytest.mark.parametrize(("args", "floor"), [((), 0.5), (("--min-coverage", "0.35"), 0.35)])
+def test_the_coverage_floor_reaches_the_choice_inside_each_fold(
+    labelled: Path,
+    args: tuple[str, ...],
+    floor: float,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    floors: list[float] = []
+    tuned = evaluate_support_cmd.cross_validate_tuned
+
+    def spy(*a: Any, **kw: Any) -> Any:
+        floors.append(kw["coverage_floor"])
+        return tuned(*a, **kw)
+
+    monkeypatch.setattr(evaluate_support_cmd, "cross_validate_tuned", spy)
+    done = run(
+        str(labelled), "--folds", "2", "--tune-thresholds", *args, "--json",
+        monkeypatch=monkeypatch, capsys=capsys,
+    )  # fmt: skip
+    assert done.code == 0, done.err
+    assert floors == [floor]
+
+
+def test_with_a_coverage_floor_of_one_a_fold_whose_training_pairs_all_abstain_meets_no_floor(
+    labelled: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    done = run(
+        str(labelled), "--folds", "2", "--tune-thresholds", "--min-coverage", "1", "--json",
+        monkeypatch=monkeypatch, capsys=capsys,
+    )  # fmt: skip
+    assert done.code == 0, done.err
+    # one fold trains on the planted claim (all three pairs judged, right), the other on the
+    # hedged denial, which every candidate abstains on
+    choices = [(c["met_floors"], c["training_coverage"]) for c in json.loads(done.out)["choices"]]
+    assert sorted(choices) == [(False, 0.0), (True, 1.0)]
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -204,9 +243,17 @@ def test_tuned_folds_name_the_thresholds_each_fold_chose(
             ("--folds", "2", "--tune-thresholds", "--judge", "llm-openai"),
             "error: --tune-thresholds: only the rules judge has thresholds, not 'llm-openai'",
         ),
+        (
+            ("--folds", "2", "--min-coverage", "0.4"),
+            "error: --min-coverage needs --tune-thresholds (it bounds the choice)",
+        ),
+        (
+            ("--folds", "2", "--tune-thresholds", "--min-coverage", "1.5"),
+            "error: --min-coverage: expected 0 to 1, got 1.5",
+        ),
     ],
 )  # fmt: skip
-def test_tuning_without_folds_or_for_another_judge_is_refused(
+def test_tuning_without_folds_or_for_another_judge_or_a_bad_coverage_floor_is_refused(
     labelled: Path,
     args: tuple[str, ...],
     message: str,

@@ -258,6 +258,23 @@ def test_choose_falls_back_to_the_best_macro_f1_and_says_no_candidate_met_the_fl
     assert choice.training_macro_f1 == pytest.approx(1 / 3)
 
 
+def test_choose_without_a_candidate_meeting_both_floors_prefers_one_that_keeps_the_coverage() -> (
+    None
+):
+    pairs = _golds(_claims(4, 1), ["supported", "supported", "not_mentioned", "contradicted"])
+    candidates = {
+        # judges every pair, two wrong: macro-F1 (0.5 + 0.667 + 0) / 3, coverage 1.0
+        "broad": ["supported", "not_mentioned", "not_mentioned", "supported"],
+        # right on the two pairs it judges: macro-F1 (1 + 1 + 0) / 3, coverage 0.5
+        "shy": ["supported", "abstain", "not_mentioned", "abstain"],
+    }  # neither says contradicted: no candidate meets the precision floor
+    chosen = choose(pairs, candidates, range(4), coverage_floor=0.6)
+    assert (chosen.candidate, chosen.met_floors, chosen.training_coverage) == ("broad", False, 1.0)
+    chosen = choose(pairs, candidates, range(4), coverage_floor=0.4)  # both keep it: macro-F1
+    assert (chosen.candidate, chosen.met_floors) == ("shy", False)
+    assert chosen.training_macro_f1 == pytest.approx(2 / 3)
+
+
 def test_tuning_inside_folds_chooses_on_the_other_folds_and_scores_on_the_fold_itself() -> None:
     pairs = _claims(6, 2)
     fold_of = claim_folds(pairs, 3)
@@ -276,4 +293,9 @@ def test_tuning_inside_folds_chooses_on_the_other_folds_and_scores_on_the_fold_i
     assert (
         "chose fits (training macro-F1 0.333, no candidate met the floors)"
         in (cross_validation_text(result)[2])
+    )
+    assert result.coverage_floor == 0.5
+    assert cross_validation_text(result)[5] == (
+        "chosen on the other folds: contradicted precision >= 0.8 and coverage >= 0.5, "
+        "then the highest macro-F1"
     )

@@ -1,7 +1,8 @@
 """The rules judge on HealthVer dev (../shared/datasets; skipped when it is not there).
 
 The figures are floors just under what was measured (docs/support.md): the thresholds were
-tuned on the ``tune`` half of the claims; ``held-out`` is the other half.
+tuned on the ``tune`` half of the claims; ``held-out`` is the other half; the five
+claim-grouped folds give the spread. Every pair is judged once.
 """
 
 from __future__ import annotations
@@ -11,6 +12,9 @@ import pytest
 from audit.support.evaluate import (
     DEFAULT_LABELS,
     Evaluation,
+    Pair,
+    claim_part,
+    cross_validate,
     parse_label_map,
     read_pairs,
     score,
@@ -27,14 +31,21 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.fixture(scope="module")
-def figures() -> dict[str, Evaluation]:
+def judged() -> tuple[list[Pair], list[str]]:
     pairs = read_pairs(HEALTHVER.read_text(encoding="utf-8"), parse_label_map(DEFAULT_LABELS))
     judge = RulesJudge()
+    return pairs, [judge.judge(p.claim, Evidence(p.evidence)).label for p in pairs]
+
+
+@pytest.fixture(scope="module")
+def figures(judged: tuple[list[Pair], list[str]]) -> dict[str, Evaluation]:
+    pairs, labels = judged
     found: dict[str, Evaluation] = {}
     for part in ("all", "tune", "held-out"):
-        chosen = select(pairs, part)
-        labels = [judge.judge(p.claim, Evidence(p.evidence)).label for p in chosen]
-        found[part] = score(chosen, labels, judge=judge.name, judge_version=judge.version)
+        rows = [i for i, p in enumerate(pairs) if part == "all" or claim_part(p.claim) == part]
+        found[part] = score(
+            [pairs[i] for i in rows], [labels[i] for i in rows], judge="rules", judge_version="-"
+        )
     return found
 
 
@@ -45,22 +56,36 @@ def test_healthver_dev_is_the_whole_split(figures: dict[str, Evaluation]) -> Non
 
 def test_on_the_tuning_half_the_goals_are_met(figures: dict[str, Evaluation]) -> None:
     tune = figures["tune"]
-    assert tune.macro_f1 > 0.47
-    assert tune.contradicted_precision is not None and tune.contradicted_precision >= 0.8
-    assert tune.coverage >= 0.5
+    assert tune.macro_f1 > 0.50
+    assert tune.contradicted_precision is not None and tune.contradicted_precision >= 0.9
+    assert tune.coverage >= 0.45
 
 
-def test_on_the_whole_dev_split_contradicted_stays_precise(figures: dict[str, Evaluation]) -> None:
+def test_on_the_whole_dev_split_the_goals_are_met(figures: dict[str, Evaluation]) -> None:
     whole = figures["all"]
     assert whole.contradicted_precision is not None and whole.contradicted_precision >= 0.8
-    assert whole.macro_f1 >= 0.45
-    assert whole.coverage >= 0.5
+    assert whole.macro_f1 > 0.47
+    assert whole.coverage >= 0.45
 
 
 def test_on_the_held_out_half_the_figures_do_not_fall_below_those_reported(
     figures: dict[str, Evaluation],
 ) -> None:
     held = figures["held-out"]  # below the goals: see docs/support.md
-    assert held.macro_f1 >= 0.40
+    assert held.macro_f1 >= 0.42
     assert held.contradicted_precision is not None and held.contradicted_precision >= 0.7
-    assert held.coverage >= 0.5
+    assert held.coverage >= 0.45
+
+
+def test_on_five_claim_grouped_folds_the_mean_macro_f1_stays_above_the_goal(
+    judged: tuple[list[Pair], list[str]],
+) -> None:
+    pairs, labels = judged
+    folds = cross_validate(pairs, labels, 5, judge="rules", judge_version="-")
+    assert (folds.spread["macro_f1"].mean or 0) > 0.465
+    assert (folds.spread["contradicted_precision"].mean or 0) >= 0.8
+    held = [i for i, p in enumerate(select(pairs, "all")) if claim_part(p.claim) == "held-out"]
+    held_folds = cross_validate(
+        [pairs[i] for i in held], [labels[i] for i in held], 5, judge="rules", judge_version="-"
+    )
+    assert (held_folds.spread["macro_f1"].mean or 0) >= 0.42  # below the goal: docs/support.md

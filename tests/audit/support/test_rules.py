@@ -7,7 +7,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from audit.support.model import Entity, Evidence, SupportResult
-from audit.support.rules import NAME, VERSION, RulesJudge, best_match, sentences
+from audit.support.rules import (
+    NAME,
+    VERSION,
+    RulesJudge,
+    Thresholds,
+    best_match,
+    sentences,
+    threshold_grid,
+)
 
 JUDGE = RulesJudge()
 VITAMIN_D = "MESH:D014807"
@@ -253,6 +261,69 @@ def test_input_longer_than_the_limit_is_an_abstention() -> None:
     assert result.reason == "the claim or passage is longer than 200,000 characters."
 
 
+def test_a_hedged_sentence_may_still_support_an_unhedged_claim() -> None:
+    # measured and left out as a doubt (docs/support.md): a hedge holds back denials only
+    result = judge("zentravir raises the risk of stroke", "Zentravir may raise the risk of stroke.")
+    assert result.label == "supported"
+
+
+def test_a_sentence_that_shares_the_words_but_not_the_claimed_direction_does_not_support() -> None:
+    result = judge(
+        "zentravir lowers blood pressure in adults",
+        "Blood pressure was measured in adults taking zentravir.",
+    )
+    assert (result.label, result.reason) == (
+        "abstain",
+        "the sentence does not restate the direction the claim asserts (down) "
+        "(4 of 5 claim terms).",
+    )
+
+
+def test_an_agreeing_figure_restates_the_claim_without_a_direction_word() -> None:
+    result = judge(
+        "zentravir raised mortality to 30 % among patients",
+        "Mortality was 30 % among zentravir patients.",
+    )
+    assert result.label == "supported"
+    assert result.reason == "the best-matching sentence says the same: it matches 30 %."
+
+
+def test_a_claim_that_only_asks_a_question_is_not_supported() -> None:
+    result = judge("Does zentravir cause farrow rash?", "Zentravir causes farrow rash in adults.")
+    assert (result.label, result.reason) == (
+        "abstain",
+        "the claim asks a question, so there is no assertion to support (4 of 4 claim terms).",
+    )
+
+
+def test_a_question_answered_in_the_claim_is_read_as_an_assertion() -> None:
+    result = judge("Does zentravir cause farrow rash? Yes.", "Zentravir causes farrow rash.")
+    assert result.label == "supported"
+
+
+def test_a_short_claim_none_of_whose_words_appear_is_abstained_on_not_called_unmentioned() -> None:
+    result = judge("zentravir lowers mortality", "The registry followed adults in Farrowland.")
+    assert (result.label, result.reason, result.evidence) == (
+        "abstain",
+        "the claim has only 3 terms, too few to say the passage does not mention it "
+        "(best: 0 of 3 claim terms).",
+        None,
+    )
+
+
+def test_a_short_claim_is_not_mentioned_when_the_minimum_is_lowered() -> None:
+    lenient = RulesJudge(Thresholds(mention_terms=3))
+    passage = Evidence(text="The registry followed adults in Farrowland.")
+    assert lenient.judge("zentravir lowers mortality", passage).label == "not_mentioned"
+
+
+def test_thresholds_name_every_setting_and_the_grid_holds_the_default_first() -> None:
+    grid = threshold_grid()
+    assert grid[0] == Thresholds()
+    assert Thresholds().label == "mention=0.1,support=0.3,contradict=0.3,mention_terms=4"
+    assert len(grid) == len({t.label for t in grid}) == 3 * 3 * 3 * 4  # the default is one of them
+
+
 VOCABULARY = (
     "zentravir raises does not increase the risk no association HR 0.97 ( 0.84 \u2013 1.12 ) "
     "30 % 13 % may lower mortality . ; but significantly reduced no specific treatment "
@@ -293,3 +364,13 @@ def test_the_judge_never_raises_and_its_span_is_always_cut_from_the_passage(
         span = result.evidence
         assert 0 <= span.start <= span.end <= len(passage.text)
         assert passage.text[span.start : span.end] == span.text
+
+
+@settings(max_examples=100, deadline=None)
+@given(claim=TEXT, passage=evidence())
+def test_judging_under_a_grid_at_once_gives_what_each_thresholds_gives_alone(
+    claim: str, passage: Evidence
+) -> None:
+    grid = threshold_grid()[::9]
+    together = JUDGE.judge_many(claim, passage, grid)
+    assert together == [RulesJudge(t).judge(claim, passage) for t in grid]
