@@ -30,7 +30,7 @@ Rules (docs/serve.md, "--online"):
   the call answers that error when it passes, whatever the harvest is doing. Live harvests
   run one at a time (one worker thread, and the corpus folder's build lock).
 
-Without ``--online`` none of this exists: :class:`~pipeline.serve.service.Served` has no
+Without ``--online`` none of this exists: :class:`~pipeline.serve.served.Served` has no
 transport and never touches the network.
 """
 
@@ -52,7 +52,7 @@ from audit.duckdb_corpus import DuckDBCorpus
 from audit.errors import InputError
 from audit.keys import Keyring
 from pipeline.errors import PartialHarvestError, SnapshotError, TransientHarvestError
-from pipeline.serve.service import SERVED_CHANGE, Served
+from pipeline.serve.served import SERVED_CHANGE, Served
 from pipeline.settings import Settings
 from pipeline.snapshot.build import BuildOptions, build_locked
 from pipeline.snapshot.folder import corpus_lock

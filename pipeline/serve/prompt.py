@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from audit.citation_scan import find_candidates
 from audit.report import FLAG_NAMES, VERDICTS
 from audit.terminal import one_line
-from pipeline.serve.service import VERDICT_MEANINGS, Served, identity
+from pipeline.serve.describe import VERDICT_MEANINGS, identity
+from pipeline.serve.served import Served
 from pipeline.snapshot.search import PassageView, record_passages
 
 QUOTE_WORDS = 6

@@ -14,7 +14,7 @@ One tool per :mod:`pipeline.serve.service` function. Every tool:
   "Error executing tool X" (its traceback is logged to stderr), never a silent pass.
 
 Tools are sync functions: the SDK runs each in a worker thread, so calls run concurrently;
-each call reads through its own cursor (:class:`~pipeline.serve.service.Served`).
+each call reads through its own cursor (:class:`~pipeline.serve.served.Served`).
 
 The SDK is imported inside :func:`build_server` only, so that importing this module (as
 ``citeseal --help`` and the no-``fcntl`` import check do) does not load it: on POSIX the SDK
@@ -41,8 +41,10 @@ from audit.support.run import (
     SupportCheck,
 )
 from audit.terminal import one_line
-from pipeline.serve import references, service
+from pipeline.serve import describe, references, service
 from pipeline.serve.cursor import MAX_CURSOR_CHARS
+from pipeline.serve.describe import Contract, SnapshotInfo
+from pipeline.serve.served import Served
 from pipeline.serve.service import (
     DRUG_LABELS,
     LITERATURE,
@@ -53,14 +55,11 @@ from pipeline.serve.service import (
     MAX_RECORDS,
     MAX_RESULTS,
     TRIALS,
-    Contract,
     FetchResult,
     HandleQuery,
     Outcome,
     ResolveResult,
     SearchResult,
-    Served,
-    SnapshotInfo,
 )
 from pipeline.snapshot.filters import INCLUSIONS, MAX_STATUSES, TRIAL_STATUSES
 from pipeline.snapshot.search import MAX_QUERY_CHARS
@@ -449,12 +448,12 @@ def build_server(served: Served) -> "MCPServer":
     def describe_contract() -> Annotated[CallToolResult, Contract]:
         """The citation contract: handle grammar, verdict ladder, flags, quote folding, the
         server's limits and the snapshot's identity. Read it before citing."""
-        return _result(lambda: service.contract(served))
+        return _result(lambda: describe.contract(served))
 
     @mcp.tool(annotations=read_only)
     def snapshot_info() -> Annotated[CallToolResult, SnapshotInfo]:
         """What the served snapshot is and holds: identity, seal, counts, per-source status."""
-        return _result(lambda: service.info(served))
+        return _result(lambda: describe.info(served))
 
     surface.register(mcp, served)  # reaudit_report, cite_by_handle, evidence:// resources
     make_strict(mcp)  # every tool's arguments: strict types, no unknown names

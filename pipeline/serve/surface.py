@@ -20,8 +20,8 @@ from pydantic import Field
 from audit.errors import CiteSealError, InputError
 from pipeline.serve import prompt, reaudit, resources
 from pipeline.serve.reaudit import MAX_REPORT_CHARS, ReauditResult
+from pipeline.serve.served import Served
 from pipeline.serve.server import _result, tool_message
-from pipeline.serve.service import Served
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer

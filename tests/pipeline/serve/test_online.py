@@ -31,7 +31,7 @@ from audit.errors import InputError
 from audit.handles import parse_handle, verify
 from pipeline.bench.bench_live import BASE_PATHS, Answer, Answers, LoopbackAPI, TokenBucket
 from pipeline.errors import SnapshotError, TransientHarvestError
-from pipeline.serve import service
+from pipeline.serve import describe, service
 from pipeline.serve.online import DeadlineTransport, LiveServed, ids_spec, live_ids, query_spec
 from pipeline.serve.service import HandleQuery, Outcome, Served
 from pipeline.settings import BASE_URLS, Settings
@@ -276,7 +276,7 @@ def test_a_fetch_of_ids_the_snapshot_lacks_seals_a_child_whose_handles_verify(
     with Served(trust_snapshot(child.path, POLICY), DEMO) as offline:
         again = service.resolve(offline, [HandleQuery(handle=h) for h in handles])
     assert verdicts(again) == ["ok"] * len(handles)
-    assert service.info(live).value.model_dump()["identity"]["file"] == child.path.name
+    assert describe.info(live).value.model_dump()["identity"]["file"] == child.path.name
 
 
 def test_a_search_with_fewer_results_than_asked_harvests_the_query_once(

@@ -16,7 +16,7 @@ from audit.citations import MAX_CITATIONS_PER_SENTENCE, MAX_QUOTE_CHARS
 from audit.handles import parse_handle, verify
 from audit.report import VERDICTS
 from audit.support.run import MAX_CLAIM_CHARS, MAX_SUPPORT_HANDLE_CHARS, MAX_SUPPORT_HANDLES
-from pipeline.serve import service
+from pipeline.serve import describe
 from pipeline.serve.cursor import MAX_CURSOR_CHARS
 from pipeline.serve.reaudit import MAX_REPORT_CHARS
 from pipeline.serve.server import STATUS_PATTERN, build_server
@@ -366,5 +366,5 @@ async def test_a_snapshot_changed_while_served_is_refused_with_restart_advice(
 
 def test_docs_serve_md_lists_every_limit_the_contract_gives() -> None:
     doc = (Path(__file__).parents[3] / "docs" / "serve.md").read_text(encoding="utf-8")
-    missing = [f"`{k}` {v:,}" for k, v in service.limits().items() if f"`{k}` {v:,}" not in doc]
+    missing = [f"`{k}` {v:,}" for k, v in describe.limits().items() if f"`{k}` {v:,}" not in doc]
     assert missing == []
