@@ -30,6 +30,30 @@ from pipeline.serve.service import (
 )
 from pipeline.snapshot.search import MAX_QUERY_CHARS
 
+CITING_RULES = (
+    "Never invent a handle, never edit one, never build one from a record id: fetch it. "
+    "search_literature, search_trials, search_drug_labels and fetch_passages return "
+    "handles; copy them character for character.",
+    "Put the citation right after the claim it supports, in square brackets: [HANDLE], "
+    'or with a quote [HANDLE "exact words"].',
+    "One quote per handle, copied verbatim from that passage: only typography, spacing "
+    "and invisible characters are forgiven, never a changed word, number or unit. To "
+    'quote two passages, cite two handles: [HANDLE_1 "words"; HANDLE_2 "words"].',
+    "Cite a passage only for what it says. If a passage is flagged retracted, "
+    "expression_of_concern or preprint, say so in your answer.",
+    "Before you give the answer, call audit_answer on it and fix every citation that is not ok.",
+)
+"""How to cite, in order: the ``cite_by_handle`` prompt numbers them, ``describe_contract``
+carries them (``citing_rules``). Handles appear only as placeholders the grammar rejects."""
+INSTRUCTIONS = (
+    "Evidence from one frozen, sealed snapshot of biomedical sources. Search, fetch passages, "
+    "and cite each claim with the passage's handle copied exactly, optionally with an exact "
+    'quote: [HANDLE "words"]. Handles are checkable forever against this snapshot; a handle '
+    "you invent or edit is detected as forged. Call describe_contract for the rules and "
+    "audit_answer to check an answer before you give it."
+)
+"""The server's ``instructions`` (sent at initialize), also in ``describe_contract``."""
+
 VERDICT_MEANINGS: dict[str, str] = {
     "malformed": "the handle does not parse under the grammar",
     "forged": "the check code does not verify under the key (invented or altered handle)",
@@ -66,6 +90,8 @@ class SnapshotInfo(BaseModel):
 
 class Contract(BaseModel):
     contract_version: str
+    instructions: str = Field(description="The server's instructions: what it is, how to cite.")
+    citing_rules: list[str] = Field(description="How to cite, in order.")
     grammar: str
     schemes: list[str]
     pinned_schemes: list[str]
@@ -156,6 +182,8 @@ def contract(served: Served) -> Outcome:
     ident = identity(served)
     value = Contract(
         contract_version=CONTRACT_VERSION,
+        instructions=INSTRUCTIONS,
+        citing_rules=list(CITING_RULES),
         grammar=doc_block(
             handles.__doc__,
             "Grammar (every handle has exactly one spelling; nothing is case-folded)::",
@@ -173,6 +201,9 @@ def contract(served: Served) -> Outcome:
     lines = [
         f"citeseal contract {CONTRACT_VERSION}: cite a passage by its handle, optionally with "
         'an exact quote: [HANDLE "words"]. Copy handles exactly; never invent or edit one.',
+        INSTRUCTIONS,
+        "how to cite:",
+        *[f"{n}. {rule}" for n, rule in enumerate(CITING_RULES, start=1)],
         "grammar:",
         value.grammar,
         "verdicts (first that applies wins): "

@@ -27,7 +27,13 @@ Rules (docs/serve.md, "--online"):
   :class:`~pipeline.errors.TransientHarvestError` saying upstream is unavailable and the call
   may be retried: never a silent empty result. Each live call has a deadline
   (:data:`DEFAULT_DEADLINE`): its requests are refused past it (:class:`DeadlineTransport`) and
-  the call answers that error when it passes, whatever the harvest is doing. Live harvests
+  the call answers that error when it passes, whatever the harvest is doing. The call's own
+  deadline (:func:`pipeline.serve.calls.call_deadline`, ``CITESEAL_SERVE_DEADLINE``) bounds it
+  too: the harvest stops at the lesser of the two, and a call past its own deadline is
+  answered ``deadline_exceeded`` by the server (:mod:`pipeline.serve.calls`). A harvest cut
+  short by either seals nothing (its requests past the deadline are refused, so the build
+  fails as partial); one that had every answer before the deadline is sealed whole, kept,
+  and read by the next call. Live harvests
   run one at a time (one worker thread, and the corpus folder's build lock).
 
 Without ``--online`` none of this exists: :class:`~pipeline.serve.served.Served` has no
@@ -49,9 +55,10 @@ import duckdb
 import httpx
 
 from audit.duckdb_corpus import DuckDBCorpus
-from audit.errors import InputError
+from audit.errors import InputError, NotInSnapshot
 from audit.keys import Keyring
 from pipeline.errors import PartialHarvestError, SnapshotError, TransientHarvestError
+from pipeline.serve.calls import call_deadline
 from pipeline.serve.served import SERVED_CHANGE, Served
 from pipeline.settings import Settings
 from pipeline.snapshot.build import BuildOptions, build_locked
@@ -269,7 +276,7 @@ class LiveServed(Served):
                 self._asked.update(("id", rid) for rid in fresh)
         absent = [rid for rid in wanted if not self._holds(rid)]
         if absent:
-            raise InputError(
+            raise NotInSnapshot(
                 f"{absent[0]} is not in this snapshot, and upstream did not return it when "
                 "asked live"
             )
@@ -295,8 +302,8 @@ class LiveServed(Served):
     @contextmanager
     def _turn(self, what: str) -> Iterator[float]:
         """This call's deadline, once no other live call is deciding or harvesting."""
-        deadline = time.monotonic() + self.deadline
-        if not self._live.acquire(timeout=self.deadline):
+        deadline = min(time.monotonic() + self.deadline, call_deadline())
+        if not self._live.acquire(timeout=max(0.0, deadline - time.monotonic())):
             raise self._unavailable(f"the live harvest of {what} did not start")
         try:
             yield deadline

@@ -37,6 +37,7 @@ from audit.support.model import Judge
 from audit.support.run import check_support
 from audit.terminal import one_line
 from pipeline.serve.cursor import SearchKey, issue_cursor, read_cursor
+from pipeline.serve.entities import PassageEntities, entities_line, passage_entities
 from pipeline.serve.served import Served
 from pipeline.snapshot.filters import SearchFilters, make_filters, undecided_lines, work_lines
 from pipeline.snapshot.search import (
@@ -115,6 +116,16 @@ class FetchedRecord(BaseModel):
     record: RecordView
     passages_total: int = Field(description="Passages the record version holds.")
     truncated: bool = Field(description="Only the first max_passages passages are shown.")
+    entities: list[PassageEntities] | None = Field(
+        default=None,
+        description="With include_entities: per shown passage, its PubTator3 entities (type, "
+        "normalised identifier, span offsets in the passage text); null otherwise.",
+    )
+    entities_unplaced: int | None = Field(
+        default=None,
+        description="With include_entities: entities of the shown passages whose span does not "
+        "fit the passage text (left out, never guessed).",
+    )
 
 
 class FetchResult(BaseModel):
@@ -261,8 +272,15 @@ def _demo_note(served: Served) -> str:
     return "\nnote: handles minted with the public demo key" if served.keyring.demo else ""
 
 
-def fetch(served: Served, record_ids: Sequence[str], *, max_passages: int = 50) -> Outcome:
-    """Every passage (up to ``max_passages``) of the current version of each record."""
+def fetch(
+    served: Served,
+    record_ids: Sequence[str],
+    *,
+    max_passages: int = 50,
+    include_entities: bool = False,
+) -> Outcome:
+    """Every passage (up to ``max_passages``) of the current version of each record, with
+    the record's flags and, when asked, its PubTator3 entities (:mod:`pipeline.serve.entities`)."""
     _bounded_count(record_ids, "record_ids", MAX_RECORDS)
     if not 1 <= max_passages <= MAX_PASSAGES:
         raise InputError(f"max_passages must be between 1 and {MAX_PASSAGES}, got {max_passages}")
@@ -275,8 +293,19 @@ def fetch(served: Served, record_ids: Sequence[str], *, max_passages: int = 50) 
             view = record_passages(con, rid, served.keyring)
             total = len(view.passages)
             shown = replace(view, passages=view.passages[:max_passages])
+            found, unplaced = (
+                passage_entities(con, rid, view.version, shown.passages)
+                if include_entities
+                else (None, None)
+            )
             fetched.append(
-                FetchedRecord(record=shown, passages_total=total, truncated=total > max_passages)
+                FetchedRecord(
+                    record=shown,
+                    passages_total=total,
+                    truncated=total > max_passages,
+                    entities=found,
+                    entities_unplaced=unplaced,
+                )
             )
     lines: list[str] = []
     for item in fetched:
@@ -289,7 +318,16 @@ def fetch(served: Served, record_ids: Sequence[str], *, max_passages: int = 50) 
         )
         if view.withdrawn:
             lines.append(f"  withdrawn upstream since {view.withdrawn_since}")
-        lines += [_passage_text(p) for p in view.passages]
+        entities = {e.path: e.entities for e in item.entities or ()}
+        for passage in view.passages:
+            lines.append(_passage_text(passage))
+            if entities.get(passage.path):
+                lines.append(f"   entities: {one_line(entities_line(entities[passage.path]))}")
+        if item.entities_unplaced:
+            lines.append(
+                f"  {item.entities_unplaced} entit{'y' if item.entities_unplaced == 1 else 'ies'} "
+                "left out: the span does not fit the passage text"
+            )
     value = FetchResult(demo_key=served.keyring.demo, records=fetched)
     return Outcome(value, "\n".join(lines) + _demo_note(served))
 

@@ -640,7 +640,9 @@ async def test_through_mcp_a_malformed_body_is_an_is_error_result_saying_upstrea
         tools = (await client.list_tools()).tools
         result = await client.call_tool("fetch_passages", {"record_ids": ["pmid:99100001"]})
     assert all(t.annotations is not None and t.annotations.open_world_hint for t in tools)
-    assert result.is_error and result.structured_content is None
+    assert result.is_error and result.structured_content is not None
+    assert result.structured_content["error"]["code"] == "upstream_unavailable"
+    assert result.structured_content["error"]["retryable"] is True
     assert [block.model_dump(exclude_none=True) for block in result.content] == [
         {
             "type": "text",

@@ -58,10 +58,15 @@ async def ok(client: Client, name: str, args: dict[str, Any]) -> tuple[dict[str,
 
 
 async def error(client: Client, name: str, args: dict[str, Any]) -> str:
+    """The text of a failed call, after checking its structure says the same message."""
     result = await client.call_tool(name, args)
     assert result.is_error
-    assert result.structured_content is None
-    return text_of(result)
+    assert isinstance(result.structured_content, dict)
+    failure = result.structured_content["error"]
+    assert set(failure) == {"code", "retryable", "message", "hint"}
+    text = text_of(result)
+    assert text.startswith(f"Error executing tool {name}: {failure['message']}")
+    return text
 
 
 async def test_tools_are_read_only_bounded_and_structured(served: Served) -> None:
