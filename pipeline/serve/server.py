@@ -103,6 +103,12 @@ def _result(call: Callable[[], Outcome]) -> "CallToolResult":
     )
 
 
+def _log_late(tool: str, started: float, late: "asyncio.Future[Any]") -> None:
+    """The log line of a call that ended after its deadline (its result was not delivered)."""
+    failure = None if late.cancelled() or late.exception() else late.result()[1]
+    calls.log_call(tool, started, failure, late=True)
+
+
 def error_result(tool: str, failure: calls.Failure) -> "CallToolResult":
     """The ``isError`` result of a failed call: its line as text, its code as structure."""
     from mcp.types import CallToolResult, TextContent
@@ -219,7 +225,7 @@ def build_server(served: Served, *, deadline: float = calls.DEFAULT_CALL_DEADLIN
                 task.cancel()
                 raise
             if not task.done() or time.monotonic() > deadline:
-                task.add_done_callback(lambda _: calls.log_call(name, started, None, late=True))
+                task.add_done_callback(lambda late: _log_late(name, started, late))
                 failure = calls.deadline_exceeded(limit.seconds)
                 calls.log_call(name, started, failure)
                 return error_result(name, failure)
