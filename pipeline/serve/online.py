@@ -156,9 +156,15 @@ def _spec(parent: CorpusSpec, sections: dict[str, dict[str, Any]]) -> CorpusSpec
 # -- the transport -----------------------------------------------------------------------------
 
 
+class DeadlinePassed(httpx.LocalProtocolError):
+    """A live request asked for after its call's deadline: refused unsent. The client treats
+    it as a request that cannot be made (never retried), so a harvest past its deadline stops
+    at once instead of sleeping through its retries."""
+
+
 class DeadlineTransport(httpx.BaseTransport):
-    """``inner``, refusing every request once ``deadline`` (``time.monotonic()``) has passed,
-    and shortening each request's timeouts to the time left."""
+    """``inner``, refusing every request once ``deadline`` (``time.monotonic()``) has passed
+    (:class:`DeadlinePassed`), and shortening each request's timeouts to the time left."""
 
     def __init__(self, inner: httpx.BaseTransport, deadline: float) -> None:
         self.inner = inner
@@ -167,7 +173,7 @@ class DeadlineTransport(httpx.BaseTransport):
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         left = self.deadline - time.monotonic()
         if left <= 0:
-            raise httpx.ConnectTimeout("the live call's deadline has passed", request=request)
+            raise DeadlinePassed("the live call's deadline has passed", request=request)
         given = {"connect": None, "read": None, "write": None, "pool": None}
         given.update(request.extensions.get("timeout") or {})
         request.extensions["timeout"] = {
