@@ -6,7 +6,8 @@ audit view, an MCP App, is an extension given to the server's constructor:
 :mod:`pipeline.serve.prompt` and :mod:`pipeline.serve.resources`; this module is the MCP
 wiring only, and imports the SDK inside :func:`register` (see :mod:`pipeline.serve.server`).
 
-Errors: the tool's project errors are ``isError`` results (``ToolError``, like every tool);
+Errors: the tool's failures are ``isError`` results with their code, like every tool's
+(:mod:`pipeline.serve.calls`);
 a resource's :class:`~audit.errors.InputError` (a bad or unknown id, a malformed handle) is
 resource-not-found (JSON-RPC -32602) and any other project error -32603, both carrying the
 error's one-line message and advice.
