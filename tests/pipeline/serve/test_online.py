@@ -696,7 +696,8 @@ async def test_a_live_call_past_the_call_deadline_is_deadline_exceeded_and_write
     before = sorted(p.name for p in folder.iterdir())
     trusted = trust_snapshot(snapshots_in(folder)[-1].path, POLICY)
     settings = Settings.from_env(standin.env)
-    with LiveServed(trusted, DEMO, policy=POLICY, settings=settings, deadline=20) as live:
+    live = LiveServed(trusted, DEMO, policy=POLICY, settings=settings, deadline=20)
+    with live:
         async with Client(build_server(live, deadline=0.3), raise_exceptions=True) as client:
             result = await client.call_tool("fetch_passages", {"record_ids": ["pmid:99100001"]})
         release.set()
