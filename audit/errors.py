@@ -9,6 +9,7 @@ catches it, prints ``error: <message>`` (plus advice when there is some) and exi
     │   ├── CitationSyntaxError         a handle or citation breaks the grammar (has a span)
     │   ├── LimitExceeded               an input exceeds a documented limit
     │   ├── NothingToAudit              an answer or claims file without sentences or citations
+    │   ├── NotInSnapshot               a well-formed record id the snapshot does not hold
     │   └── DocumentError               a document does not read in its format (names the file)
     ├── KeyringError                    key missing, unreadable, too short, too open
     ├── CorpusError                     a snapshot cannot be opened or read
@@ -77,6 +78,10 @@ class LimitExceeded(InputError):
 
 class NothingToAudit(InputError):
     """An answer holds nothing to judge (empty, no sentence, no claim): never a pass."""
+
+
+class NotInSnapshot(InputError):
+    """A well-formed record id names no record of the snapshot (the MCP code ``not_found``)."""
 
 
 class DocumentError(InputError):

@@ -14,7 +14,9 @@ CiteSealError (audit.errors)
 ├── SnapshotError               a snapshot cannot be built, verified or read
 │   └── TamperedSnapshotError   it fails a check against its sealed manifest (exit 1)
 ├── ArchiveError                an archive of snapshots cannot be reached or refuses (exit 3)
-└── ServeError                  citeseal serve --http cannot listen (address taken, not here)
+├── ServeError                  citeseal serve --http cannot listen (address taken, not here)
+└── CallDeadlineError           an MCP tool call did not finish within its deadline (the
+                                client gets deadline_exceeded; pipeline.serve.calls)
 """
 
 from __future__ import annotations
@@ -80,3 +82,7 @@ class ArchiveError(CiteSealError):
 
 class ServeError(CiteSealError):
     """``citeseal serve --http`` cannot listen where asked (address in use, not this host's)."""
+
+
+class CallDeadlineError(CiteSealError):
+    """An MCP tool call did not finish within its deadline (``CITESEAL_SERVE_DEADLINE``)."""

@@ -371,6 +371,7 @@ class Settings:
     github_token: str | None = None  # GITHUB_TOKEN (or GH_TOKEN): a GitHub Releases archive
     github_api: str = GITHUB_API  # CITESEAL_GITHUB_API: GitHub's REST API (Enterprise, tests)
     serve_token: str | None = None  # CITESEAL_SERVE_TOKEN: bearer token of `serve --http`
+    serve_deadline: float | None = None  # CITESEAL_SERVE_DEADLINE: seconds per MCP tool call
     # CITESEAL_<SOURCE>_URL: a source's base URL where it is not the public one (BASE_URLS)
     base_urls: Mapping[str, str] = field(default_factory=dict)
     proxies: Proxies = Proxies()  # HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY
@@ -427,6 +428,8 @@ class Settings:
                 _SERVE_TOKEN,
                 "32 to 1,024 printable ASCII characters without spaces",
             ),
+            # unset reads as 0.0 (refused when given), i.e. None: serve's own default
+            serve_deadline=env_seconds(env, "CITESEAL_SERVE_DEADLINE", 0.0) or None,
             base_urls={
                 source: url
                 for source, name in BASE_URL_VARIABLES.items()

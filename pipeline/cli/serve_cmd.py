@@ -4,7 +4,10 @@ HOST:PORT``, Streamable HTTP (:mod:`pipeline.serve.transport`; docs/serve.md).
 The snapshot is checked (manifest, file, digest, seal: :func:`pipeline.snapshot.trust
 .trust_snapshot`) before the server starts, so a snapshot that fails is one ``error:`` line
 and exit 1, and no host ever sees a server for it. While serving, stdout carries only the
-protocol (the SDK owns file descriptor 1); the one startup note and every log go to stderr.
+protocol (the SDK owns file descriptor 1); the one startup note and every log go to stderr
+(``--log-level``, ``--log-format text|json``: :mod:`pipeline.serve.logs`). Each tool call has a
+deadline: ``CITESEAL_SERVE_DEADLINE`` seconds, default 30 (with ``--online``, at least the
+``--online-deadline``).
 ``--http`` is parsed and a bind beyond loopback without ``CITESEAL_SERVE_TOKEN`` refused
 before the snapshot is even checked, so a refused server never opens a socket.
 """
@@ -20,9 +23,12 @@ from audit.errors import InputError
 from pipeline.cli.common import minting_keyring, seal_policy, trusted_snapshot
 from pipeline.cli.options import DemoKeyOpt, SnapshotOpt
 from pipeline.cli.output import raw
+from pipeline.serve.calls import DEFAULT_CALL_DEADLINE
+from pipeline.serve.logs import LEVELS
 from pipeline.settings import Settings
 
 DEFAULT_DEADLINE = 60.0
+"""``--online-deadline``'s default (:data:`pipeline.serve.online.DEFAULT_DEADLINE`)."""
 OnlineOpt = Annotated[
     bool,
     typer.Option(
@@ -38,6 +44,24 @@ OnlineDeadlineOpt = Annotated[
         metavar="SECONDS",
         help="With --online: seconds one live call may take before it answers that upstream "
         f"is unavailable (default {DEFAULT_DEADLINE:g}).",
+    ),
+]
+LogLevelOpt = Annotated[
+    str,
+    typer.Option(
+        "--log-level",
+        metavar="LEVEL",
+        help=f"Log on stderr at this level: {', '.join(LEVELS)} (info adds one line per "
+        "tool call: tool, duration, code).",
+    ),
+]
+LogFormatOpt = Annotated[
+    str,
+    typer.Option(
+        "--log-format",
+        metavar="FORMAT",
+        help="text, or json: one JSON object per line (time, level, logger, message; tool, "
+        "duration_ms, code per call).",
     ),
 ]
 HttpOpt = Annotated[
@@ -82,18 +106,26 @@ def serve_command(
     online: OnlineOpt = False,
     online_deadline: OnlineDeadlineOpt = None,
     allow_host: AllowHostOpt = None,
+    log_level: LogLevelOpt = "warning",
+    log_format: LogFormatOpt = "text",
 ) -> None:
     """Serve a snapshot to MCP hosts over stdio (or Streamable HTTP with --http): search,
     fetch, resolve and audit tools; without --online it never touches the network and writes
     nothing."""
-    from pipeline.serve import transport
+    from pipeline.serve import logs, transport
 
     allow = allow_host or []
     _check_options(http, online, online_deadline, allow)
+    logs.check_choice("--log-level", log_level, logs.LEVELS)
+    logs.check_choice("--log-format", log_format, logs.FORMATS)
     deadline = DEFAULT_DEADLINE if online_deadline is None else online_deadline
     listen = transport.parse_listen(http) if http is not None else None
     extra_hosts = tuple(dict.fromkeys(transport.parse_allow_host(name) for name in allow))
     settings = Settings.from_env()
+    call_deadline = settings.serve_deadline or max(
+        DEFAULT_CALL_DEADLINE, deadline if online else 0.0
+    )
+    logs.configure(log_level, log_format, [*settings.secrets(), settings.email])
     if listen is not None:
         transport.require_token(listen, settings.serve_token)
     keyring = minting_keyring(settings, demo_key)  # a fresh machine: creates it, says where
@@ -116,7 +148,7 @@ def serve_command(
         demo = " (handles minted with the PUBLIC demo key)" if keyring.demo else ""
         live = "; --online: live harvests go into sealed children" if online else ""
         what = f"citeseal serve: {trusted.manifest.name} {trusted.manifest.snapshot_id}"
-        server = build_server(served)
+        server = build_server(served, deadline=call_deadline)
         if listen is not None:
             token = " (bearer token required)" if settings.serve_token else ""
             transport.serve_http(
@@ -125,6 +157,7 @@ def serve_command(
                 token=settings.serve_token,
                 announce=lambda url: typer.echo(f"{what} on {url}{demo}{token}{live}", err=True),
                 extra_hosts=extra_hosts,
+                log_format=log_format,
             )
             return
         typer.echo(f"{what} on stdio{demo}{live}", err=True)

@@ -4,7 +4,7 @@ The SDK validates a tool's arguments with a pydantic model built from its signat
 mode (``true`` is accepted as the integer 1, ``"5"`` as 5) and reports a failure as pydantic's
 multi-line text with a documentation URL. :func:`make_strict` turns every registered tool's
 argument model strict (a value of the wrong JSON type is refused, never converted) and closed
-(an argument the tool does not take is refused); :func:`argument_error` words the first
+(an argument the tool does not take is refused); :func:`argument_problem` words the first
 failure as one line — ``Error executing tool TOOL: ARGUMENT must be EXPECTED, got
 JSON_TYPE`` (the prefix every tool error has) — which the server
 (:class:`pipeline.serve.server.build_server`'s ``call_tool``) returns as the tool's
@@ -66,7 +66,7 @@ def _where(loc: tuple[int | str, ...]) -> str:
     return text or "the arguments"
 
 
-def argument_error(tool: str, error: ValidationError) -> str:
+def argument_problem(tool: str, error: ValidationError) -> str:
     """One line for the first failure in ``error`` (and how many more there are)."""
     problems = error.errors(include_url=False)
     first = problems[0]
@@ -80,9 +80,8 @@ def argument_error(tool: str, error: ValidationError) -> str:
         problem = f"{where} must be {_EXPECTED[kind]}, got {json_type(first['input'])}"
     else:
         problem = f"{where}: {first['msg']}"
-    line = f"Error executing tool {tool}: {problem}"  # the prefix of every tool error
     more = len(problems) - 1
-    return line + (f" (and {more} more problem{'s' if more > 1 else ''})" if more else "")
+    return problem + (f" (and {more} more problem{'s' if more > 1 else ''})" if more else "")
 
 
 def make_strict(mcp: MCPServer) -> None:

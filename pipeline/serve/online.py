@@ -27,10 +27,16 @@ Rules (docs/serve.md, "--online"):
   :class:`~pipeline.errors.TransientHarvestError` saying upstream is unavailable and the call
   may be retried: never a silent empty result. Each live call has a deadline
   (:data:`DEFAULT_DEADLINE`): its requests are refused past it (:class:`DeadlineTransport`) and
-  the call answers that error when it passes, whatever the harvest is doing. Live harvests
+  the call answers that error when it passes, whatever the harvest is doing. The call's own
+  deadline (:func:`pipeline.serve.calls.call_deadline`, ``CITESEAL_SERVE_DEADLINE``) bounds it
+  too: the harvest stops at the lesser of the two, and a call past its own deadline is
+  answered ``deadline_exceeded`` by the server (:mod:`pipeline.serve.calls`). A harvest cut
+  short by either seals nothing (its requests past the deadline are refused, so the build
+  fails as partial); one that had every answer before the deadline is sealed whole, kept,
+  and read by the next call. Live harvests
   run one at a time (one worker thread, and the corpus folder's build lock).
 
-Without ``--online`` none of this exists: :class:`~pipeline.serve.service.Served` has no
+Without ``--online`` none of this exists: :class:`~pipeline.serve.served.Served` has no
 transport and never touches the network.
 """
 
@@ -49,10 +55,11 @@ import duckdb
 import httpx
 
 from audit.duckdb_corpus import DuckDBCorpus
-from audit.errors import InputError
+from audit.errors import InputError, NotInSnapshot
 from audit.keys import Keyring
 from pipeline.errors import PartialHarvestError, SnapshotError, TransientHarvestError
-from pipeline.serve.service import SERVED_CHANGE, Served
+from pipeline.serve.calls import call_deadline
+from pipeline.serve.served import SERVED_CHANGE, Served
 from pipeline.settings import Settings
 from pipeline.snapshot.build import BuildOptions, build_locked
 from pipeline.snapshot.folder import corpus_lock
@@ -149,9 +156,15 @@ def _spec(parent: CorpusSpec, sections: dict[str, dict[str, Any]]) -> CorpusSpec
 # -- the transport -----------------------------------------------------------------------------
 
 
+class DeadlinePassed(httpx.LocalProtocolError):
+    """A live request asked for after its call's deadline: refused unsent. The client treats
+    it as a request that cannot be made (never retried), so a harvest past its deadline stops
+    at once instead of sleeping through its retries."""
+
+
 class DeadlineTransport(httpx.BaseTransport):
-    """``inner``, refusing every request once ``deadline`` (``time.monotonic()``) has passed,
-    and shortening each request's timeouts to the time left."""
+    """``inner``, refusing every request once ``deadline`` (``time.monotonic()``) has passed
+    (:class:`DeadlinePassed`), and shortening each request's timeouts to the time left."""
 
     def __init__(self, inner: httpx.BaseTransport, deadline: float) -> None:
         self.inner = inner
@@ -160,7 +173,7 @@ class DeadlineTransport(httpx.BaseTransport):
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         left = self.deadline - time.monotonic()
         if left <= 0:
-            raise httpx.ConnectTimeout("the live call's deadline has passed", request=request)
+            raise DeadlinePassed("the live call's deadline has passed", request=request)
         given = {"connect": None, "read": None, "write": None, "pool": None}
         given.update(request.extensions.get("timeout") or {})
         request.extensions["timeout"] = {
@@ -269,7 +282,7 @@ class LiveServed(Served):
                 self._asked.update(("id", rid) for rid in fresh)
         absent = [rid for rid in wanted if not self._holds(rid)]
         if absent:
-            raise InputError(
+            raise NotInSnapshot(
                 f"{absent[0]} is not in this snapshot, and upstream did not return it when "
                 "asked live"
             )
@@ -295,8 +308,8 @@ class LiveServed(Served):
     @contextmanager
     def _turn(self, what: str) -> Iterator[float]:
         """This call's deadline, once no other live call is deciding or harvesting."""
-        deadline = time.monotonic() + self.deadline
-        if not self._live.acquire(timeout=self.deadline):
+        deadline = min(time.monotonic() + self.deadline, call_deadline())
+        if not self._live.acquire(timeout=max(0.0, deadline - time.monotonic())):
             raise self._unavailable(f"the live harvest of {what} did not start")
         try:
             yield deadline

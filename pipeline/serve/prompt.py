@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from audit.citation_scan import find_candidates
 from audit.report import FLAG_NAMES, VERDICTS
 from audit.terminal import one_line
-from pipeline.serve.service import VERDICT_MEANINGS, Served, identity
+from pipeline.serve.describe import CITING_RULES, VERDICT_MEANINGS, identity
+from pipeline.serve.served import Served
 from pipeline.snapshot.search import PassageView, record_passages
 
 QUOTE_WORDS = 6
@@ -141,18 +142,7 @@ def cite_by_handle(served: Served) -> str:
         "",
         "## How to cite",
         "",
-        "1. Never invent a handle, never edit one, never build one from a record id: fetch it. "
-        "search_literature, search_trials, search_drug_labels and fetch_passages return "
-        "handles; copy them character for character.",
-        "2. Put the citation right after the claim it supports, in square brackets: [HANDLE], "
-        'or with a quote [HANDLE "exact words"].',
-        "3. One quote per handle, copied verbatim from that passage: only typography, spacing "
-        "and invisible characters are forgiven, never a changed word, number or unit. To "
-        'quote two passages, cite two handles: [HANDLE_1 "words"; HANDLE_2 "words"].',
-        "4. Cite a passage only for what it says. If a passage is flagged retracted, "
-        "expression_of_concern or preprint, say so in your answer.",
-        "5. Before you give the answer, call audit_answer on it and fix every citation that "
-        "is not ok.",
+        *[f"{n}. {rule}" for n, rule in enumerate(CITING_RULES, start=1)],
         "",
         "## What the audit says (the first that applies)",
         "",

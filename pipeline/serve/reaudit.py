@@ -28,7 +28,9 @@ from pydantic import BaseModel, Field
 from audit.errors import InputError, LimitExceeded
 from audit.paths import public_report
 from audit.report import Report
-from pipeline.serve.service import Outcome, Served, SnapshotIdentity, identity
+from pipeline.serve.describe import SnapshotIdentity, identity
+from pipeline.serve.served import Served
+from pipeline.serve.service import Outcome
 from pipeline.site.loaders import parse_report
 from pipeline.site.reaudit_run import reaudit_one
 

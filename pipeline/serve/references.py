@@ -26,7 +26,8 @@ from audit import __version__
 from audit.citations import MAX_ANSWER_CHARS
 from audit.errors import InputError, LimitExceeded
 from audit.references.model import InputFormat
-from pipeline.serve.service import SERVED_CHANGE, Outcome, Served
+from pipeline.serve.served import SERVED_CHANGE, Served
+from pipeline.serve.service import Outcome
 
 MAX_CHECK_CHARS = MAX_ANSWER_CHARS
 """At most this many characters of text to check."""

@@ -9,12 +9,15 @@ One tool per :mod:`pipeline.serve.service` function. Every tool:
 * is annotated read-only, idempotent and closed-world (nothing is fetched, nothing written);
 * returns structured content (its output schema is the service's model) AND a text block a
   model can read on its own (some clients read only ``content``);
-* turns a :class:`~audit.errors.CiteSealError` into an ``isError`` result carrying the error's
-  one-line message and advice (``ToolError``); any other exception is the SDK's opaque
-  "Error executing tool X" (its traceback is logged to stderr), never a silent pass.
+* fails as an ``isError`` result with a stable code, a retryable flag and a hint in its
+  structured content and the error's one line as its text (:mod:`pipeline.serve.calls`: a
+  :class:`~audit.errors.CiteSealError` by the one table, anything else ``internal`` with a
+  reference and nothing of its text, its traceback logged on stderr), never a silent pass;
+* runs under a per-call deadline: a call that has not ended by then is ``deadline_exceeded``,
+  and what it returns later is discarded.
 
 Tools are sync functions: the SDK runs each in a worker thread, so calls run concurrently;
-each call reads through its own cursor (:class:`~pipeline.serve.service.Served`).
+each call reads through its own cursor (:class:`~pipeline.serve.served.Served`).
 
 The SDK is imported inside :func:`build_server` only, so that importing this module (as
 ``citeseal --help`` and the no-``fcntl`` import check do) does not load it: on POSIX the SDK
@@ -23,6 +26,9 @@ annotations: the tools' annotations are evaluated where they are defined, inside
 :func:`build_server`, where the SDK's names are bound.
 """
 
+import asyncio
+import logging
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -41,8 +47,10 @@ from audit.support.run import (
     SupportCheck,
 )
 from audit.terminal import one_line
-from pipeline.serve import references, service
+from pipeline.serve import calls, describe, references, service
 from pipeline.serve.cursor import MAX_CURSOR_CHARS
+from pipeline.serve.describe import INSTRUCTIONS, Contract, SnapshotInfo
+from pipeline.serve.served import Served
 from pipeline.serve.service import (
     DRUG_LABELS,
     LITERATURE,
@@ -53,14 +61,11 @@ from pipeline.serve.service import (
     MAX_RECORDS,
     MAX_RESULTS,
     TRIALS,
-    Contract,
     FetchResult,
     HandleQuery,
     Outcome,
     ResolveResult,
     SearchResult,
-    Served,
-    SnapshotInfo,
 )
 from pipeline.snapshot.designs import DESIGNS
 from pipeline.snapshot.facets import MAX_TERM_CHARS, PHASES, YES_NO
@@ -71,14 +76,7 @@ if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
     from mcp.types import CallToolResult
 
-INSTRUCTIONS = (
-    "Evidence from one frozen, sealed snapshot of biomedical sources. Search, fetch passages, "
-    "and cite each claim with the passage's handle copied exactly, optionally with an exact "
-    'quote: [HANDLE "words"]. Handles are checkable forever against this snapshot; a handle '
-    "you invent or edit is detected as forged. Call describe_contract for the rules and "
-    "audit_answer to check an answer before you give it."
-)
-
+log = logging.getLogger("citeseal.serve")
 
 STATUS_PATTERN = r"^[A-Za-z][A-Za-z_ -]*$"
 """What ``parse_statuses`` can read as a status (it upper-cases and maps spaces, dashes to _)."""
@@ -96,17 +94,31 @@ def tool_message(error: CiteSealError) -> str:
 
 
 def _result(call: Callable[[], Outcome]) -> "CallToolResult":
-    """Run one service call; a project error becomes the tool's ``isError`` message."""
-    from mcp.server.mcpserver.exceptions import ToolError
+    """Run one service call; its project error reaches :meth:`Server.call_tool` (inside
+    :func:`build_server`), which gives it its code (:mod:`pipeline.serve.calls`)."""
     from mcp.types import CallToolResult, TextContent
 
-    try:
-        outcome = call()
-    except CiteSealError as error:
-        raise ToolError(tool_message(error)) from None
+    outcome = call()
     return CallToolResult(
         content=[TextContent(type="text", text=outcome.text)],
         structured_content=outcome.value.model_dump(mode="json"),
+    )
+
+
+def _log_late(tool: str, started: float, late: "asyncio.Future[Any]") -> None:
+    """The log line of a call that ended after its deadline (its result was not delivered)."""
+    failure = None if late.cancelled() or late.exception() else late.result()[1]
+    calls.log_call(tool, started, failure, late=True)
+
+
+def error_result(tool: str, failure: calls.Failure) -> "CallToolResult":
+    """The ``isError`` result of a failed call: its line as text, its code as structure."""
+    from mcp.types import CallToolResult, TextContent
+
+    return CallToolResult(
+        content=[TextContent(type="text", text=failure.text(tool))],
+        structured_content=failure.structured(),
+        is_error=True,
     )
 
 
@@ -271,8 +283,9 @@ Cursor = Annotated[
 ]
 
 
-def build_server(served: Served) -> "MCPServer":
-    """The MCP server over ``served`` (its tools; transports are the caller's)."""
+def build_server(served: Served, *, deadline: float = calls.DEFAULT_CALL_DEADLINE) -> "MCPServer":
+    """The MCP server over ``served`` (its tools; transports are the caller's), each call
+    bounded by ``deadline`` seconds."""
     from mcp.server.apps import client_supports_apps
     from mcp.server.mcpserver import Context, MCPServer
     from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
@@ -280,22 +293,56 @@ def build_server(served: Served) -> "MCPServer":
     from pydantic import ValidationError
 
     from pipeline.serve import app, surface
-    from pipeline.serve.arguments import argument_error, make_strict
+    from pipeline.serve.arguments import argument_problem, make_strict
 
     class Server(MCPServer):
         async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-            """The SDK's call; arguments that fail the (strict) model are one line naming
-            the argument (:mod:`pipeline.serve.arguments`), not pydantic's text."""
+            """The SDK's call under this call's deadline, every failure an ``isError`` result
+            with its stable code, one log line per call (:mod:`pipeline.serve.calls`)."""
+            started = time.monotonic()
+            deadline, token = limit.start()
+            try:  # the task copies the context: the deadline reaches the tool's thread
+                task = asyncio.ensure_future(self._answer(name, arguments, context))
+            finally:
+                calls.CallDeadline.stop(token)
             try:
-                return await super().call_tool(name, arguments, context)
-            except ToolError as error:
-                cause = error.__cause__
-                if isinstance(cause, ValidationError) and not isinstance(
-                    error, UnexpectedToolError
-                ):
-                    raise ToolError(argument_error(name, cause)) from None
+                await asyncio.wait({task}, timeout=max(0.0, deadline - time.monotonic()))
+            except BaseException:  # the client cancelled the request
+                task.cancel()
                 raise
+            if not task.done() or time.monotonic() > deadline:
+                task.add_done_callback(lambda late: _log_late(name, started, late))
+                failure = calls.deadline_exceeded(limit.seconds)
+                calls.log_call(name, started, failure)
+                return error_result(name, failure)
+            result, failure = task.result()
+            calls.log_call(name, started, failure)
+            return result
 
+        async def _answer(
+            self, name: str, arguments: dict[str, Any], context: Any
+        ) -> tuple[Any, calls.Failure | None]:
+            try:
+                return await super().call_tool(name, arguments, context), None
+            except UnexpectedToolError as error:
+                cause = error.__cause__
+                if isinstance(cause, CiteSealError):
+                    failure = calls.failure_of(cause)
+                else:
+                    reference = calls.new_reference()
+                    log.error(
+                        "internal error %s in tool %s", reference, name, exc_info=cause or error
+                    )
+                    failure = calls.internal(reference)
+            except ToolError as error:  # arguments the (strict) model refused, an unknown tool
+                cause = error.__cause__
+                if isinstance(cause, ValidationError):
+                    failure = calls.invalid_input(argument_problem(name, cause))
+                else:
+                    failure = calls.invalid_input(str(error))
+            return error_result(name, failure), failure
+
+    limit = calls.CallDeadline(deadline)
     read_only = ToolAnnotations(  # open world with --online: searches and fetches may go live
         read_only_hint=True, idempotent_hint=True, open_world_hint=served.online
     )
@@ -457,11 +504,26 @@ def build_server(served: Served) -> "MCPServer":
                 **_schema(minimum=1, maximum=MAX_PASSAGES),
             ),
         ] = 50,
+        include_entities: Annotated[
+            bool,
+            Field(
+                description="Also give each shown passage's PubTator3 entities: type, "
+                "normalised identifier, span offsets in the passage text (default false)."
+            ),
+        ] = False,
     ) -> Annotated[CallToolResult, FetchResult]:
         """Every passage of the current version of each record, each with a freshly minted
-        handle, plus the record's title, status, flags and relations. Handles do not expire:
-        they stay verifiable against this snapshot."""
-        return _result(lambda: service.fetch(served, record_ids, max_passages=max_passages))
+        handle, plus the record's title, status, flags (retracted, expression_of_concern,
+        preprint) and relations; with include_entities, each passage's PubTator3 entities.
+        Handles do not expire: they stay verifiable against this snapshot."""
+        return _result(
+            lambda: service.fetch(
+                served,
+                record_ids,
+                max_passages=max_passages,
+                include_entities=include_entities,
+            )
+        )
 
     @mcp.tool(annotations=read_only)
     def resolve_handles(
@@ -575,12 +637,12 @@ def build_server(served: Served) -> "MCPServer":
     def describe_contract() -> Annotated[CallToolResult, Contract]:
         """The citation contract: handle grammar, verdict ladder, flags, quote folding, the
         server's limits and the snapshot's identity. Read it before citing."""
-        return _result(lambda: service.contract(served))
+        return _result(lambda: describe.contract(served))
 
     @mcp.tool(annotations=read_only)
     def snapshot_info() -> Annotated[CallToolResult, SnapshotInfo]:
         """What the served snapshot is and holds: identity, seal, counts, per-source status."""
-        return _result(lambda: service.info(served))
+        return _result(lambda: describe.info(served))
 
     surface.register(mcp, served)  # reaudit_report, cite_by_handle, evidence:// resources
     make_strict(mcp)  # every tool's arguments: strict types, no unknown names

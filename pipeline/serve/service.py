@@ -7,18 +7,9 @@ sentence, not a validator dump), and calls the code the CLI uses: ``search_page`
 the audit engine. Errors are :class:`~audit.errors.CiteSealError` subclasses only; the MCP
 layer turns them into ``isError`` results.
 
-Connections (:class:`Served`): one read-only base connection is opened when the server
-starts; every call reads through its own cursor of it (``base.cursor()``, DuckDB's way to use
-one database from several threads) and first checks that the file is still the one that was
-trusted. Measured on the demo snapshot: a cursor costs ~0.01 ms, while opening a connection
-per call costs ~175 ms when none stays open (the database is re-attached each time) and a
-second connection with another configuration is refused by DuckDB in the same process — the
-audit's corpus therefore reads through a cursor too. No call holds a lock while it runs.
-
-Two hooks of :class:`Served` do nothing here: :meth:`Served.ensure_records` (before a fetch)
-and :meth:`Served.ensure_search` (after a search). With ``--online``
-(:class:`pipeline.serve.online.LiveServed`) they harvest what the snapshot lacks into a sealed
-child, and every call reads the newest one.
+The snapshot every function reads is :class:`~pipeline.serve.served.Served` (its
+connections, the ``--online`` hooks); what the server says about itself (the contract, the
+snapshot's info) is :mod:`pipeline.serve.describe`.
 
 Limits (also advertised in the tools' input schemas) are the ``MAX_*`` constants below and
 the parsers' own (:data:`audit.citations.MAX_ANSWER_CHARS`, :data:`audit.claims.MAX_CLAIMS_BYTES`).
@@ -27,52 +18,30 @@ the parsers' own (:data:`audit.citations.MAX_ANSWER_CHARS`, :data:`audit.claims.
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import closing, contextmanager
+from collections.abc import Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-import duckdb
 from pydantic import BaseModel, ConfigDict, Field
 
-from audit import CONTRACT_VERSION, folding, handles
-from audit.citations import (
-    MAX_ANSWER_CHARS,
-    MAX_CITATIONS_PER_SENTENCE,
-    MAX_QUOTE_CHARS,
-    parse_answer,
-)
-from audit.claims import MAX_CLAIMS_BYTES, parse_claims
-from audit.duckdb_corpus import DuckDBCorpus
+from audit.citations import MAX_QUOTE_CHARS, parse_answer
+from audit.claims import parse_claims
 from audit.engine import CitationInput, audit_answer, judge_citations
 from audit.errors import InputError, LimitExceeded
-from audit.keys import Keyring
 from audit.render_text import render_support_check, render_text
-from audit.report import (
-    DEFAULT_FAIL_ON,
-    FAIL_ON_ITEMS,
-    FLAG_NAMES,
-    VERDICTS,
-    CitationResult,
-    fail_on_items,
-)
+from audit.report import DEFAULT_FAIL_ON, CitationResult, fail_on_items
 from audit.support.judges import DEFAULT_JUDGE, judge_by_name
 from audit.support.model import Judge
-from audit.support.run import (
-    MAX_CLAIM_CHARS,
-    MAX_SUPPORT_HANDLE_CHARS,
-    MAX_SUPPORT_HANDLES,
-    check_support,
-)
+from audit.support.run import check_support
 from audit.terminal import one_line
-from pipeline.serve.cursor import MAX_CURSOR_CHARS, SearchKey, issue_cursor, read_cursor
-from pipeline.serve.doc_text import doc_block, folding_steps
+from pipeline.serve.cursor import SearchKey, issue_cursor, read_cursor
+from pipeline.serve.entities import PassageEntities, entities_line, passage_entities
+from pipeline.serve.served import Served
 from pipeline.snapshot.filters import SearchFilters, make_filters, undecided_lines, work_lines
 from pipeline.snapshot.listing import find_page
 from pipeline.snapshot.search import (
-    MAX_QUERY_CHARS,
     PassageView,
     RecordView,
     SearchPage,
@@ -81,13 +50,7 @@ from pipeline.snapshot.search import (
     held_statuses,
     record_passages,
 )
-from pipeline.snapshot.trust import TrustedSnapshot
 
-SERVED_CHANGE = {
-    "since": "since the server trusted it",
-    "advice": "restart citeseal serve once nothing is writing the file",
-}
-"""How a served snapshot that changed is refused: trusted at start, a retry cannot help."""
 MAX_RESULTS = 50
 """At most this many passages per search."""
 MAX_RECORDS = 20
@@ -110,75 +73,6 @@ SEARCHES: dict[str, tuple[str, ...]] = {
     "drug_labels": DRUG_LABELS,
     "documents": DOCUMENTS,
 }
-
-VERDICT_MEANINGS: dict[str, str] = {
-    "malformed": "the handle does not parse under the grammar",
-    "forged": "the check code does not verify under the key (invented or altered handle)",
-    "unavailable": "the record or passage is not in this snapshot, or its source did not "
-    "harvest completely",
-    "withdrawn": "the record was withdrawn upstream",
-    "quote_mismatch": "the quote is not in the passage (after folding)",
-    "ok": "the handle verifies and the quote (if any) is in the passage",
-}
-"""One line per verdict, in ladder order (the first that applies wins)."""
-
-
-class Served:
-    """What every tool reads: the snapshot that passed its checks, the minting keyring, and
-    the base connection every call takes its own cursor of (close it with :meth:`close`)."""
-
-    online = False  # True: calls may harvest live (pipeline.serve.online.LiveServed)
-
-    def __init__(self, trusted: TrustedSnapshot, keyring: Keyring) -> None:
-        self.trusted = trusted
-        self.keyring = keyring
-        self._base = trusted.search_connection()
-        self._lock = threading.Lock()
-        # Checked and read once (shape, meta, source statuses); each call reads through its
-        # own cursor (:meth:`corpus`).
-        self._corpus = DuckDBCorpus(
-            trusted.path, sha256=trusted.sha256, connection=self._base.cursor()
-        )
-        self._corpus.source_status()  # now, before calls on several threads share it
-
-    @contextmanager
-    def cursor(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A cursor for one call, after checking the file did not change since it was trusted."""
-        with self._lock:  # creating a cursor touches the base connection; using it does not
-            cursor = self._base.cursor()
-        try:
-            self.trusted.still_unchanged(**SERVED_CHANGE)
-            yield cursor
-        finally:
-            cursor.close()
-
-    @contextmanager
-    def corpus(self) -> Iterator[DuckDBCorpus]:
-        """The audit's corpus for one call, reading through its own cursor (what the served
-        snapshot's corpus read when the server started is not read again)."""
-        with self.cursor() as cursor:
-            yield self._corpus.reading_through(cursor)
-
-    def ensure_records(self, record_ids: Sequence[str]) -> None:
-        """Before a fetch: nothing (``--online`` harvests the ids the snapshot lacks,
-        :class:`pipeline.serve.online.LiveServed`)."""
-        del record_ids
-
-    def ensure_search(self, query: str, limit: int, sources: Sequence[str], found: int) -> bool:
-        """After a search that found ``found`` passages: nothing, False (``--online`` may
-        harvest the query and answer True: search again)."""
-        del query, limit, sources, found
-        return False
-
-    def close(self) -> None:
-        self._corpus.close()
-        self._base.close()
-
-    def __enter__(self) -> Served:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 @dataclass(frozen=True)
@@ -226,6 +120,16 @@ class FetchedRecord(BaseModel):
     record: RecordView
     passages_total: int = Field(description="Passages the record version holds.")
     truncated: bool = Field(description="Only the first max_passages passages are shown.")
+    entities: list[PassageEntities] | None = Field(
+        default=None,
+        description="With include_entities: per shown passage, its PubTator3 entities (type, "
+        "normalised identifier, span offsets in the passage text); null otherwise.",
+    )
+    entities_unplaced: int | None = Field(
+        default=None,
+        description="With include_entities: entities of the shown passages whose span does not "
+        "fit the passage text (left out, never guessed).",
+    )
 
 
 class FetchResult(BaseModel):
@@ -249,42 +153,6 @@ class HandleQuery(BaseModel):
 
 class ResolveResult(BaseModel):
     results: list[CitationResult]
-
-
-class SnapshotIdentity(BaseModel):
-    name: str
-    snapshot_id: str
-    file: str
-    sha256: str
-    created_at: str
-    seal: str = Field(description="sealed (installation key) or demo (public key: proves nothing)")
-    demo_key: bool = Field(description="Handles this server mints use the public demo key.")
-
-
-class SnapshotInfo(BaseModel):
-    identity: SnapshotIdentity
-    parent: str | None
-    mode: str
-    records: int
-    versions: int
-    passages: int
-    partial: bool
-    failed_requests: int
-    sources: dict[str, dict[str, Any]]
-
-
-class Contract(BaseModel):
-    contract_version: str
-    grammar: str
-    schemes: list[str]
-    pinned_schemes: list[str]
-    verdicts: list[dict[str, str]] = Field(description="The ladder: the first that applies wins.")
-    flags: list[str]
-    fail_on: list[str]
-    default_fail_on: list[str]
-    folding: str
-    limits: dict[str, int]
-    snapshot: SnapshotIdentity
 
 
 def _flags_text(flags: dict[str, bool | None]) -> str:
@@ -426,8 +294,15 @@ def _demo_note(served: Served) -> str:
     return "\nnote: handles minted with the public demo key" if served.keyring.demo else ""
 
 
-def fetch(served: Served, record_ids: Sequence[str], *, max_passages: int = 50) -> Outcome:
-    """Every passage (up to ``max_passages``) of the current version of each record."""
+def fetch(
+    served: Served,
+    record_ids: Sequence[str],
+    *,
+    max_passages: int = 50,
+    include_entities: bool = False,
+) -> Outcome:
+    """Every passage (up to ``max_passages``) of the current version of each record, with
+    the record's flags and, when asked, its PubTator3 entities (:mod:`pipeline.serve.entities`)."""
     _bounded_count(record_ids, "record_ids", MAX_RECORDS)
     if not 1 <= max_passages <= MAX_PASSAGES:
         raise InputError(f"max_passages must be between 1 and {MAX_PASSAGES}, got {max_passages}")
@@ -440,8 +315,19 @@ def fetch(served: Served, record_ids: Sequence[str], *, max_passages: int = 50) 
             view = record_passages(con, rid, served.keyring)
             total = len(view.passages)
             shown = replace(view, passages=view.passages[:max_passages])
+            found, unplaced = (
+                passage_entities(con, rid, view.version, shown.passages)
+                if include_entities
+                else (None, None)
+            )
             fetched.append(
-                FetchedRecord(record=shown, passages_total=total, truncated=total > max_passages)
+                FetchedRecord(
+                    record=shown,
+                    passages_total=total,
+                    truncated=total > max_passages,
+                    entities=found,
+                    entities_unplaced=unplaced,
+                )
             )
     lines: list[str] = []
     for item in fetched:
@@ -454,7 +340,16 @@ def fetch(served: Served, record_ids: Sequence[str], *, max_passages: int = 50) 
         )
         if view.withdrawn:
             lines.append(f"  withdrawn upstream since {view.withdrawn_since}")
-        lines += [_passage_text(p) for p in view.passages]
+        entities = {e.path: e.entities for e in item.entities or ()}
+        for passage in view.passages:
+            lines.append(_passage_text(passage))
+            if entities.get(passage.path):
+                lines.append(f"   entities: {one_line(entities_line(entities[passage.path]))}")
+        if item.entities_unplaced:
+            lines.append(
+                f"  {item.entities_unplaced} entit{'y' if item.entities_unplaced == 1 else 'ies'} "
+                "left out: the span does not fit the passage text"
+            )
     value = FetchResult(demo_key=served.keyring.demo, records=fetched)
     return Outcome(value, "\n".join(lines) + _demo_note(served))
 
@@ -523,111 +418,3 @@ def support(
     with served.corpus() as corpus:
         check = check_support(claim, handle_texts, corpus, served.keyring, chosen)
     return Outcome(check, render_support_check(check))
-
-
-def identity(served: Served) -> SnapshotIdentity:
-    trusted = served.trusted
-    manifest = trusted.manifest
-    return SnapshotIdentity(
-        name=manifest.name,
-        snapshot_id=manifest.snapshot_id,
-        file=trusted.path.name,
-        sha256=trusted.sha256,
-        created_at=manifest.created_at,
-        seal=trusted.seal,
-        demo_key=served.keyring.demo,
-    )
-
-
-def _identity_text(ident: SnapshotIdentity) -> str:
-    seal = "sealed with the PUBLIC demo key (proves nothing)" if ident.seal == "demo" else "sealed"
-    return (
-        f"snapshot {ident.name} {ident.snapshot_id} ({ident.file}, sha256 {ident.sha256[:16]}…, "
-        f"created {ident.created_at}; {seal})"
-    )
-
-
-def info(served: Served) -> Outcome:
-    """What the served snapshot holds (its manifest, without any local path)."""
-    served.trusted.still_unchanged(**SERVED_CHANGE)
-    manifest = served.trusted.manifest
-    ident = identity(served)
-    value = SnapshotInfo(
-        identity=ident,
-        parent=manifest.parent.snapshot_id if manifest.parent else None,
-        mode=manifest.mode,
-        records=manifest.records,
-        versions=manifest.versions,
-        passages=manifest.passages,
-        partial=manifest.partial,
-        failed_requests=len(manifest.failed_requests),
-        sources={name: s.model_dump() for name, s in manifest.sources.items()},
-    )
-    lines = [
-        _identity_text(ident),
-        f"{manifest.records} records, {manifest.versions} versions, {manifest.passages} passages"
-        + ("; PARTIAL: some requests failed" if manifest.partial else ""),
-    ]
-    lines += [f"  {name}: {s.status}, {s.records} records" for name, s in manifest.sources.items()]
-    return Outcome(value, "\n".join(lines))
-
-
-def limits() -> dict[str, int]:
-    """Every limit a tool enforces, from the constants that enforce it."""
-    from pipeline.serve.reaudit import MAX_REPORT_CHARS  # reaudit imports this module
-    from pipeline.serve.references import MAX_CHECK_CHARS  # and so does references
-
-    return {
-        "query_chars": MAX_QUERY_CHARS,
-        "search_results": MAX_RESULTS,
-        "fetch_records": MAX_RECORDS,
-        "fetch_passages_per_record": MAX_PASSAGES,
-        "resolve_handles": MAX_HANDLES,
-        "handle_chars": MAX_HANDLE_CHARS,
-        "quote_chars": MAX_QUOTE_CHARS,
-        "answer_chars": MAX_ANSWER_CHARS,
-        "claims_chars": MAX_CLAIMS_BYTES,
-        "citations_per_sentence": MAX_CITATIONS_PER_SENTENCE,
-        "support_claim_chars": MAX_CLAIM_CHARS,
-        "support_handles": MAX_SUPPORT_HANDLES,
-        "support_handle_chars": MAX_SUPPORT_HANDLE_CHARS,
-        "report_chars": MAX_REPORT_CHARS,
-        "check_chars": MAX_CHECK_CHARS,
-        "cursor_chars": MAX_CURSOR_CHARS,
-    }
-
-
-def contract(served: Served) -> Outcome:
-    """The citation contract this server checks against, and the snapshot's identity."""
-    served.trusted.still_unchanged(**SERVED_CHANGE)
-    ident = identity(served)
-    value = Contract(
-        contract_version=CONTRACT_VERSION,
-        grammar=doc_block(
-            handles.__doc__,
-            "Grammar (every handle has exactly one spelling; nothing is case-folded)::",
-        ),
-        schemes=list(handles.SCHEMES),
-        pinned_schemes=sorted(handles.PINNED_SCHEMES),
-        verdicts=[{"verdict": v, "meaning": VERDICT_MEANINGS[v]} for v in VERDICTS],
-        flags=list(FLAG_NAMES),
-        fail_on=list(FAIL_ON_ITEMS),
-        default_fail_on=list(DEFAULT_FAIL_ON),
-        folding=folding_steps(folding.__doc__),
-        limits=limits(),
-        snapshot=ident,
-    )
-    lines = [
-        f"citeseal contract {CONTRACT_VERSION}: cite a passage by its handle, optionally with "
-        'an exact quote: [HANDLE "words"]. Copy handles exactly; never invent or edit one.',
-        "grammar:",
-        value.grammar,
-        "verdicts (first that applies wins): "
-        + "; ".join(f"{v['verdict']} = {v['meaning']}" for v in value.verdicts),
-        f"flags on ok citations: {', '.join(value.flags)}",
-        "quotes match after folding (typography, whitespace, invisible characters only):",
-        value.folding,
-        "limits: " + ", ".join(f"{k} {v:,}" for k, v in value.limits.items()),
-        _identity_text(ident),
-    ]
-    return Outcome(value, "\n".join(lines))

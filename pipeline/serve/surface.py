@@ -6,7 +6,8 @@ audit view, an MCP App, is an extension given to the server's constructor:
 :mod:`pipeline.serve.prompt` and :mod:`pipeline.serve.resources`; this module is the MCP
 wiring only, and imports the SDK inside :func:`register` (see :mod:`pipeline.serve.server`).
 
-Errors: the tool's project errors are ``isError`` results (``ToolError``, like every tool);
+Errors: the tool's failures are ``isError`` results with their code, like every tool's
+(:mod:`pipeline.serve.calls`);
 a resource's :class:`~audit.errors.InputError` (a bad or unknown id, a malformed handle) is
 resource-not-found (JSON-RPC -32602) and any other project error -32603, both carrying the
 error's one-line message and advice.
@@ -20,8 +21,8 @@ from pydantic import Field
 from audit.errors import CiteSealError, InputError
 from pipeline.serve import prompt, reaudit, resources
 from pipeline.serve.reaudit import MAX_REPORT_CHARS, ReauditResult
+from pipeline.serve.served import Served
 from pipeline.serve.server import _result, tool_message
-from pipeline.serve.service import Served
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer

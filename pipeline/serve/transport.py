@@ -311,6 +311,23 @@ LOG_CONFIG: dict[str, Any] = {
 }
 
 
+def log_config(fmt: str) -> dict[str, Any]:
+    """:data:`LOG_CONFIG`, or for ``--log-format json`` the same loggers without handlers of
+    their own: their records reach the root handler (:mod:`pipeline.serve.logs`), one JSON
+    object per line like every other line."""
+    if fmt != "json":
+        return LOG_CONFIG
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "loggers": {
+            "uvicorn": {"handlers": [], "level": "WARNING", "propagate": True},
+            "uvicorn.error": {"level": "WARNING"},
+            "uvicorn.access": {"handlers": [], "level": "INFO", "propagate": True},
+        },
+    }
+
+
 def bind(listen: Listen) -> socket.socket:
     """The listening socket, or one ``ServeError`` line (address in use, not this machine's)."""
     family = socket.AF_INET6 if ":" in listen.host else socket.AF_INET
@@ -364,6 +381,7 @@ def serve_http(
     token: str | None,
     announce: Callable[[str], None],
     extra_hosts: tuple[str, ...] = (),
+    log_format: str = "text",
 ) -> None:
     """Serve ``server`` over Streamable HTTP until SIGINT or SIGTERM; ``announce`` gets the URL
     once the socket listens. Refuses (before binding) what :func:`require_token` refuses."""
@@ -385,7 +403,7 @@ def serve_http(
 
     config = uvicorn.Config(
         app,
-        log_config=LOG_CONFIG,
+        log_config=log_config(log_format),
         lifespan="on",
         timeout_graceful_shutdown=GRACE_SECONDS,
         server_header=False,

@@ -17,7 +17,7 @@ from typing import Any
 
 import duckdb
 
-from audit.errors import CitationSyntaxError, InputError
+from audit.errors import CitationSyntaxError, InputError, NotInSnapshot
 from audit.handles import PINNED_SCHEMES, SCHEMES, Locator, mint, parse_locator
 from audit.keys import Keyring
 from audit.terminal import one_line
@@ -392,7 +392,7 @@ def record_passages(
     ).fetchone()
     if state is None:
         _check_record_id(record_id)
-        raise InputError(f"{record_id} is not in this snapshot")
+        raise NotInSnapshot(f"{record_id} is not in this snapshot")
     source, current, withdrawn, since = state
     versions = [
         str(v[0])

@@ -31,8 +31,15 @@ from audit.errors import InputError
 from audit.handles import parse_handle, verify
 from pipeline.bench.bench_live import BASE_PATHS, Answer, Answers, LoopbackAPI, TokenBucket
 from pipeline.errors import SnapshotError, TransientHarvestError
-from pipeline.serve import service
-from pipeline.serve.online import DeadlineTransport, LiveServed, ids_spec, live_ids, query_spec
+from pipeline.serve import describe, service
+from pipeline.serve.online import (
+    DeadlinePassed,
+    DeadlineTransport,
+    LiveServed,
+    ids_spec,
+    live_ids,
+    query_spec,
+)
 from pipeline.serve.service import HandleQuery, Outcome, Served
 from pipeline.settings import BASE_URLS, Settings
 from pipeline.snapshot.locate import snapshots_in
@@ -231,7 +238,7 @@ def test_deadline_transport_refuses_requests_past_the_deadline_and_shortens_time
     assert all(0 < value <= 5 for value in timeouts[0].values())
     with (
         httpx.Client(transport=DeadlineTransport(inner, time.monotonic() - 1)) as client,
-        pytest.raises(httpx.ConnectTimeout, match="the live call's deadline has passed"),
+        pytest.raises(DeadlinePassed, match="the live call's deadline has passed"),
     ):
         client.get("http://127.0.0.1/x")
     assert len(timeouts) == 1
@@ -276,7 +283,7 @@ def test_a_fetch_of_ids_the_snapshot_lacks_seals_a_child_whose_handles_verify(
     with Served(trust_snapshot(child.path, POLICY), DEMO) as offline:
         again = service.resolve(offline, [HandleQuery(handle=h) for h in handles])
     assert verdicts(again) == ["ok"] * len(handles)
-    assert service.info(live).value.model_dump()["identity"]["file"] == child.path.name
+    assert describe.info(live).value.model_dump()["identity"]["file"] == child.path.name
 
 
 def test_a_search_with_fewer_results_than_asked_harvests_the_query_once(
@@ -640,7 +647,9 @@ async def test_through_mcp_a_malformed_body_is_an_is_error_result_saying_upstrea
         tools = (await client.list_tools()).tools
         result = await client.call_tool("fetch_passages", {"record_ids": ["pmid:99100001"]})
     assert all(t.annotations is not None and t.annotations.open_world_hint for t in tools)
-    assert result.is_error and result.structured_content is None
+    assert result.is_error and result.structured_content is not None
+    assert result.structured_content["error"]["code"] == "upstream_unavailable"
+    assert result.structured_content["error"]["retryable"] is True
     assert [block.model_dump(exclude_none=True) for block in result.content] == [
         {
             "type": "text",
@@ -666,3 +675,36 @@ def test_a_child_that_cannot_be_written_is_an_error_naming_the_folder(
         "device; nothing was added to the snapshot"
     )
     assert live.children == [] and live.trusted.path == live.root.path
+
+
+@pytest.mark.anyio
+async def test_a_live_call_past_the_call_deadline_is_deadline_exceeded_and_writes_no_child(
+    folder: Path, standin: Standin
+) -> None:
+    from mcp import Client
+
+    from pipeline.serve.server import build_server
+
+    release = threading.Event()
+
+    def slow(source: str, *_: object) -> Answer | None:
+        if source == "pubmed":
+            release.wait(1.0)  # past the call's deadline: the live request is refused after it
+        return None
+
+    standin.override = slow
+    before = sorted(p.name for p in folder.iterdir())
+    trusted = trust_snapshot(snapshots_in(folder)[-1].path, POLICY)
+    settings = Settings.from_env(standin.env)
+    live = LiveServed(trusted, DEMO, policy=POLICY, settings=settings, deadline=20)
+    with live:
+        async with Client(build_server(live, deadline=0.3), raise_exceptions=True) as client:
+            result = await client.call_tool("fetch_passages", {"record_ids": ["pmid:99100001"]})
+        release.set()
+    # closing waited for the live worker: the late harvest has ended, one way or the other
+    assert result.is_error and isinstance(result.structured_content, dict)
+    assert result.structured_content["error"]["code"] == "deadline_exceeded"
+    assert result.structured_content["error"]["retryable"] is True
+    after = sorted(p.name for p in folder.iterdir() if p.name != ".build-lock")  # the folder's lock
+    assert after == before  # no child, nothing half-written
+    assert live.children == []

@@ -16,7 +16,7 @@ from audit.citations import MAX_CITATIONS_PER_SENTENCE, MAX_QUOTE_CHARS
 from audit.handles import parse_handle, verify
 from audit.report import VERDICTS
 from audit.support.run import MAX_CLAIM_CHARS, MAX_SUPPORT_HANDLE_CHARS, MAX_SUPPORT_HANDLES
-from pipeline.serve import service
+from pipeline.serve import describe
 from pipeline.serve.cursor import MAX_CURSOR_CHARS
 from pipeline.serve.reaudit import MAX_REPORT_CHARS
 from pipeline.serve.server import STATUS_PATTERN, build_server
@@ -59,10 +59,15 @@ async def ok(client: Client, name: str, args: dict[str, Any]) -> tuple[dict[str,
 
 
 async def error(client: Client, name: str, args: dict[str, Any]) -> str:
+    """The text of a failed call, after checking its structure says the same message."""
     result = await client.call_tool(name, args)
     assert result.is_error
-    assert result.structured_content is None
-    return text_of(result)
+    assert isinstance(result.structured_content, dict)
+    failure = result.structured_content["error"]
+    assert set(failure) == {"code", "retryable", "message", "hint"}
+    text = text_of(result)
+    assert text.startswith(f"Error executing tool {name}: {failure['message']}")
+    return text
 
 
 async def test_tools_are_read_only_bounded_and_structured(served: Served) -> None:
@@ -367,5 +372,5 @@ async def test_a_snapshot_changed_while_served_is_refused_with_restart_advice(
 
 def test_docs_serve_md_lists_every_limit_the_contract_gives() -> None:
     doc = (Path(__file__).parents[3] / "docs" / "serve.md").read_text(encoding="utf-8")
-    missing = [f"`{k}` {v:,}" for k, v in service.limits().items() if f"`{k}` {v:,}" not in doc]
+    missing = [f"`{k}` {v:,}" for k, v in describe.limits().items() if f"`{k}` {v:,}" not in doc]
     assert missing == []
