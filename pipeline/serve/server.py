@@ -3,7 +3,8 @@
 One tool per :mod:`pipeline.serve.service` function. Every tool:
 
 * takes typed arguments whose bounds are in the input schema (``maxLength``, ``maxItems``,
-  ``minimum``/``maximum``) and are checked again by the service with an exact message; the
+  ``minimum``/``maximum``; the search tools' types are :mod:`pipeline.serve.params`) and are
+  checked again by the service with an exact message; the
   types are checked strictly (``true`` is no integer, ``"5"`` no number) and an argument of
   the wrong type or name is one line naming it (:mod:`pipeline.serve.arguments`);
 * is annotated read-only, idempotent and closed-world (nothing is fetched, nothing written);
@@ -48,43 +49,53 @@ from audit.support.run import (
 )
 from audit.terminal import one_line
 from pipeline.serve import calls, describe, references, service
-from pipeline.serve.cursor import MAX_CURSOR_CHARS
 from pipeline.serve.describe import INSTRUCTIONS, Contract, SnapshotInfo
+from pipeline.serve.params import (
+    CompletedFrom,
+    CompletedTo,
+    Concern,
+    Condition,
+    Cursor,
+    DateFrom,
+    DateTo,
+    Designs,
+    Drug,
+    HasResults,
+    Intervention,
+    LabelQuery,
+    LabelSources,
+    Limit,
+    LiteratureSources,
+    OpenAccess,
+    Phases,
+    Preprint,
+    Query,
+    Retracted,
+    StartedFrom,
+    StartedTo,
+    Statuses,
+    TrialSources,
+    schema,
+)
 from pipeline.serve.served import Served
 from pipeline.serve.service import (
-    DRUG_LABELS,
-    LITERATURE,
     MAX_HANDLE_CHARS,
     MAX_HANDLES,
     MAX_ID_CHARS,
     MAX_PASSAGES,
     MAX_RECORDS,
-    MAX_RESULTS,
-    TRIALS,
     FetchResult,
     HandleQuery,
     Outcome,
     ResolveResult,
     SearchResult,
 )
-from pipeline.snapshot.designs import DESIGNS
-from pipeline.snapshot.facets import MAX_TERM_CHARS, PHASES, YES_NO
-from pipeline.snapshot.filters import INCLUSIONS, MAX_STATUSES, TRIAL_STATUSES
-from pipeline.snapshot.search import MAX_QUERY_CHARS
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
     from mcp.types import CallToolResult
 
 log = logging.getLogger("citeseal.serve")
-
-STATUS_PATTERN = r"^[A-Za-z][A-Za-z_ -]*$"
-"""What ``parse_statuses`` can read as a status (it upper-cases and maps spaces, dashes to _)."""
-MAX_STATUS_CHARS = 40
-
-
-def _schema(**bounds: Any) -> dict[str, Any]:
-    return {"json_schema_extra": bounds}
 
 
 def tool_message(error: CiteSealError) -> str:
@@ -120,167 +131,6 @@ def error_result(tool: str, failure: calls.Failure) -> "CallToolResult":
         structured_content=failure.structured(),
         is_error=True,
     )
-
-
-Query = Annotated[
-    str,
-    Field(
-        description=f"Words to look for (BM25 ranking; at most {MAX_QUERY_CHARS} characters).",
-        **_schema(minLength=1, maxLength=MAX_QUERY_CHARS),
-    ),
-]
-Limit = Annotated[
-    int,
-    Field(
-        description=f"How many passages (1-{MAX_RESULTS}).",
-        **_schema(minimum=1, maximum=MAX_RESULTS),
-    ),
-]
-
-
-def _sources(allowed: tuple[str, ...]) -> Any:
-    return Field(
-        description=f"Only these sources (default: all of {', '.join(allowed)}; a repeated "
-        "one counts once).",
-        **_schema(items={"type": "string", "enum": list(allowed)}, maxItems=len(allowed)),
-    )
-
-
-LiteratureSources = Annotated[list[str], _sources(LITERATURE)]
-TrialSources = Annotated[list[str], _sources(TRIALS)]
-LabelSources = Annotated[list[str], _sources(DRUG_LABELS)]
-
-
-def _flag(what: str) -> Any:
-    return Field(
-        description=f"include (default: {what} are kept, and every result carries its flags), "
-        f"exclude (only records known not to be {what}: unknown ones are left out and "
-        f"counted in excluded_unknown) or only (only {what}).",
-        **_schema(enum=list(INCLUSIONS)),
-    )
-
-
-def _date(end: bool) -> Any:
-    side = "on or before" if end else "on or after"
-    example = "2021-06 = to 2021-06-30" if end else "2021 = from 2021-01-01"
-    return Field(
-        description=f"Only records published {side} this date: YYYY, YYYY-MM or YYYY-MM-DD "
-        f"({example}). A record whose date is unknown or too coarse to decide is left out and "
-        "counted in excluded_unknown.",
-        **_schema(pattern=r"^\d{4}(-\d{2}(-\d{2})?)?$", maxLength=10),
-    )
-
-
-Preprint = Annotated[str, _flag("preprints")]
-Retracted = Annotated[str, _flag("retracted records")]
-Concern = Annotated[str, _flag("records with an expression of concern")]
-DateFrom = Annotated[str | None, _date(end=False)]
-DateTo = Annotated[str | None, _date(end=True)]
-Statuses = Annotated[
-    list[str],
-    Field(
-        description="Only trials with these ClinicalTrials.gov overall statuses: "
-        f"{', '.join(TRIAL_STATUSES)} or another status the snapshot holds (any case; a space "
-        "or dash stands for _; a repeated one counts once); a trial without a status is left "
-        "out and counted.",
-        **_schema(
-            items={"type": "string", "pattern": STATUS_PATTERN, "maxLength": MAX_STATUS_CHARS},
-            maxItems=MAX_STATUSES,
-        ),
-    ),
-]
-Designs = Annotated[
-    list[str],
-    Field(
-        description="Only records of these study designs (any of them), from their "
-        "publication types (PubMed/MEDLINE, Europe PMC, JATS, Crossref): rct is narrower than "
-        "clinical-trial, systematic-review than review, cohort and case-control than "
-        "observational. A record whose types do not tell (none, only 'Journal Article', or a "
-        "broader design) is left out and counted in excluded_unknown.",
-        **_schema(items={"type": "string", "enum": list(DESIGNS)}, maxItems=len(DESIGNS)),
-    ),
-]
-OpenAccess = Annotated[
-    str,
-    Field(
-        description="include (default), exclude (only records known not to be open access) "
-        "or only (only open-access records: Europe PMC's isOpenAccess, or an open licence "
-        "the snapshot knows). Unknown ones are left out and counted in excluded_unknown.",
-        **_schema(enum=list(INCLUSIONS)),
-    ),
-]
-Phases = Annotated[
-    list[str],
-    Field(
-        description="Only trials of these ClinicalTrials.gov phases (any of them); a trial "
-        "without phases is left out and counted, unless it is observational (no phase).",
-        **_schema(items={"type": "string", "enum": list(PHASES)}, maxItems=len(PHASES)),
-    ),
-]
-HasResults = Annotated[
-    str | None,
-    Field(
-        description="yes: only trials with posted results; no: only trials without. A trial "
-        "that does not say is left out and counted.",
-        **_schema(enum=[*YES_NO, None]),
-    ),
-]
-
-
-def _term(what: str) -> Any:
-    return Field(
-        description=f"Only {what} (case and accents folded); a record without that field is "
-        "left out and counted in excluded_unknown.",
-        **_schema(minLength=1, maxLength=MAX_TERM_CHARS),
-    )
-
-
-Condition = Annotated[
-    str | None, _term("trials whose conditions field holds these words, as whole words")
-]
-Intervention = Annotated[
-    str | None,
-    _term(
-        "trials whose interventions field (type, name, other names, description) holds "
-        "these words, as whole words"
-    ),
-]
-Drug = Annotated[
-    str | None,
-    _term("labels naming exactly this drug as a brand, generic or substance name"),
-]
-
-
-def _trial_date(what: str, end: bool) -> Any:
-    side = "on or before" if end else "on or after"
-    return Field(
-        description=f"Only trials whose {what} date (actual or anticipated) is {side} this "
-        "date: YYYY, YYYY-MM or YYYY-MM-DD. A trial whose date is unknown or too coarse to "
-        "decide is left out and counted in excluded_unknown.",
-        **_schema(pattern=r"^\d{4}(-\d{2}(-\d{2})?)?$", maxLength=10),
-    )
-
-
-StartedFrom = Annotated[str | None, _trial_date("start", end=False)]
-StartedTo = Annotated[str | None, _trial_date("start", end=True)]
-CompletedFrom = Annotated[str | None, _trial_date("completion", end=False)]
-CompletedTo = Annotated[str | None, _trial_date("completion", end=True)]
-LabelQuery = Annotated[
-    str | None,
-    Field(
-        description=f"Words to look for (BM25 ranking; at most {MAX_QUERY_CHARS} characters). "
-        "May be left out when drug is given: then every label of that drug, newest first.",
-        **_schema(minLength=1, maxLength=MAX_QUERY_CHARS),
-    ),
-]
-Cursor = Annotated[
-    str | None,
-    Field(
-        description="next_cursor of the previous page; pass it with the same query and "
-        "filters. It stays valid while this server serves this snapshot.",
-        **_schema(maxLength=MAX_CURSOR_CHARS),
-    ),
-]
 
 
 def build_server(served: Served, *, deadline: float = calls.DEFAULT_CALL_DEADLINE) -> "MCPServer":
@@ -490,7 +340,7 @@ def build_server(served: Served, *, deadline: float = calls.DEFAULT_CALL_DEADLIN
             Field(
                 description=f"Record ids such as pmid:99000001 or nct:NCT99000001 "
                 f"(1-{MAX_RECORDS}).",
-                **_schema(
+                **schema(
                     minItems=1,
                     maxItems=MAX_RECORDS,
                     items={"type": "string", "maxLength": MAX_ID_CHARS},
@@ -501,7 +351,7 @@ def build_server(served: Served, *, deadline: float = calls.DEFAULT_CALL_DEADLIN
             int,
             Field(
                 description=f"At most this many passages per record (1-{MAX_PASSAGES}).",
-                **_schema(minimum=1, maximum=MAX_PASSAGES),
+                **schema(minimum=1, maximum=MAX_PASSAGES),
             ),
         ] = 50,
         include_entities: Annotated[
@@ -533,7 +383,7 @@ def build_server(served: Served, *, deadline: float = calls.DEFAULT_CALL_DEADLIN
                 description=f"Handles (1-{MAX_HANDLES}), each with an optional quote "
                 f"(handle at most {MAX_HANDLE_CHARS}, quote at most {MAX_QUOTE_CHARS} "
                 "characters).",
-                **_schema(minItems=1, maxItems=MAX_HANDLES),
+                **schema(minItems=1, maxItems=MAX_HANDLES),
             ),
         ],
     ) -> Annotated[CallToolResult, ResolveResult]:
@@ -549,7 +399,7 @@ def build_server(served: Served, *, deadline: float = calls.DEFAULT_CALL_DEADLIN
             Field(
                 description="The answer (Markdown or plain text) citing [HANDLE] or "
                 f'[HANDLE "quote"] (at most {MAX_ANSWER_CHARS:,} characters).',
-                **_schema(maxLength=MAX_ANSWER_CHARS),
+                **schema(maxLength=MAX_ANSWER_CHARS),
             ),
         ] = "",
         claims: Annotated[
@@ -564,7 +414,7 @@ def build_server(served: Served, *, deadline: float = calls.DEFAULT_CALL_DEADLIN
             list[str],
             Field(
                 description="Also fail on these (malformed and forged always fail).",
-                **_schema(
+                **schema(
                     items={"type": "string", "enum": list(FAIL_ON_ITEMS)},
                     maxItems=len(FAIL_ON_ITEMS),
                 ),
@@ -586,14 +436,14 @@ def build_server(served: Served, *, deadline: float = calls.DEFAULT_CALL_DEADLIN
                 description="A document or an answer whose ordinary references (DOIs, PMIDs, "
                 "PMCIDs, arXiv ids, NCT numbers, ISBNs, reference-list entries) to check (at "
                 f"most {references.MAX_CHECK_CHARS:,} characters).",
-                **_schema(minLength=1, maxLength=references.MAX_CHECK_CHARS),
+                **schema(minLength=1, maxLength=references.MAX_CHECK_CHARS),
             ),
         ],
         format: Annotated[
             str | None,
             Field(
                 description="How to read text (default markdown).",
-                **_schema(enum=[*references.TEXT_FORMATS, None]),
+                **schema(enum=[*references.TEXT_FORMATS, None]),
             ),
         ] = None,
     ) -> Annotated[CallToolResult, CheckReport]:
@@ -611,7 +461,7 @@ def build_server(served: Served, *, deadline: float = calls.DEFAULT_CALL_DEADLIN
             Field(
                 description=f"The sentence to check, as written (at most {MAX_CLAIM_CHARS:,} "
                 "characters).",
-                **_schema(minLength=1, maxLength=MAX_CLAIM_CHARS),
+                **schema(minLength=1, maxLength=MAX_CLAIM_CHARS),
             ),
         ],
         handles: Annotated[
@@ -619,7 +469,7 @@ def build_server(served: Served, *, deadline: float = calls.DEFAULT_CALL_DEADLIN
             Field(
                 description=f"The handles citing it (1-{MAX_SUPPORT_HANDLES}, each at most "
                 f"{MAX_SUPPORT_HANDLE_CHARS} characters).",
-                **_schema(
+                **schema(
                     minItems=1,
                     maxItems=MAX_SUPPORT_HANDLES,
                     items={"type": "string", "maxLength": MAX_SUPPORT_HANDLE_CHARS},

@@ -18,8 +18,9 @@ from audit.report import VERDICTS
 from audit.support.run import MAX_CLAIM_CHARS, MAX_SUPPORT_HANDLE_CHARS, MAX_SUPPORT_HANDLES
 from pipeline.serve import describe
 from pipeline.serve.cursor import MAX_CURSOR_CHARS
+from pipeline.serve.params import STATUS_PATTERN
 from pipeline.serve.reaudit import MAX_REPORT_CHARS
-from pipeline.serve.server import STATUS_PATTERN, build_server
+from pipeline.serve.server import build_server
 from pipeline.serve.service import MAX_HANDLE_CHARS, MAX_ID_CHARS, MAX_RESULTS, Served
 from pipeline.snapshot.manifest import manifest_path
 from pipeline.snapshot.trust import trust_snapshot
