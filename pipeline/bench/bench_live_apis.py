@@ -261,18 +261,43 @@ def openfda_labels(params: Mapping[str, str]) -> Answer:
     return _json({"meta": meta, "results": results})
 
 
+def full_text_xml(pmid: int) -> str:
+    """The Europe PMC ``fullTextXML`` (JATS) of the bench's record ``pmid``: its PMCID
+    (``PMC`` and the PMID's digits), PMID and DOI, title, abstract and one body section."""
+    title, sections = article_texts(pmid)
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n<article article-type="research-article">'
+        "<front><article-meta>"
+        f'<article-id pub-id-type="pmcid">PMC{pmid}</article-id>'
+        f'<article-id pub-id-type="pmid">{pmid}</article-id>'
+        f'<article-id pub-id-type="doi">10.5555/bench.{pmid}</article-id>'
+        f"<title-group><article-title>{title}</article-title></title-group>"
+        '<permissions><license xmlns:xlink="http://www.w3.org/1999/xlink" '
+        'xlink:href="https://creativecommons.org/licenses/by/4.0/"><license-p>CC BY 4.0'
+        "</license-p></license></permissions>"
+        f"<abstract><p>{sections[0]}</p></abstract></article-meta></front>"
+        f"<body><sec><title>Results</title><p>{sections[1]}</p></sec></body></article>"
+    )
+
+
 class Answers:
     """Every source's answer to a request (method, path below its base, query + form).
 
     The PubMed records and PubTator3 documents of the corpus are made before the build
     (:meth:`prepare`), so the loopback APIs answer in the time a real one streams a stored
-    body, and what the bench measures is the client, not the bench's own generator."""
+    body, and what the bench measures is the client, not the bench's own generator.
+    ``full_text_every``: every so many PubMed records (by PMID) carry a PMCID, and Europe
+    PMC answers their open-access full text (:func:`full_text_xml`; 0: none do)."""
 
-    def __init__(self, records: int) -> None:
+    def __init__(self, records: int, *, full_text_every: int = 0) -> None:
         self.records = records
+        self.full_text_every = full_text_every
         self.pubmed = SyntheticPubMed(records)
         self._xml: dict[int, str] = {}
         self._docs: dict[int, str] = {}
+
+    def _open_access(self, pmid: int) -> bool:
+        return self.full_text_every > 0 and pmid % self.full_text_every == 0
 
     def prepare(self) -> Answers:
         for block in range(math.ceil(self.records / QUERY_SIZE)):
@@ -284,7 +309,11 @@ class Answers:
 
     def _article(self, pmid: int) -> str:
         if pmid not in self._xml:
-            self._xml[pmid] = article_xml(pmid, random.Random(pmid))
+            xml = article_xml(pmid, random.Random(pmid))
+            if self._open_access(pmid):
+                mark = f'<ArticleId IdType="pubmed">{pmid}</ArticleId>'
+                xml = xml.replace(mark, f'{mark}<ArticleId IdType="pmc">PMC{pmid}</ArticleId>')
+            self._xml[pmid] = xml
         return self._xml[pmid]
 
     def _document(self, pmid: int) -> str:
@@ -319,6 +348,12 @@ class Answers:
             return clinicaltrials_studies(params)
         if source == "openfda" and path == "/drug/label.json" and "search" in params:
             return openfda_labels(params)
+        if source == "europepmc" and path.endswith("/fullTextXML"):
+            pmcid = path.rsplit("/", 2)[-2]
+            pmid = int(pmcid.removeprefix("PMC")) if pmcid.removeprefix("PMC").isdigit() else 0
+            if self._open_access(pmid):
+                return 200, "application/xml", full_text_xml(pmid).encode("utf-8")
+            return 404, "text/plain", b"not found"
         return 404, "text/plain", f"no bench answer for {method} {path}".encode()
 
 

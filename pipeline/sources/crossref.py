@@ -122,8 +122,9 @@ class CrossrefSpec(Strict):
 
 class Updates:
     """Enrichment: Crossref's update notices on every record with a DOI (``[crossref]
-    updates = true``), :data:`UPDATES_BATCH` DOIs a request; a batch that fails leaves the
-    notices of each of its DOIs unknown (:func:`with_notices`)."""
+    updates = true``), :data:`UPDATES_BATCH` DOIs a request, a chunk's batches asked as many
+    at once as Crossref allows in flight (:meth:`~pipeline.sources.base.EnrichContext.fan_out`);
+    a batch that fails leaves the notices of each of its DOIs unknown (:func:`with_notices`)."""
 
     adds_records = False
 
@@ -140,16 +141,23 @@ class Updates:
         plain = [d for d in asked if "," not in d]
         odd = [[d] for d in asked if "," in d]  # no filter can name it: it fails on its own
         batches = [plain[i : i + UPDATES_BATCH] for i in range(0, len(plain), UPDATES_BATCH)]
-        for batch in [*batches, *odd]:
+        batches += odd
+
+        def ask(batch: list[str]) -> dict[str, list[Relation]] | None:
             found = ctx.call(
                 SOURCE,
                 f"updates {', '.join(batch)}",
-                lambda batch=batch: fetch_update_notices(ctx.client, batch),
+                lambda: fetch_update_notices(ctx.client, batch),
             )
-            for doi in batch:  # a failed batch: the notices of every DOI in it are unknown
-                cache[doi] = None if found is None else found.get(doi, [])
             if found is not None:
                 ctx.step(SOURCE, "updates", len(batch), f"{len(batch)} DOIs asked")
+            return found
+
+        # as many batches at once as Crossref allows in flight (its polite pool: 3)
+        answers = ctx.fan_out(SOURCE, [lambda b=batch: ask(b) for batch in batches])
+        for batch, found in zip(batches, answers, strict=True):
+            for doi in batch:  # a failed batch: the notices of every DOI in it are unknown
+                cache[doi] = None if found is None else found.get(doi, [])
         return with_notices(records, cache)
 
 
@@ -176,8 +184,11 @@ PLUGIN = Plugin(
     schemes=("doi",),
     base_url="https://api.crossref.org",
     parse_body=parse,
-    # list queries: 3/s in the polite pool (with a mailto), 1/s without (Dec 2025 limits)
-    rate=Rate("api.crossref.org", 3.0, without_contact=1.0),
+    # list queries: 3/s and 3 in flight in the polite pool (with a mailto), 1/s and 1 in
+    # flight without (the limits from December 2025, API-FACTS §4)
+    rate=Rate(
+        "api.crossref.org", 3.0, without_contact=1.0, concurrency=3, concurrency_without_contact=1
+    ),
     options=CrossrefSpec,
     rank=90,  # after every other source: its works by DOI come last
     counts_ids=True,
