@@ -13,12 +13,12 @@ interval); a source's records/s is its records over that span, and its theoretic
 is its records over ``requests / limit`` (the requests that harvest needed at the published
 limit) — for the sources of one chain (:data:`CHAIN`: PubMed's records, annotated, then
 noticed, with memory held flat) the smallest of theirs, since none of them can deliver the
-chain's records faster than its slowest host allows. It also prints the whole build's records/s against the maximum of sources run one
-after another and run concurrently (each host at its own pace), the busiest second each
-server saw, the 429s the
-servers answered and the peak RSS of the build and writer processes: each process's own
-``VmHWM`` (Linux), not ``ru_maxrss``, which a child started by ``subprocess`` inherits from
-its parent's peak at ``exec`` (the writer's is sampled every 0.2 s while the build runs).
+chain's records faster than its slowest host allows. It also prints the whole build's
+records/s against the maximum of sources run one after another and run concurrently (each
+host at its own pace), the busiest second each server saw, the 429s the servers answered and
+the peak RSS of the build and writer processes: each process's own ``VmHWM`` (Linux), not
+``ru_maxrss``, which a child started by ``subprocess`` inherits from its parent's peak at
+``exec`` (the writer's is sampled every 0.2 s while the build runs).
 """
 
 from __future__ import annotations
@@ -181,7 +181,8 @@ def run(
     spec = write_spec(workdir / "live.toml", records, trials, labels)
     with loopback_apis(records) as apis:
         out = build_live(spec, apis, workdir / "data")
-        rejected = sum(api.counts.rejected for api in apis.values())
+        refused = {s: api.counts.rejected for s, api in apis.items()}
+        rejected = sum(refused.values())
         answered = {s: api.counts.answered for s, api in apis.items()}
         endpoints = {s: dict(api.counts.endpoints) for s, api in apis.items()}
         serving = {s: api.counts.serving for s, api in apis.items()}
@@ -219,6 +220,7 @@ def run(
                 higher_is_better=False,
             ),
             Figure(f"{source}: most arriving in one second (less 50 ms)", peaks[source], "req"),
+            Figure(f"{source}: 429s answered", refused[source], "", 0, higher_is_better=False),
             Figure(
                 f"{source}: records/s (max {alone:,.1f} at its limit{chained})", achieved, "rec/s"
             ),
