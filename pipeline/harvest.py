@@ -77,6 +77,8 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import httpx
+
 from pipeline import effects
 from pipeline.errors import HarvestError, ParseError, SuspiciousAnswerError
 from pipeline.harvest_pipeline import DeferredProgress, DeferredSink, Pipeline, stages_for
@@ -170,6 +172,14 @@ class Harvester:
     def memo(self, source: str) -> dict[str, Any]:
         return self._memo.setdefault(source, {})
 
+    def fan_out(self, source: str, calls: Sequence[Callable[[], T]]) -> list[T]:
+        """``calls`` to ``source``'s host, as many at once as it allows in flight when the
+        harvest may use threads (``jobs`` above 1), else one after another; results and
+        effects in their order (:func:`pipeline.effects.fan_out`)."""
+        host = httpx.URL(self.client.settings.base_url(source)).host if self.jobs > 1 else ""
+        width = self.client.limiter.inflight.limit(host) if host else 1
+        return effects.fan_out(calls, width)
+
     def _answer(self, source: str, step: str, fetch: FetchByIds, ids: list[str]) -> Answer | None:
         """One by-id request: its records and the ids the parsers refused during it (None: it
         failed, reported)."""
@@ -234,7 +244,8 @@ class Harvester:
         if not stages:
             yield
             return
-        with Pipeline(self, self._sink, stages) as pipeline:
+        adders = [s for s in self._enrichers if s.enrichment and s.enrichment.adds_records]
+        with Pipeline(self, self._sink, stages, adders=adders) as pipeline:
             self._pipeline = pipeline
             try:
                 yield

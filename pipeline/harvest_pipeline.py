@@ -34,8 +34,18 @@
   Answers a stopped build received but never replayed stay in the resume cache unjudged; a
   rerun that serves them judges them then, like any cached answer.
 
-An enrichment that adds records of its own (Europe PMC's full text) delivers them from within
-the chain, so a spec that enables one is harvested one step at a time (:func:`stages_for`).
+* **Records an enrichment adds join their chunk.** An enrichment that adds records of its
+  own (Europe PMC's full text) runs on the harvest's thread as the chunk is handed in, before
+  the stages: each record it delivers becomes an *item* of the chunk, enriched by every stage
+  right after the item it came from (in the order the sequential harvest enriches them: a
+  chunk's records, then each added record, depth first), and its effects are replayed where
+  the sequential harvest makes them — the stages' effects of the chunk's records, then what
+  the adding enrichment did (its requests, failures and progress) with each added record
+  delivered in its place, then the chunk's records. The rule that makes this the sequential
+  harvest: an enrichment that adds records asks by what the records name (their ids and
+  PMCIDs), which no enrichment that changes records changes, and returns the records it was
+  given. Its requests go out on the harvest's thread, beside the stages' (its host is paced
+  like any other), so a spec with full text is pipelined too.
 """
 
 from __future__ import annotations
@@ -66,11 +76,11 @@ class Stopped(Exception):
 
 
 def stages_for(enrichers: Sequence[Source], jobs: int) -> list[list[Source]]:
-    """The enrichers grouped onto at most ``jobs - 1`` stages, in order (none: the harvest
-    goes one step at a time — ``jobs`` 1, no enrichment, or one that adds records)."""
+    """The enrichers that change records grouped onto at most ``jobs - 1`` stages, in order
+    (those that add records run as a chunk is handed in: module docstring; no stage, so the
+    harvest goes one step at a time: ``jobs`` 1, or no enrichment that changes records)."""
+    enrichers = [s for s in enrichers if s.enrichment is not None and not s.enrichment.adds_records]
     if jobs <= 1 or not enrichers:
-        return []
-    if any(s.enrichment is None or s.enrichment.adds_records for s in enrichers):
         return []
     count = min(jobs - 1, len(enrichers))
     size, extra = divmod(len(enrichers), count)
@@ -84,13 +94,23 @@ def stages_for(enrichers: Sequence[Source], jobs: int) -> list[list[Source]]:
 
 
 @dataclass
-class _Chunk:
+class _Item:
+    """Records delivered together: a chunk's, or one an enrichment added (module docstring)."""
+
     source: str
     records: list[Record]
     hollow: set[str]
-    before: list[_Call]  # the harvest thread's effects since the chunk before
-    effects: list[_Call] = field(default_factory=list)  # the stages', in stage order
     incomplete: set[str] = field(default_factory=set)
+    effects: dict[str, list[_Call]] = field(default_factory=dict)  # by enrichment, the stages'
+    added: list[_Call | _Item] = field(default_factory=list)  # the adding enrichments' effects
+    #   on the harvest's thread, each record they delivered in its place
+
+
+@dataclass
+class _Chunk:
+    head: _Item  # the records handed in
+    before: list[_Call]  # the harvest thread's effects since the chunk before
+    items: list[_Item]  # the head and each item added, in the order the stages enrich them
     error: BaseException | None = None
     done: threading.Event = field(default_factory=threading.Event)
 
@@ -98,6 +118,11 @@ class _Chunk:
 def _replay(calls: Sequence[_Call]) -> None:
     for fn, args, kwargs in calls:
         fn(*args, **kwargs)
+
+
+def _plain(entries: Sequence[_Call | _Item]) -> list[_Call]:
+    """The effects among ``entries``, the items added left out (what a failure replays)."""
+    return [e for e in entries if not isinstance(e, _Item)]
 
 
 class Pipeline:
@@ -110,11 +135,15 @@ class Pipeline:
         sink: Sink,
         stages: Sequence[Sequence[Source]],
         *,
+        adders: Sequence[Source] = (),
         ahead: int = AHEAD,
     ) -> None:
         self._ctx = ctx
         self._sink = sink
         self._stages = [list(group) for group in stages]
+        self._changers = [s for group in self._stages for s in group]  # in the harvest's order
+        self._adders = list(adders)
+        self._adding: tuple[_Chunk, _Item] | None = None  # an adding enrichment under way
         self._ahead = max(1, ahead)
         self._stop = threading.Event()
         self._queues: list[queue.SimpleQueue[_Chunk | None]] = [
@@ -155,7 +184,9 @@ class Pipeline:
         failed = next((c.error for c in self._pending if c.error is not None), None)
         if failed is not None and isinstance(raised, Stopped):
             chunk = next(c for c in self._pending if c.error is failed)
-            _replay(chunk.effects)  # the failure a stage raised, listed (module docstring)
+            for item in chunk.items:  # the failure a stage raised, listed (module docstring)
+                for plugin in self._changers:
+                    _replay(item.effects.get(plugin.name, ()))
             raise failed from None
         if not isinstance(raised, (KeyboardInterrupt, Stopped)):
             _replay(self._open)  # what the harvest's thread did up to its own failure
@@ -166,11 +197,36 @@ class Pipeline:
         """Hand one chunk in; deliver those that are done (wait while more than ``ahead``)."""
         if self._stop.is_set():
             raise Stopped
-        chunk = _Chunk(source, list(records), set(hollow), self._open)
+        if self._adding is not None:  # delivered by an adding enrichment: it joins the chunk
+            chunk, parent = self._adding
+            item = _Item(source, list(records), set(hollow))
+            parent.added.append(item)
+            chunk.items.append(item)
+            self._add(chunk, item)
+            return
+        head = _Item(source, list(records), set(hollow))
+        chunk = _Chunk(head, self._open, [head])
         self._open = []
+        try:
+            self._add(chunk, head)
+        except BaseException:
+            self._open = [*chunk.before, *_plain(head.added)]  # up to its failure (module doc)
+            raise
         self._pending.append(chunk)
         self._queues[0].put(chunk)
         self._drain(self._ahead)
+
+    def _add(self, chunk: _Chunk, item: _Item) -> None:
+        """Run the enrichments that add records on ``item``, here: what they deliver joins
+        ``chunk`` (:meth:`submit`), and their effects are kept with ``item``."""
+        outer, self._adding = self._adding, (chunk, item)
+        try:
+            for plugin in self._adders:
+                assert plugin.enrichment is not None
+                _, failed = plugin.enrichment.enrich(self._ctx, list(item.records))
+                item.incomplete |= failed
+        finally:
+            self._adding = outer
 
     def _note(
         self,
@@ -184,7 +240,9 @@ class Pipeline:
         del bounded
         if self._stop.is_set():
             raise Stopped
-        if self._pending:
+        if self._adding is not None:
+            self._adding[1].added.append((fn, args, kwargs))
+        elif self._pending:
             self._open.append((fn, args, kwargs))
         else:
             fn(*args, **kwargs)
@@ -203,10 +261,23 @@ class Pipeline:
                 raise Stopped
             self._pending.popleft()
             _replay(head.before)
-            _replay(head.effects)
-            self._sink.records(head.source, head.records, incomplete=head.incomplete | head.hollow)
+            self._deliver(head.head)
         _replay(self._open)
         self._open = []
+
+    def _deliver(self, item: _Item) -> None:
+        """Replay ``item`` as the sequential harvest delivers it: the stages' effects, what
+        the adding enrichments did (each record they added delivered in its place), then
+        its records to the sink."""
+        for plugin in self._changers:
+            _replay(item.effects.get(plugin.name, ()))
+        for entry in item.added:
+            if isinstance(entry, _Item):
+                self._deliver(entry)
+            else:
+                fn, args, kwargs = entry
+                fn(*args, **kwargs)
+        self._sink.records(item.source, item.records, incomplete=item.incomplete | item.hollow)
 
     def _halt(self) -> None:
         self._stop.set()
@@ -222,8 +293,7 @@ class Pipeline:
         group = self._stages[index]
         while (chunk := inbox.get()) is not None and not self._stop.is_set():
             try:
-                with effects.deferred(self._keeper(chunk)):
-                    self._enrich(group, chunk)
+                self._enrich(group, chunk)
             except Stopped:
                 return
             # a stage's thread is a boundary: whatever it raised is raised on the harvest's
@@ -237,7 +307,7 @@ class Pipeline:
             else:
                 chunk.done.set()
 
-    def _keeper(self, chunk: _Chunk) -> effects.Hook:
+    def _keeper(self, kept: list[_Call]) -> effects.Hook:
         def keep(
             fn: Callable[..., object],
             args: tuple[Any, ...],
@@ -248,17 +318,20 @@ class Pipeline:
             del bounded
             if self._stop.is_set():
                 raise Stopped
-            chunk.effects.append((fn, args, kwargs))
+            kept.append((fn, args, kwargs))
 
         return keep
 
     def _enrich(self, group: Sequence[Source], chunk: _Chunk) -> None:
-        out = chunk.records
+        """Each enrichment of ``group`` on each item of ``chunk``, in order; every item's
+        effects kept with it, by enrichment."""
         for plugin in group:
             assert plugin.enrichment is not None
-            out, failed = plugin.enrichment.enrich(self._ctx, out)
-            chunk.incomplete |= failed
-        chunk.records = out
+            for item in chunk.items:
+                kept = item.effects.setdefault(plugin.name, [])
+                with effects.deferred(self._keeper(kept)):
+                    item.records, failed = plugin.enrichment.enrich(self._ctx, item.records)
+                item.incomplete |= failed
 
 
 class DeferredSink:

@@ -12,7 +12,7 @@
   made at all (a URL httpx refuses, a scheme other than http/https, a header that cannot be
   sent): every public method raises only :class:`~pipeline.errors.HarvestError`.
 * **a per-host rate limiter** (:mod:`pipeline.pacing`) paced at each API's published rate,
-  so we pace instead of hammering and retrying.
+  so we pace instead of hammering and retrying, and a per-host cap on requests in flight.
 * **redirects followed by the client itself**, each hop paced by the limiter like any other
   request, at most :data:`MAX_REDIRECTS` hops; a redirect loop or a longer chain is a
   :class:`~pipeline.errors.TerminalHarvestError`, and so is a redirect from https to http, or
@@ -52,6 +52,7 @@ import logging
 import random
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -79,7 +80,7 @@ from pipeline.network import (
     same_origin,
     unsafe_hop,
 )
-from pipeline.pacing import DEFAULT_RATE, RateLimiter, busy_check, host_rates
+from pipeline.pacing import DEFAULT_RATE, RateLimiter, busy_check, host_concurrency, host_rates
 from pipeline.redact import (
     Redactor,
     strip_credentials,
@@ -219,7 +220,11 @@ class HttpClient:
         self._paced = not getattr(transport, "offline", False)
         self.endpoints = Endpoints.of(settings)
         self.limiter = RateLimiter(
-            host_rates(settings, rates), default=default_rate, sleep=sleep, clock=clock
+            host_rates(settings, rates),
+            default=default_rate,
+            sleep=sleep,
+            clock=clock,
+            concurrency=host_concurrency(settings),
         )
         self._client = httpx.Client(
             transport=transport if transport is not None else network_transport(settings),
@@ -508,28 +513,29 @@ class HttpClient:
         """One paced exchange, streamed and read with the size cap and the deadline, which
         travel with the request (:data:`~pipeline.bodies.LIMIT_EXTENSION`) to every transport
         that reads the body before we do."""
-        if self._paced:
-            self.limiter.wait(request.url.host)
-        left = limit.left()
-        if left <= 0:
-            raise _Retryable(f"no answer within the deadline of {limit.seconds:g} s", response=None)
-        request.extensions["timeout"] = httpx.Timeout(min(self.settings.timeout, left)).as_dict()
-        request.extensions[LIMIT_EXTENSION] = limit
-        try:
-            response = self._client.send(request, stream=True)
-            return read_limited(response, request, sink=sink)
-        except (httpx.UnsupportedProtocol, httpx.LocalProtocolError) as error:
-            raise self._unsendable(request.method, where_of(request), error) from None
-        except httpx.TransportError as error:
-            reason = type(error).__name__
-            if limit.passed():
-                reason = f"no answer within the deadline of {limit.seconds:g} s"
-            raise _Retryable(reason, response=None) from error
-        except httpx.DecodingError as error:  # a transport below decoded the body itself
-            raise TerminalHarvestError(
-                f"{request.method} {where_of(request)} answered a body that cannot be decoded: "
-                f"{' '.join(str(error).split())[:120]}"
-            ) from None
+        with self.limiter.start(request.url.host) if self._paced else nullcontext():
+            left = limit.left()
+            if left <= 0:
+                late = f"no answer within the deadline of {limit.seconds:g} s"
+                raise _Retryable(late, response=None)
+            timeout = httpx.Timeout(min(self.settings.timeout, left))
+            request.extensions["timeout"] = timeout.as_dict()
+            request.extensions[LIMIT_EXTENSION] = limit
+            try:
+                response = self._client.send(request, stream=True)
+                return read_limited(response, request, sink=sink)
+            except (httpx.UnsupportedProtocol, httpx.LocalProtocolError) as error:
+                raise self._unsendable(request.method, where_of(request), error) from None
+            except httpx.TransportError as error:
+                reason = type(error).__name__
+                if limit.passed():
+                    reason = f"no answer within the deadline of {limit.seconds:g} s"
+                raise _Retryable(reason, response=None) from error
+            except httpx.DecodingError as error:  # a transport below decoded the body itself
+                raise TerminalHarvestError(
+                    f"{request.method} {where_of(request)} answered a body that cannot be decoded: "
+                    f"{' '.join(str(error).split())[:120]}"
+                ) from None
 
     def _wait(self, state: RetryCallState) -> float:
         outcome = state.outcome

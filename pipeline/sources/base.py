@@ -53,13 +53,17 @@ class Rate:
     e-mail is (Crossref's public pool is slower than its polite pool). ``busy``: how the host
     says, inside an answer of an expected status, that it refused the request for its rate
     (NCBI's "API rate limit exceeded" in a 200 body): such an answer is retried like a 429
-    and never recorded (None: the host says it with a status)."""
+    and never recorded (None: the host says it with a status). ``concurrency``: how many
+    requests the host allows in flight at once (``concurrency_without_contact`` without a
+    contact e-mail); 1 unless the host's policy documents more (Crossref's polite pool: 3)."""
 
     host: str
     per_second: float
     with_key: float | None = None
     without_contact: float | None = None
     busy: Callable[[bytes], bool] | None = None
+    concurrency: int = 1
+    concurrency_without_contact: int | None = None
 
     def for_settings(self, settings: Settings, *, keyed: bool) -> float:
         if keyed and self.with_key is not None:
@@ -67,6 +71,12 @@ class Rate:
         if not settings.email and self.without_contact is not None:
             return self.without_contact
         return self.per_second
+
+    def parallel_for(self, settings: Settings) -> int:
+        """The requests the host allows in flight at once with these settings (at least 1)."""
+        if not settings.email and self.concurrency_without_contact is not None:
+            return max(1, self.concurrency_without_contact)
+        return max(1, self.concurrency)
 
 
 @dataclass(frozen=True)
@@ -173,6 +183,12 @@ class EnrichContext(Protocol):
 
     def fetch_each(self, source: str, scheme: str, ids: Sequence[str]) -> None:
         """Fetch and deliver records one by one through the source's :class:`Single`."""
+        ...
+
+    def fan_out(self, source: str, calls: Sequence[Callable[[], T]]) -> list[T]:
+        """Run ``calls`` (each making requests to ``source``'s host), as many at once as the
+        host allows in flight when the harvest may use threads, else one after another;
+        their results, and their effects, in the order of ``calls``."""
         ...
 
     def memo(self, source: str) -> dict[str, Any]:

@@ -7,11 +7,13 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections import Counter
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
+import duckdb
 import httpx
 import pytest
 
@@ -28,7 +30,7 @@ from pipeline.records import Record
 from pipeline.settings import Settings
 from pipeline.snapshot.build import build_snapshot
 from pipeline.snapshot.progress import NullProgress
-from pipeline.sources import source
+from pipeline.sources import crossref, source
 from tests.conftest import TEST_KEYRING
 from tests.fingerprints import demo_fingerprints
 from tests.pipeline.snapshot.conftest import DEMO_REPLAY, DEMO_UPDATE, copy_demo_spec
@@ -39,6 +41,7 @@ HOSTS = {  # the public host of each source's API → the source the bench's ans
     "api.crossref.org": "crossref",
     "clinicaltrials.gov": "clinicaltrials",
     "api.fda.gov": "openfda",
+    "www.ebi.ac.uk": "europepmc",
 }
 
 
@@ -76,8 +79,16 @@ def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(harvest, "CHUNK", 50)
 
 
-def _spec(tmp_path: Path, records: int = RECORDS, trials: int = 100, labels: int = 40) -> str:
-    return bench_live.write_spec(tmp_path / "s.toml", records, trials, labels).read_text()
+def _spec(
+    tmp_path: Path,
+    records: int = RECORDS,
+    trials: int = 100,
+    labels: int = 40,
+    *,
+    full_text: bool = False,
+) -> str:
+    path = tmp_path / "s.toml"
+    return bench_live.write_spec(path, records, trials, labels, full_text=full_text).read_text()
 
 
 class Run:
@@ -89,6 +100,8 @@ class Run:
         self.asked: list[tuple[str, str, str]] = []
         self.arrivals: dict[str, list[float]] = {}
         self.raised: TerminalHarvestError | None = None
+        self.in_flight: Counter[str] = Counter()  # requests of each source under way now
+        self.most_in_flight: Counter[str] = Counter()  # and the most at any moment
 
 
 def run_harvest(
@@ -98,11 +111,16 @@ def run_harvest(
     fail: Callable[[str, str], bool] | None = None,
     strict: bool = False,
     paced: bool = False,
+    full_text_every: int = 0,
+    rates: Mapping[str, float] | None = None,
+    slow: Mapping[str, float] | None = None,
+    email: str | None = bench_live.EMAIL,
 ) -> Run:
     """Harvest ``text`` over the bench's answers with ``jobs`` threads (``paced``: each host
-    at its published rate, else at once); ``fail(source, url)`` True answers that request
-    400."""
-    answers = Answers(RECORDS)
+    at its published rate, or at ``rates``, else at once); ``fail(source, url)`` True answers
+    that request 400; ``slow``: seconds a source's answer takes; ``full_text_every``: every
+    so many PubMed records have a PMCID and Europe PMC's full text."""
+    answers = Answers(RECORDS, full_text_every=full_text_every)
     run = Run()
     lock = threading.Lock()
 
@@ -114,16 +132,23 @@ def run_harvest(
             run.arrivals.setdefault(source, []).append(time.monotonic())
             thread = threading.current_thread().name
             run.asked.append((source, url + "&" + form.decode() if form else url, thread))
-        if fail is not None and fail(source, url):
-            return httpx.Response(400, text="bad request")
-        status, kind, body = answers(source, request.method, url, form)
-        return httpx.Response(status, content=body, headers={"content-type": kind})
+            run.in_flight[source] += 1
+            run.most_in_flight[source] = max(run.most_in_flight[source], run.in_flight[source])
+        try:
+            time.sleep((slow or {}).get(source, 0.0))
+            if fail is not None and fail(source, url):
+                return httpx.Response(400, text="bad request")
+            status, kind, body = answers(source, request.method, url, form)
+            return httpx.Response(status, content=body, headers={"content-type": kind})
+        finally:
+            with lock:
+                run.in_flight[source] -= 1
 
     transport = httpx.MockTransport(handler)
     transport.offline = not paced  # type: ignore[attr-defined]  # offline: no pacing
     spec = parse_spec(text, Path("s.toml"))
-    settings = Settings(max_attempts=1, email=bench_live.EMAIL, ncbi_api_key=bench_live.NCBI_KEY)
-    with HttpClient(settings, transport=transport) as client:
+    settings = Settings(max_attempts=1, email=email, ncbi_api_key=bench_live.NCBI_KEY)
+    with HttpClient(settings, transport=transport, rates=rates) as client:
         harvester = Harvester(spec, client, run.sink, NullProgress(), strict=strict, jobs=jobs)
         try:
             harvester.run()
@@ -151,6 +176,7 @@ def test_a_pipelined_harvest_makes_the_sequential_harvests_sink_calls_in_its_ord
         "crossref": 0,
         "clinicaltrials": 100,
         "openfda": 40,
+        "europepmc": 0,
     }
     # each enrichment asked on its own stage's thread, the sources on the caller's
     threads = {(s, t) for s, _, t in three.asked}
@@ -181,15 +207,102 @@ def test_two_jobs_run_every_enrichment_on_one_stage_in_the_harvests_order(
     }
 
 
-def test_stages_group_the_enrichments_in_order_and_none_when_one_adds_records() -> None:
+def test_stages_group_the_enrichments_that_change_records_in_order() -> None:
     pubtator3, crossref, europepmc = source("pubtator3"), source("crossref"), source("europepmc")
     assert stages_for([pubtator3, crossref], 1) == []
     assert stages_for([pubtator3, crossref], 2) == [[pubtator3, crossref]]
     assert stages_for([pubtator3, crossref], 3) == [[pubtator3], [crossref]]
     assert stages_for([pubtator3, crossref], 16) == [[pubtator3], [crossref]]
     assert stages_for([], 4) == []
-    # Europe PMC's full text delivers records from within the chain: one step at a time
-    assert stages_for([pubtator3, crossref, europepmc], 4) == []
+    # Europe PMC's full text adds records: it runs as a chunk is handed in, on no stage
+    assert stages_for([pubtator3, crossref, europepmc], 4) == [[pubtator3], [crossref]]
+    assert stages_for([europepmc], 4) == []
+
+
+FULL_TEXT_EVERY = 7  # every 7th PubMed record of the bench's answers has a PMCID
+
+
+def test_a_pipelined_harvest_with_full_text_makes_the_sequential_harvests_sink_calls(
+    tmp_path: Path,
+) -> None:
+    """Europe PMC's full text on: the harvest is pipelined all the same (annotations and
+    notices on their stages, the full texts asked on the caller's thread as each chunk is
+    handed in), and the sink gets the sequential harvest's calls in its order: each full-text
+    record enriched and delivered before the chunk that named its PMCID."""
+    text = _spec(tmp_path, trials=1, labels=1, full_text=True)
+    one = run_harvest(text, jobs=1, full_text_every=FULL_TEXT_EVERY)
+    three = run_harvest(text, jobs=3, full_text_every=FULL_TEXT_EVERY)
+    assert one.sink.calls == three.sink.calls  # the records themselves compared too
+    pmcids = [p for p in range(99100000, 99100000 + RECORDS) if p % FULL_TEXT_EVERY == 0]
+    texts = [c for c in three.sink.calls if c[:2] == ("records", "europepmc")]
+    assert [c[2] for c in texts] == [(f"pmcid:PMC{p}",) for p in pmcids]
+    order = [c[2][0] for c in three.sink.calls if c[0] == "records" and c[1] != "openfda"]
+    assert order.index(f"pmcid:PMC{pmcids[0]}") < order.index("pmid:99100000")
+    caller = threading.current_thread().name
+    assert {(s, t) for s, _, t in three.asked if s != "crossref"} == {
+        ("pubmed", caller),
+        ("europepmc", caller),
+        ("pubtator3", "harvest-pubtator3"),
+        ("clinicaltrials", caller),
+        ("openfda", caller),
+    }
+
+
+def test_a_failed_full_text_under_strict_is_listed_last_and_stops_the_pipelined_harvest(
+    tmp_path: Path,
+) -> None:
+    """A full text fails under strict on the caller's thread while chunks are on their way:
+    the sequential harvest's error leaves run(), listed as the last call, no stage is left."""
+    text = _spec(tmp_path, trials=1, labels=1, full_text=True)
+    open_access = [p for p in range(99100000, 99100000 + RECORDS) if p % FULL_TEXT_EVERY == 0]
+    wanted = f"PMC{open_access[10]}"  # in the second chunk
+
+    def fail(source: str, url: str) -> bool:
+        return source == "europepmc" and wanted in url
+
+    before = {t.name for t in threading.enumerate()}
+    one = run_harvest(text, jobs=1, fail=fail, strict=True, full_text_every=FULL_TEXT_EVERY)
+    three = run_harvest(text, jobs=3, fail=fail, strict=True, full_text_every=FULL_TEXT_EVERY)
+    assert one.raised is not None and three.raised is not None
+    assert three.raised.message == one.raised.message
+    assert three.raised.message.startswith(
+        f"GET www.ebi.ac.uk/europepmc/webservices/rest/{wanted}/fullTextXML answered HTTP 400"
+    )
+    assert three.sink.calls[-1] == one.sink.calls[-1]
+    assert three.sink.calls[-1][:3] == ("failure", "europepmc", f"full text {wanted}")
+    assert _no_stage_left(before)
+
+
+FAST = {"eutils.ncbi.nlm.nih.gov": 200.0, "www.ncbi.nlm.nih.gov": 200.0, "api.crossref.org": 200.0}
+
+
+def test_crossrefs_notice_batches_go_three_at_once_in_its_polite_pool_in_the_sequential_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A chunk's Crossref batches (10 DOIs each here, 5 a chunk) are asked as many at once as
+    Crossref's polite pool allows in flight, 3 and never more, while the sink still gets the
+    sequential harvest's calls (the steps of each batch in its place)."""
+    monkeypatch.setattr(crossref, "UPDATES_BATCH", 10)
+    text = _spec(tmp_path, trials=1, labels=1)
+    slow = {"crossref": 0.05}
+    one = run_harvest(text, jobs=1)
+    three = run_harvest(text, jobs=3, paced=True, rates=FAST, slow=slow)
+    assert one.sink.calls == three.sink.calls
+    steps = [c[4] for c in three.sink.calls if c[:3] == ("step", "crossref", "updates")]
+    assert steps == ["10 DOIs asked"] * (RECORDS // 10)
+    assert three.most_in_flight["crossref"] == 3
+    assert len({t for s, _, t in three.asked if s == "crossref"}) == 3  # the stage's workers
+
+
+def test_crossref_without_a_contact_e_mail_is_asked_one_request_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Crossref's public pool (no mailto) allows one request in flight: never more."""
+    monkeypatch.setattr(crossref, "UPDATES_BATCH", 10)
+    text = _spec(tmp_path, records=50, trials=1, labels=1)
+    three = run_harvest(text, jobs=3, paced=True, rates=FAST, slow={"crossref": 0.02}, email=None)
+    assert three.most_in_flight["crossref"] == 1
+    assert len([a for a in three.asked if a[0] == "crossref"]) == 5
 
 
 def test_a_failed_notice_batch_is_listed_in_its_place_and_its_records_incomplete_as_sequentially(
@@ -302,9 +415,9 @@ def test_no_host_is_asked_faster_than_its_limit_when_the_enrichments_run_beside(
 def test_a_snapshot_built_pipelined_is_the_one_built_one_step_at_a_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The demo corpus without full text (annotations and notices: pipelined), its first
-    snapshot and its refreshed child (which reads a lineage), built with 1 job and with 3:
-    every table's rows fingerprint the same."""
+    """The demo corpus with Europe PMC's full text (annotations and notices on their stages,
+    the full texts joining their chunks), its first snapshot and its refreshed child (which
+    reads a lineage), built with 1 job and with 3: every table's rows fingerprint the same."""
     entered = [0]
     enter = harvest_pipeline.Pipeline.__enter__
 
@@ -318,7 +431,7 @@ def test_a_snapshot_built_pipelined_is_the_one_built_one_step_at_a_time(
         folder = tmp_path / f"jobs{jobs}"
         folder.mkdir()
         spec = copy_demo_spec(folder)
-        spec.write_text(spec.read_text().replace("full_text = true", "full_text = false"))
+        assert "full_text = true" in spec.read_text()
         settings = Settings(harvest_jobs=jobs)
         first = build_snapshot(
             spec, keyring=TEST_KEYRING, replay=[DEMO_REPLAY], settings=settings, resume=False
@@ -332,9 +445,18 @@ def test_a_snapshot_built_pipelined_is_the_one_built_one_step_at_a_time(
             resume=False,
         )
         built[jobs] = demo_fingerprints(first.path, second.path)
+        texts = first.path
     assert entered[0] >= 2  # the jobs=3 builds were pipelined (run, and the refresh)
     assert built[1] == built[3]
     assert all(entry["rows"] > 0 for name, entry in built[3].items() if name.endswith("/records"))
+    con = duckdb.connect(str(texts), read_only=True)
+    try:  # the full texts are in it (pmcid: records of Europe PMC)
+        (count,) = con.execute(
+            "SELECT count(*) FROM records WHERE record_id LIKE 'pmcid:%'"
+        ).fetchone() or (0,)
+    finally:
+        con.close()
+    assert count > 0
 
 
 @pytest.mark.parametrize(
