@@ -39,6 +39,7 @@ from audit.quotes import quote_in_passage
 from pipeline.bench import Figure
 from pipeline.bench.bench_peer import PEER_NAME, Peer, PeerUnavailable, peer_python
 from pipeline.snapshot.schema import MIGRATIONS
+from pipeline.snapshot.store import index_record_ids
 
 RECORDS = 100_000
 PASSAGES_PER_RECORD = 10
@@ -66,8 +67,10 @@ ELSE 'was not associated with' END || ' the risk (hazard ratio 0.' || (r % 90 + 
 """
 
 
-def generate_snapshot(path: Path) -> None:
-    """Write a snapshot of RECORDS × PASSAGES_PER_RECORD passages with the real schema."""
+def generate_snapshot(path: Path, *, indexed: bool = True) -> None:
+    """Write a snapshot of RECORDS × PASSAGES_PER_RECORD passages with the real schema, its
+    ``record_id`` indexes as a build writes them (``indexed``; without: a snapshot written
+    before builds indexed them)."""
     con = duckdb.connect(str(path))
     try:
         con.execute("SET enable_progress_bar = false")
@@ -99,11 +102,14 @@ def generate_snapshot(path: Path) -> None:
             f"INSERT INTO relations SELECT {rid}, 'retraction_in', 'pmid:' || (98000000 + r), "  # noqa: S608
             f"'pubmed', NULL, NULL, NULL FROM range({RECORDS}) t(r) WHERE r % 100 = 0"
         )
+        # in record order, as a build writes them (one record's passages in one batch)
         con.execute(
             f"INSERT INTO passages SELECT {rid}, '1', 'abstract.' || p, p, 'abstract', t, t "  # noqa: S608
             f"FROM (SELECT r, p, {_TEXT_SQL} AS t "
-            f"FROM range({RECORDS}) a(r), range(1, {PASSAGES_PER_RECORD + 1}) b(p))"
+            f"FROM range({RECORDS}) a(r), range(1, {PASSAGES_PER_RECORD + 1}) b(p) ORDER BY r, p)"
         )
+        if indexed:
+            index_record_ids(con)
     finally:
         con.close()
 
