@@ -1,16 +1,23 @@
 """The :class:`~audit.corpus.Corpus` of a snapshot file, read through one read-only connection.
 
-Every look-up is a batch: the record ids travel as one list parameter and each query reads
-one table filtered by ``record_id = ANY($1)``, so a whole answer, or a chunk of answers, costs
-one query per table instead of one query per citation (DESIGN.md §9). The filter is on
-``record_id`` alone because that is what DuckDB pushes into the scan: on a snapshot whose
-tables carry an index on ``record_id`` (every build writes them,
-``pipeline.snapshot.store.index_record_ids``) the scan is an index scan and costs what the
-answer cites, not what the snapshot holds; on an older snapshot without them it is one
-filtered scan per table, as before. Anything narrower (the version, the path) is picked in
-Python from the record's rows: a second condition, or a join, makes DuckDB scan the whole
-table again. Tables are joined in Python for the same reason.
+Every look-up is a batch, one query per table, never one per citation (DESIGN.md §9). Its
+shape depends on the batch:
 
+- a few records (one answer; up to :data:`LITERAL_IDS`): each table filtered by
+  ``record_id IN ('…', …)``, the ids written as literals with their quotes doubled. DuckDB
+  pushes that filter into the scan, and on a snapshot whose tables index ``record_id`` (every
+  build and backfill writes the indexes, ``pipeline.snapshot.store.index_record_ids``) the
+  scan is an index look-up: an answer costs what it cites, not what the snapshot holds. The
+  filter is on ``record_id`` alone, the cited versions and paths picked in Python, and the
+  tables are joined in Python: a second condition or a join makes DuckDB scan the whole
+  table. A literal, not a bound list: binding a list parameter costs DuckDB more than the
+  look-up, and DuckDB uses the index for neither ``= ANY($1)`` over many ids nor a join.
+- a chunk of answers (more records), or an id holding a control character (no literal carries
+  a NUL): each table joined with the ids, or the exact passage keys, sent as one string
+  parameter (fields joined by U+001F, keys by U+001E; no record id or path can contain
+  either): one scan per table, which pays at that size.
+
+A snapshot written before builds indexed ``record_id`` reads the same, through filtered scans.
 The tables and columns read here are those of ``pipeline/snapshot/schema.py`` (the audit does
 not import it): meta, sources, records, record_versions, record_state, passages, relations.
 """
@@ -89,9 +96,11 @@ FROM annotations WHERE {ids}
 ORDER BY record_id, version, path, start, "end", identifier NULLS LAST
 """
 
-# A chunk of answers (more than LITERAL_IDS records): one scan of the table joined with the
-# exact keys (every passage of forty thousand records is more than the scan costs). The keys
-# travel as one string parameter: fields joined by U+001F, keys by U+001E.
+# A chunk of answers (more than LITERAL_IDS records): one scan of each table joined with the
+# ids (records) or the exact keys (passages: every passage of forty thousand records costs
+# more than the scan). They travel as one string parameter: fields joined by U+001F, keys by
+# U+001E (no record id or path can contain either).
+_IDS = "WITH k AS (SELECT DISTINCT unnest(string_split($1, chr(30))) AS record_id)\n"
 _KEYS = """
 WITH k AS (
     SELECT DISTINCT s[1] AS record_id, s[2] AS version, s[3] AS path
@@ -133,11 +142,10 @@ def _ids(keys: Iterable[tuple[str, ...]]) -> list[str]:
 
 
 def _literal(ids: Collection[str]) -> str | None:
-    """``record_id IN ('…', …)`` for a few ids, quotes doubled; None for more than
-    :data:`LITERAL_IDS` (a chunk of answers: one scan pays there) or for any id holding a
-    control character (no literal carries a NUL: it would end the statement's text). A
-    literal list because DuckDB pushes it into the scan as an index look-up, and because
-    binding a list parameter costs DuckDB more than the look-up it filters."""
+    """``record_id IN ('…', …)`` for a few ids, quotes doubled (the only character a DuckDB
+    string literal escapes); None for more than :data:`LITERAL_IDS` (a chunk of answers: one
+    scan pays there) or for any id holding a control character (no literal carries a NUL: it
+    would end the statement's text)."""
     if len(ids) > LITERAL_IDS or any(c < " " for i in ids for c in i):
         return None
     quoted = ", ".join("'" + i.replace("'", "''") + "'" for i in ids)
@@ -212,10 +220,11 @@ class DuckDBCorpus:
 
     def _among(self, sql: str, ids: Collection[str]) -> list[tuple[Any, ...]]:
         """The rows of ``sql`` whose ``{ids}`` filter keeps the rows of the records ``ids``
-        (a literal list, else one list parameter)."""
+        (a literal list, else the table joined with the ids as one string parameter)."""
         literal = _literal(ids)
-        if literal is None:
-            return self._fetch(sql.replace("{ids}", "record_id = ANY($1::VARCHAR[])"), [list(ids)])
+        if literal is None:  # joined: DuckDB takes minutes over `= ANY($1)` of 30,000 ids
+            joined = _IDS + sql.replace("WHERE {ids}", "JOIN k USING (record_id)")
+            return self._fetch(joined, [_blob((i,) for i in ids)])
         return self._fetch(sql.replace("{ids}", literal))
 
     def _rows_of(
