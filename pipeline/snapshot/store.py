@@ -243,7 +243,8 @@ def index_record_ids(con: duckdb.DuckDBPyConnection) -> None:
     ``record_id = ANY($1)`` through such an index, so one answer costs what it cites, not a
     scan of a million passages (``audit/duckdb_corpus.py``). Not a schema migration: the
     tables and their rows are unchanged, and a snapshot written before reads the same, only
-    slower."""
+    slower. Last because DuckDB alters no table an index depends on: every migration runs on
+    a fresh file before this (parents are copied, never migrated)."""
     for table in RECORD_ID_INDEXED:
         con.execute(f"CREATE INDEX IF NOT EXISTS {table}_record_id ON {table} (record_id)")
 
