@@ -1,10 +1,23 @@
 """The :class:`~audit.corpus.Corpus` of a snapshot file, read through one read-only connection.
 
-Every look-up is a batch: the keys travel as one string parameter (fields joined by U+001F,
-keys by U+001E; no record id or path can contain either) that DuckDB splits and joins against
-the table, so a whole answer, or a chunk of answers, costs one scan instead of one query per
-citation (DESIGN.md §9: ~650 point queries/s against ~190,000 look-ups/s in one join).
+Every look-up is a batch, one query per table, never one per citation (DESIGN.md §9). Its
+shape depends on the batch:
 
+- a few records (one answer; up to :data:`LITERAL_IDS`): each table filtered by
+  ``record_id IN ('…', …)``, the ids written as literals with their quotes doubled. DuckDB
+  pushes that filter into the scan, and on a snapshot whose tables index ``record_id`` (every
+  build and backfill writes the indexes, ``pipeline.snapshot.store.index_record_ids``) the
+  scan is an index look-up: an answer costs what it cites, not what the snapshot holds. The
+  filter is on ``record_id`` alone, the cited versions and paths picked in Python, and the
+  tables are joined in Python: a second condition or a join makes DuckDB scan the whole
+  table. A literal, not a bound list: binding a list parameter costs DuckDB more than the
+  look-up, and DuckDB uses the index for neither ``= ANY($1)`` over many ids nor a join.
+- a chunk of answers (more records), or an id holding a control character (no literal carries
+  a NUL): each table joined with the ids, or the exact passage keys, sent as one string
+  parameter (fields joined by U+001F, keys by U+001E; no record id or path can contain
+  either): one scan per table, which pays at that size.
+
+A snapshot written before builds indexed ``record_id`` reads the same, through filtered scans.
 The tables and columns read here are those of ``pipeline/snapshot/schema.py`` (the audit does
 not import it): meta, sources, records, record_versions, record_state, passages, relations.
 """
@@ -38,61 +51,69 @@ if TYPE_CHECKING:
 
 READABLE_SCHEMA_VERSION = 5  # 2, 4: tables the audit does not read; 3: folded may be NULL;
 # 5: records.licence (older snapshots: every licence 'unknown')
-_FIELD = "\x1f"  # chr(31) in the SQL below
-_KEY = "\x1e"  # chr(30)
 _TABLES = ("meta", "sources", "records", "record_versions", "record_state", "passages")
 
-# refreshed: the current version was seen by the harvest this snapshot holds ($2, see
-# DuckDBCorpus.harvest_id; a NULL harvest id or last_seen is never "refreshed"); last_seen
-# only for a record that was not.
+_STATE_SQL = """
+SELECT record_id, source, current_version, withdrawn, withdrawn_since
+FROM record_state WHERE {ids}
+"""
+
+# Every retained version of the records: the current one's fields, and the versions list.
 _RECORDS_SQL = """
-WITH k AS (SELECT DISTINCT unnest(string_split($1, chr(30))) AS record_id)
-SELECT s.record_id, s.source, s.current_version, s.withdrawn, s.withdrawn_since,
-       r.title, r.status, r.doi, r.pmid, r.pmcid, r.year, r.journal,
-       r.retracted, r.expression_of_concern, r.preprint,
-       coalesce(v.last_seen = $2, FALSE) AS refreshed,
-       CASE WHEN NOT refreshed THEN v.last_seen END,
-       coalesce({licence}, 'unknown')
-FROM record_state s JOIN k USING (record_id)
-LEFT JOIN records r ON r.record_id = s.record_id AND r.version = s.current_version
-LEFT JOIN record_versions v ON v.record_id = s.record_id AND v.version = s.current_version
+SELECT record_id, version, title, status, doi, pmid, pmcid, year, journal,
+       retracted, expression_of_concern, preprint, coalesce({licence}, 'unknown')
+FROM records WHERE {ids}
 """
 
-# Retained versions as rows, oldest first (a list aggregate here costs twice as much).
-_VERSIONS_SQL = """
-WITH k AS (SELECT DISTINCT unnest(string_split($1, chr(30))) AS record_id)
-SELECT r.record_id, r.version
-FROM records r JOIN k USING (record_id)
-LEFT JOIN record_versions v USING (record_id, version)
-ORDER BY coalesce(v.seq, 0), r.version
-"""
-
-# The version order of some records, for the few paths held in several versions.
-_SEQ_SQL = """
-WITH k AS (SELECT DISTINCT unnest(string_split($1, chr(30))) AS record_id)
-SELECT record_id, version, seq FROM record_versions JOIN k USING (record_id)
+# The version order (seq) and the harvest that last saw each version.
+_LINEAGE_SQL = """
+SELECT record_id, version, seq, last_seen
+FROM record_versions WHERE {ids}
 """
 
 _RELATIONS_SQL = """
-WITH k AS (SELECT DISTINCT unnest(string_split($1, chr(30))) AS record_id)
 SELECT record_id, kind, target, source, detail, date
-FROM relations JOIN k USING (record_id)
+FROM relations WHERE {ids}
 ORDER BY record_id, kind, date NULLS LAST, target
 """
 
+# Every passage of the records (the cited paths are picked in Python); the folded text only
+# where it differs from the text (NULL otherwise: half the strings to hand to Python).
+# Snapshots of schema 3 store it so; older ones store it always (hence nullif).
 _PASSAGES_SQL = """
+SELECT record_id, version, path, section, text, nullif(folded, text)
+FROM passages WHERE {ids}
+"""
+
+_SEQ_SQL = """
+SELECT record_id, version, seq FROM record_versions WHERE {ids}
+"""
+
+# Read only for claim support (audit.support.run); a snapshot without the table cannot say.
+_ANNOTATIONS_SQL = """
+SELECT record_id, version, path, start, "end", text, type, identifier
+FROM annotations WHERE {ids}
+ORDER BY record_id, version, path, start, "end", identifier NULLS LAST
+"""
+
+# A chunk of answers (more than LITERAL_IDS records): one scan of each table joined with the
+# ids (records) or the exact keys (passages: every passage of forty thousand records costs
+# more than the scan). They travel as one string parameter: fields joined by U+001F, keys by
+# U+001E (no record id or path can contain either).
+_IDS = "WITH k AS (SELECT DISTINCT unnest(string_split($1, chr(30))) AS record_id)\n"
+_KEYS = """
 WITH k AS (
     SELECT DISTINCT s[1] AS record_id, s[2] AS version, s[3] AS path
     FROM (SELECT string_split(unnest(string_split($1, chr(30))), chr(31)) AS s)
 )
-SELECT p.record_id, p.version, p.path, p.section, p.text, coalesce(p.folded, p.text)
+"""
+_PASSAGES_JOIN_SQL = (
+    _KEYS
+    + """SELECT p.record_id, p.version, p.path, p.section, p.text, nullif(p.folded, p.text)
 FROM passages p JOIN k USING (record_id, version, path)
 """
-
-# Unordered (the few paths held in several versions are ordered in Python); the folded text
-# only where it differs from the text (NULL otherwise: half the strings to hand to Python).
-# Snapshots of schema 3 store it so; older ones store it always (hence nullif).
-_PASSAGE_VERSIONS_SQL = """
+)
+_PASSAGE_VERSIONS_JOIN_SQL = """
 WITH k AS (
     SELECT DISTINCT s[1] AS record_id, s[2] AS path
     FROM (SELECT string_split(unnest(string_split($1, chr(30))), chr(31)) AS s)
@@ -100,18 +121,35 @@ WITH k AS (
 SELECT p.record_id, p.version, p.path, p.section, p.text, nullif(p.folded, p.text)
 FROM passages p JOIN k USING (record_id, path)
 """
-
-
-# Read only for claim support (audit.support.run); a snapshot without the table cannot say.
-_ANNOTATIONS_SQL = """
-WITH k AS (
-    SELECT DISTINCT s[1] AS record_id, s[2] AS version, s[3] AS path
-    FROM (SELECT string_split(unnest(string_split($1, chr(30))), chr(31)) AS s)
-)
-SELECT a.record_id, a.version, a.path, a.start, a."end", a.text, a.type, a.identifier
+_ANNOTATIONS_JOIN_SQL = (
+    _KEYS
+    + """SELECT a.record_id, a.version, a.path, a.start, a."end", a.text, a.type, a.identifier
 FROM annotations a JOIN k USING (record_id, version, path)
 ORDER BY a.record_id, a.version, a.path, a.start, a."end", a.identifier NULLS LAST
 """
+)
+_FIELD = "\x1f"  # chr(31) above
+_KEY = "\x1e"  # chr(30)
+
+LITERAL_IDS = 1_000
+"""Up to this many record ids are written into the statement as literals; more travel as
+one parameter (:func:`_literal`)."""
+
+
+def _ids(keys: Iterable[tuple[str, ...]]) -> list[str]:
+    """The distinct record ids of ``keys`` (each key's first field)."""
+    return list({key[0] for key in keys})
+
+
+def _literal(ids: Collection[str]) -> str | None:
+    """``record_id IN ('…', …)`` for a few ids, quotes doubled (the only character a DuckDB
+    string literal escapes); None for more than :data:`LITERAL_IDS` (a chunk of answers: one
+    scan pays there) or for any id holding a control character (no literal carries a NUL: it
+    would end the statement's text)."""
+    if len(ids) > LITERAL_IDS or any(c < " " for i in ids for c in i):
+        return None
+    quoted = ", ".join("'" + i.replace("'", "''") + "'" for i in ids)
+    return f"record_id IN ({quoted})"
 
 
 def _blob(keys: Iterable[tuple[str, ...]]) -> str:
@@ -171,7 +209,7 @@ class DuckDBCorpus:
             "AND table_name = 'records' AND column_name = 'licence'"
         )[0][0]
         # a snapshot from before migration 5 holds no licence: every record's is unknown
-        self._records_sql = _RECORDS_SQL.format(licence="r.licence" if licensed else "NULL")
+        self._records_sql = _RECORDS_SQL.replace("{licence}", "licence" if licensed else "NULL")
 
     def _fetch(self, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
         try:
@@ -179,6 +217,30 @@ class DuckDBCorpus:
         except duckdb.Error as error:
             first = str(error).splitlines()[0] if str(error) else type(error).__name__
             raise CorpusError(f"cannot read snapshot {self.path}: {first}") from None
+
+    def _among(self, sql: str, ids: Collection[str]) -> list[tuple[Any, ...]]:
+        """The rows of ``sql`` whose ``{ids}`` filter keeps the rows of the records ``ids``
+        (a literal list, else the table joined with the ids as one string parameter)."""
+        literal = _literal(ids)
+        if literal is None:  # joined: DuckDB takes minutes over `= ANY($1)` of 30,000 ids
+            joined = _IDS + sql.replace("WHERE {ids}", "JOIN k USING (record_id)")
+            return self._fetch(joined, [_blob((i,) for i in ids)])
+        return self._fetch(sql.replace("{ids}", literal))
+
+    def _rows_of(
+        self, by_record: str, joined: str, keys: Collection[tuple[str, ...]], picked: Any
+    ) -> Iterable[tuple[Any, ...]]:
+        """The rows of the passages (or annotations) of ``keys``: those of their records,
+        picked by ``picked(row)`` in ``keys`` (a few records), or the table joined with the
+        keys themselves (a chunk of answers)."""
+        ids = _ids(keys)
+        literal = _literal(ids)
+        if literal is None:
+            return self._fetch(joined, [_blob(keys)])
+        wanted = set(keys)
+        return [
+            row for row in self._fetch(by_record.replace("{ids}", literal)) if picked(row) in wanted
+        ]
 
     def _check_shape(self) -> None:
         present = {
@@ -273,36 +335,54 @@ class DuckDBCorpus:
         return self._sources
 
     def records(self, ids: Collection[str]) -> dict[str, StoredRecord]:
+        """The records among ``ids`` the snapshot holds (those of ``record_state``), each
+        with the fields of its current version, its retained versions oldest first (by
+        ``record_versions.seq``, then the version; a version without a lineage row first),
+        its relations, and whether the harvest this snapshot holds saw the current version
+        (``refreshed``; ``last_seen`` only for a record it did not)."""
         if not ids:
             return {}
-        blob = _blob((i,) for i in ids)
+        wanted = list(set(ids))
+        states = self._among(_STATE_SQL, wanted)
+        if not states:
+            return {}
+        wanted = [row[0] for row in states]
+        held: dict[str, list[tuple[Any, ...]]] = {}
+        for row in self._among(self._records_sql, wanted):
+            held.setdefault(row[0], []).append(row)
+        lineage = {(rid, v): (seq, seen) for rid, v, seq, seen in self._among(_LINEAGE_SQL, wanted)}
         relations: dict[str, list[StoredRelation]] = {}
-        for rid, kind, target, source, detail, date in self._fetch(_RELATIONS_SQL, [blob]):
+        for rid, kind, target, source, detail, date in self._among(_RELATIONS_SQL, wanted):
             relations.setdefault(rid, []).append(
                 StoredRelation(kind=kind, target=target, source=source, detail=detail, date=date)
             )
-        versions: dict[str, tuple[str, ...]] = {}
-        for rid, version in self._fetch(_VERSIONS_SQL, [blob]):  # oldest first
-            held = versions.get(rid)
-            versions[rid] = (version,) if held is None else (*held, version)
+        harvest = self.harvest_id
         found: dict[str, StoredRecord] = {}
-        make, no_relations = StoredRecord._make, ()
-        for row in self._fetch(self._records_sql, [blob, self.harvest_id]):
-            rid = row[0]
-            # StoredRecord's field order: the row with the versions after current_version,
-            # withdrawn as a bool, the relations after the flags, refreshed and last_seen last.
+        make, no_relations, no_fields = StoredRecord._make, (), (None,) * 10 + ("unknown",)
+        for rid, source, current, withdrawn, withdrawn_since in states:
+            rows = held.get(rid, ())
+            versions = sorted(
+                (row[1] for row in rows),
+                key=lambda v: (lineage[(rid, v)][0] if (rid, v) in lineage else 0, v),
+            )
+            fields = next((row[2:] for row in rows if row[1] == current), no_fields)
+            seen = lineage.get((rid, current), (None, None))[1]
+            refreshed = harvest is not None and seen == harvest
+            # StoredRecord's field order: the versions after current_version, withdrawn as a
+            # bool, the relations after the flags, refreshed and last_seen, the licence last.
             found[rid] = make(
                 (
                     rid,
-                    row[1],
-                    row[2],
-                    versions.get(rid, ()),
-                    bool(row[3]),
-                    *row[4:15],
+                    source,
+                    current,
+                    tuple(versions),
+                    bool(withdrawn),
+                    withdrawn_since,
+                    *fields[:10],
                     tuple(relations[rid]) if rid in relations else no_relations,
-                    row[15],
-                    row[16],
-                    row[17],
+                    refreshed,
+                    None if refreshed else seen,
+                    fields[10],
                 )
             )
         return found
@@ -311,8 +391,11 @@ class DuckDBCorpus:
         if not keys:
             return {}
         found: dict[PassageKey, StoredPassage] = {}
-        for rid, version, path, section, text, folded in self._fetch(_PASSAGES_SQL, [_blob(keys)]):
-            passage = StoredPassage(rid, version, path, section, text, FoldedText(folded))
+        rows = self._rows_of(_PASSAGES_SQL, _PASSAGES_JOIN_SQL, keys, _passage_key)
+        for rid, version, path, section, text, folded in rows:
+            passage = StoredPassage(
+                rid, version, path, section, text, FoldedText(text if folded is None else folded)
+            )
             found[passage.key] = passage
         return found
 
@@ -322,7 +405,7 @@ class DuckDBCorpus:
         found: dict[PathRef, list[StoredPassage]] = {}
         several: set[str] = set()  # records with a path held in several versions
         make, new_ref = StoredPassage._make, PathRef._make
-        for row in self._fetch(_PASSAGE_VERSIONS_SQL, [_blob(refs)]):
+        for row in self._rows_of(_PASSAGES_SQL, _PASSAGE_VERSIONS_JOIN_SQL, refs, _path_ref):
             if row[5] is None:  # the folded text is the text
                 row = (*row[:5], row[4])
             ref = new_ref((row[0], row[2]))
@@ -333,10 +416,7 @@ class DuckDBCorpus:
                 held.append(make(row))
                 several.add(ref.record_id)
         if several:  # oldest version first (record_versions.seq, then the version)
-            seq = {
-                (rid, version): n
-                for rid, version, n in self._fetch(_SEQ_SQL, [_blob((i,) for i in several)])
-            }
+            seq = {(rid, version): n for rid, version, n in self._among(_SEQ_SQL, several)}
             for held in found.values():
                 if len(held) > 1:
                     held.sort(key=lambda p: (seq.get((p.record_id, p.version), 0), p.version))
@@ -350,6 +430,15 @@ class DuckDBCorpus:
         if not keys:
             return {}
         found: dict[PassageKey, list[StoredAnnotation]] = {}
-        for rid, version, path, *rest in self._fetch(_ANNOTATIONS_SQL, [_blob(keys)]):
+        rows = self._rows_of(_ANNOTATIONS_SQL, _ANNOTATIONS_JOIN_SQL, keys, _passage_key)
+        for rid, version, path, *rest in rows:
             found.setdefault(PassageKey(rid, version, path), []).append(StoredAnnotation(*rest))
         return {k: tuple(v) for k, v in found.items()}
+
+
+def _passage_key(row: tuple[Any, ...]) -> tuple[str, str, str]:
+    return (row[0], row[1], row[2])
+
+
+def _path_ref(row: tuple[Any, ...]) -> tuple[str, str]:
+    return (row[0], row[2])

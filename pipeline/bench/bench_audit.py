@@ -20,8 +20,10 @@ with the real schema. Figures:
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import random
+import shutil
 import statistics
 import time
 from collections.abc import Callable
@@ -39,6 +41,7 @@ from audit.quotes import quote_in_passage
 from pipeline.bench import Figure
 from pipeline.bench.bench_peer import PEER_NAME, Peer, PeerUnavailable, peer_python
 from pipeline.snapshot.schema import MIGRATIONS
+from pipeline.snapshot.store import index_record_ids
 
 RECORDS = 100_000
 PASSAGES_PER_RECORD = 10
@@ -53,6 +56,7 @@ PEER_ONE_ANSWER = 852.0
 ONE_ANSWER_POOL = 5
 ONE_ANSWER_ROUNDS = 5
 CITATIONS_PER_ANSWER = 10
+ROUND_TRIPS = 2_000
 
 # 12 words × ~6 chars × 6 repeats ≈ 400 characters of plain ASCII (folding changes nothing).
 _TEXT_SQL = """
@@ -66,8 +70,10 @@ ELSE 'was not associated with' END || ' the risk (hazard ratio 0.' || (r % 90 + 
 """
 
 
-def generate_snapshot(path: Path) -> None:
-    """Write a snapshot of RECORDS × PASSAGES_PER_RECORD passages with the real schema."""
+def generate_snapshot(path: Path, *, indexed: bool = True) -> None:
+    """Write a snapshot of RECORDS × PASSAGES_PER_RECORD passages with the real schema, its
+    ``record_id`` indexes as a build writes them (``indexed``; without: a snapshot written
+    before builds indexed them)."""
     con = duckdb.connect(str(path))
     try:
         con.execute("SET enable_progress_bar = false")
@@ -99,11 +105,14 @@ def generate_snapshot(path: Path) -> None:
             f"INSERT INTO relations SELECT {rid}, 'retraction_in', 'pmid:' || (98000000 + r), "  # noqa: S608
             f"'pubmed', NULL, NULL, NULL FROM range({RECORDS}) t(r) WHERE r % 100 = 0"
         )
+        # in record order, as a build writes them (one record's passages in one batch)
         con.execute(
             f"INSERT INTO passages SELECT {rid}, '1', 'abstract.' || p, p, 'abstract', t, t "  # noqa: S608
             f"FROM (SELECT r, p, {_TEXT_SQL} AS t "
-            f"FROM range({RECORDS}) a(r), range(1, {PASSAGES_PER_RECORD + 1}) b(p))"
+            f"FROM range({RECORDS}) a(r), range(1, {PASSAGES_PER_RECORD + 1}) b(p) ORDER BY r, p)"
         )
+        if indexed:
+            index_record_ids(con)
     finally:
         con.close()
 
@@ -285,36 +294,70 @@ def run(workdir: Path) -> list[Figure]:
         Figure("parse + audit citations", citations / end_to_end, "/s"),
         Figure("parse + audit answers", len(parsed) / end_to_end, "/s"),
     ]
-    return figures + one_answer_figures(path, keyring, answers[:ONE_ANSWER_POOL])
+    older = without_indexes(path, workdir / "bench-before-indexes.duckdb")
+    return figures + one_answer_figures(path, keyring, answers[:ONE_ANSWER_POOL], older)
 
 
-def one_answer_figures(path: Path, keyring: Keyring, answers: list[str]) -> list[Figure]:
+def without_indexes(path: Path, copy: Path) -> Path:
+    """``copy``: the snapshot at ``path`` as a build wrote it before builds indexed
+    ``record_id`` (the same rows, no index), to time one answer before and after."""
+    shutil.copyfile(path, copy)
+    con = duckdb.connect(str(copy))
+    try:
+        for (name,) in con.execute("SELECT index_name FROM duckdb_indexes()").fetchall():
+            con.execute(f'DROP INDEX "{name}"')
+        con.execute("CHECKPOINT")
+    finally:
+        con.close()
+    return copy
+
+
+def one_answer_figures(
+    path: Path, keyring: Keyring, answers: list[str], older: Path | None = None
+) -> list[Figure]:
     """One answer at a time against the snapshot, parse included: as ``citeseal audit`` does
     per call (open the file, audit, close; the file is hashed once per run, outside) and as a
-    long-lived caller does (one corpus kept open). Medians of interleaved rounds, citations/s
-    (goal: 5× the peer's one answer against its own store, :data:`PEER_ONE_ANSWER`)."""
+    long-lived caller does (one corpus kept open), and with the corpus kept open on ``older``
+    (the same snapshot without its ``record_id`` indexes: one filtered scan per table, what
+    every answer cost before). Medians of interleaved rounds, citations/s (goal: 5× the
+    peer's one answer against its own store, :data:`PEER_ONE_ANSWER`), beside the physical
+    reference measured in the same rounds: DuckDB's own floor, ``SELECT 1`` round trips on
+    the kept connection (an answer runs five look-up statements)."""
     identity = DuckDBCorpus(path)
     sha256 = identity.identity().sha256
     identity.close()
     cited = [sum(len(s.citations) for s in parse_answer(a).sentences) for a in answers]
     rounds: dict[str, list[float]] = {}
-    with DuckDBCorpus(path, sha256=sha256) as kept:
+    with contextlib.ExitStack() as stack:
+        kept = stack.enter_context(DuckDBCorpus(path, sha256=sha256))
+        before = (
+            None if older is None else stack.enter_context(DuckDBCorpus(older, sha256="0" * 64))
+        )
+        con = duckdb.connect(str(path), read_only=True)
+        stack.callback(con.close)
 
         def each_call() -> None:
             for answer in answers:
                 with DuckDBCorpus(path, sha256=sha256) as corpus:
                     audit_answer(parse_answer(answer), corpus, keyring)
 
-        def kept_open() -> None:
+        def kept_open(corpus: DuckDBCorpus) -> None:
             for answer in answers:
-                audit_answer(parse_answer(answer), kept, keyring)
+                audit_answer(parse_answer(answer), corpus, keyring)
+
+        def round_trips() -> None:
+            for _ in range(ROUND_TRIPS):
+                con.execute("SELECT 1").fetchall()
 
         for _ in range(ONE_ANSWER_ROUNDS):
             rounds.setdefault("call", []).append(_rate(sum(cited), each_call))
-            rounds.setdefault("kept", []).append(_rate(sum(cited), kept_open))
+            rounds.setdefault("kept", []).append(_rate(sum(cited), lambda: kept_open(kept)))
+            if before is not None:
+                rounds.setdefault("older", []).append(_rate(sum(cited), lambda: kept_open(before)))
+            rounds.setdefault("trips", []).append(_rate(ROUND_TRIPS, round_trips))
     per = sum(cited) / len(cited)
     goal = 5 * PEER_ONE_ANSWER
-    return [
+    figures = [
         Figure(
             f"one answer per call ({per:.0f} citations; open, audit, close): citations",
             statistics.median(rounds["call"]),
@@ -328,3 +371,19 @@ def one_answer_figures(path: Path, keyring: Keyring, answers: list[str]) -> list
             goal,
         ),
     ]
+    if "older" in rounds:
+        figures.append(
+            Figure(
+                "  the same on the snapshot without its record_id indexes (before)",
+                statistics.median(rounds["older"]),
+                "/s",
+            )
+        )
+    figures.append(
+        Figure(
+            "  reference: DuckDB round trips (SELECT 1), same rounds",
+            statistics.median(rounds["trips"]),
+            "/s",
+        )
+    )
+    return figures

@@ -61,6 +61,7 @@ from pipeline.snapshot.store import (
     ResponseRow,
     apply_migrations,
     connect,
+    index_record_ids,
     insert_sources,
     limit_memory,
     load_fts,
@@ -352,6 +353,7 @@ def _write_child(
             drop_staging(con)
             totals = snapshot_totals(con)
             require_unique_keys(con)
+            index_record_ids(con)
             con.execute("CHECKPOINT")
         finally:
             con.close()

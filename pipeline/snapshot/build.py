@@ -87,6 +87,7 @@ from pipeline.snapshot.store import (
     apply_migrations,
     checkpoint,
     first_line,
+    index_record_ids,
     insert_sources,
     insert_staged,
     limit_memory,
@@ -316,6 +317,7 @@ class _Run:
             db.call(insert_sources, self.log.source_rows(self._ingest.stats.by_source))
             self.totals = db.call(snapshot_totals)
             db.call(require_unique_keys)
+            db.call(index_record_ids)
             db.call(checkpoint)
         self._db = None
         self.warnings.extend(self._ingest.stats.warnings)

@@ -232,6 +232,23 @@ def limit_memory(
         con.execute(f"SET threads = {int(threads)}")
 
 
+RECORD_ID_INDEXED = ("records", "record_versions", "passages", "annotations", "relations")
+"""The tables the audit reads by ``record_id`` (``record_state``'s primary key indexes it)."""
+
+
+def index_record_ids(con: duckdb.DuckDBPyConnection) -> None:
+    """Index ``record_id`` in the tables the audit looks records up in, once every row is
+    written (a build or backfill, just before its last checkpoint; building an index once is
+    cheaper than keeping it up to date through every insert). DuckDB answers the audit's
+    ``record_id = ANY($1)`` through such an index, so one answer costs what it cites, not a
+    scan of a million passages (``audit/duckdb_corpus.py``). Not a schema migration: the
+    tables and their rows are unchanged, and a snapshot written before reads the same, only
+    slower. Last because DuckDB alters no table an index depends on: every migration runs on
+    a fresh file before this (parents are copied, never migrated)."""
+    for table in RECORD_ID_INDEXED:
+        con.execute(f"CREATE INDEX IF NOT EXISTS {table}_record_id ON {table} (record_id)")
+
+
 def checkpoint(con: duckdb.DuckDBPyConnection) -> None:
     """Write everything to the database file."""
     con.execute("CHECKPOINT")

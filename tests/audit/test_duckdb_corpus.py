@@ -312,7 +312,7 @@ def test_a_corpus_read_through_another_connection_reads_only_the_look_ups(
         assert counting.statements == []
         records = call.records({"pmid:99000002"})
         assert records["pmid:99000002"].current_version == "1"
-        assert len(counting.statements) == 3  # relations, versions, records
+        assert len(counting.statements) == 4  # state, records, lineage, relations
         call.close()
         assert served.records({"pmid:99000002"}) == records
         base.close()

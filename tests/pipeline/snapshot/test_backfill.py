@@ -21,6 +21,7 @@ from pipeline.settings import Settings
 from pipeline.snapshot.backfill import BackfillResult, backfill_snapshot
 from pipeline.snapshot.build import build_snapshot
 from pipeline.snapshot.manifest import manifest_path, read_manifest, sha256_file
+from pipeline.snapshot.store import RECORD_ID_INDEXED
 from pipeline.snapshot.verify import verify_snapshot
 from tests.cli import citeseal
 from tests.conftest import ROOT, TEST_KEY_HEX, TEST_KEYRING, TRUST
@@ -139,6 +140,18 @@ def test_after_backfill_a_quote_from_the_old_text_is_ok_with_version_changed(
     assert result.current_passage is not None
     assert result.current_passage.version == CURRENT
     assert OLD_ONLY not in result.current_passage.text
+
+
+def test_the_backfilled_child_indexes_record_id_as_a_build_does(
+    backfilled: BackfillResult,
+) -> None:
+    assert backfilled.build is not None
+    con = duckdb.connect(str(backfilled.build.path), read_only=True)
+    try:
+        rows = con.execute("SELECT table_name FROM duckdb_indexes() ORDER BY 1").fetchall()
+    finally:
+        con.close()
+    assert rows == sorted((t,) for t in RECORD_ID_INDEXED)
 
 
 def test_snapshot_verify_passes_on_the_child(backfilled: BackfillResult) -> None:

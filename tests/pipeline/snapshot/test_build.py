@@ -27,7 +27,7 @@ from pipeline.snapshot.manifest import (
 )
 from pipeline.snapshot.rebuild import rebuild_snapshot
 from pipeline.snapshot.schema import MIGRATIONS, SCHEMA_VERSION
-from pipeline.snapshot.store import TABLES
+from pipeline.snapshot.store import RECORD_ID_INDEXED, TABLES
 from pipeline.snapshot.verify import verify_snapshot
 from tests.cli import citeseal
 from tests.conftest import TEST_KEY_HEX, TEST_KEYRING, TRUST
@@ -120,6 +120,16 @@ def test_the_demo_snapshot_holds_every_source_and_the_planted_signals(
     assert query(first, "SELECT id, name FROM schema_migrations ORDER BY id") == [
         (m.id, m.name) for m in MIGRATIONS
     ]
+
+
+def test_a_build_and_its_child_index_record_id_in_every_table_the_audit_reads_by_it(
+    demo_pair: tuple[Path, Path],
+) -> None:
+    """The audit's look-ups are index scans only where the build wrote the indexes
+    (``pipeline.snapshot.store.index_record_ids``; ``record_state``'s key indexes it)."""
+    for path in demo_pair:
+        rows = query(path, "SELECT table_name, expressions FROM duckdb_indexes() ORDER BY 1")
+        assert rows == sorted((t, "[record_id]") for t in RECORD_ID_INDEXED)
 
 
 def test_reopening_the_database_after_every_batch_changes_nothing(

@@ -34,6 +34,9 @@ def _as_schema_4(path: Path, folder: Path) -> Path:
     target = Path(shutil.copyfile(path, folder / path.name))
     con = duckdb.connect(str(target))
     try:
+        # built before the record_id indexes too (DuckDB alters no table an index depends on)
+        for (name,) in con.execute("SELECT index_name FROM duckdb_indexes()").fetchall():
+            con.execute(f'DROP INDEX "{name}"')
         con.execute("ALTER TABLE records DROP COLUMN licence")
         con.execute("ALTER TABLE records DROP COLUMN licence_raw")
         con.execute("DELETE FROM schema_migrations WHERE id = 5")
