@@ -51,9 +51,17 @@ TABLES = (
     "search_docs",
     "search_terms",
     "search_vocab",
+    "search_works",
+    "search_postings",
 )
 # Tables that only snapshots with this migration applied hold (older ones stay readable).
-TABLE_SINCE = {"search_docs": 2, "search_terms": 2, "search_vocab": 4}
+TABLE_SINCE = {
+    "search_docs": 2,
+    "search_terms": 2,
+    "search_vocab": 4,
+    "search_works": 6,
+    "search_postings": 6,
+}
 CARRIED_TABLES = (
     "records",
     "record_versions",
