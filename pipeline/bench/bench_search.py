@@ -16,9 +16,9 @@ works (the generator's, not :mod:`pipeline.snapshot.works`):
 Latency: the same queries, plus one that matches nothing, on a generated snapshot of about
 :data:`LATENCY_PASSAGES` passages (cached under the system temp folder, keyed by the
 generator version, so reruns skip its minutes of generation), :data:`ROUNDS` interleaved
-rounds of (physical reference, search) per query. The reference is a bare DuckDB scan of
-the query's postings (``search_terms`` rows of its terms: the least any BM25 over this index
-reads).
+rounds of (physical reference, search) per query. The reference is a bare DuckDB count of
+the query's postings (the ``search_postings`` rows of its terms, looked up and scanned as
+the search does: the least any BM25 over this index reads).
 """
 
 from __future__ import annotations
@@ -43,7 +43,8 @@ from pipeline.bench.bench_search_corpus import (
     queries,
     write_snapshot,
 )
-from pipeline.snapshot.index import search_sql, words_sql
+from pipeline.snapshot.index import search_sql
+from pipeline.snapshot.ranked import term_ids
 from pipeline.snapshot.schema import SCHEMA_VERSION
 from pipeline.snapshot.search import open_snapshot, search_page
 
@@ -138,15 +139,11 @@ def latency_snapshot() -> Path:
     return path
 
 
-def _postings_sql() -> str:
-    stems = (
-        f"SELECT DISTINCT stem(w, 'porter') AS term FROM "  # noqa: S608
-        f"({words_sql('(SELECT 1 AS one)', '$query', 'one')})"
-    )
-    return (
-        "SELECT count(*), sum(tf) FROM search_terms WHERE term_id IN "  # noqa: S608
-        f"(SELECT v.term_id FROM ({stems}) s JOIN search_vocab v USING (term))"
-    )
+def _postings_sql(con: duckdb.DuckDBPyConnection, text: str) -> str:
+    """The physical reference of ``text``: a bare count of its terms' rows in the postings
+    the search reads (``search_postings``, term order), the same integer literals."""
+    ids = ", ".join(str(i) for i in term_ids(con, text)) or "NULL"
+    return f"SELECT count(*), sum(tf) FROM search_postings WHERE term_id IN ({ids})"  # noqa: S608
 
 
 def _ms(samples: list[float], q: float) -> float:
@@ -158,12 +155,11 @@ def latency(con: duckdb.DuckDBPyConnection, texts: list[str]) -> tuple[list[floa
     """Seconds per search and per reference scan, :data:`ROUNDS` interleaved rounds."""
     searches: list[float] = []
     scans: list[float] = []
-    reference = _postings_sql()
     search_page(con, texts[0], BENCH_KEYRING, limit=K)  # warm the caches once
     for _ in range(ROUNDS):
         for text in texts:
             start = time.perf_counter()
-            con.execute(reference, {"query": text}).fetchall()
+            con.execute(_postings_sql(con, text)).fetchall()
             scans.append(time.perf_counter() - start)
             start = time.perf_counter()
             search_page(con, text, BENCH_KEYRING, limit=K)

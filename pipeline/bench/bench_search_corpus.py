@@ -46,7 +46,7 @@ from pipeline.snapshot.schema import MIGRATIONS, SCHEMA_VERSION
 from pipeline.snapshot.store import BatchWriter, connect, load_fts
 from pipeline.snapshot.works import store_works
 
-GENERATOR_VERSION = "search-corpus-3"
+GENERATOR_VERSION = "search-corpus-4"
 """Change whenever the generator writes different records (the latency cache is keyed by it)."""
 
 FIRST_ID = 99_300_000

@@ -13,6 +13,10 @@ Tables (migrations 2 and 4)::
     search_vocab (term_id, term)                           one row per term
     search_terms (docid, term_id, tf)                      one row per (passage, term)
 
+At the end of a build :func:`pipeline.snapshot.works.store_works` copies ``search_terms`` in
+term order into ``search_postings`` (migration 6), with what ranking needs, for the fast path
+of :mod:`pipeline.snapshot.ranked`.
+
 Snapshots from before migration 4 hold the term itself in ``search_terms.term`` (no
 ``search_vocab``): :func:`search_sql` reads both layouts, and a child numbers the terms of
 such a parent when it copies them (:func:`pipeline.snapshot.lineage.carry_parent`).

@@ -100,12 +100,13 @@ kept AS MATERIALIZED (
     return f"""
 WITH post AS MATERIALIZED (SELECT * FROM search_postings WHERE term_id IN ({literal})),
 stats AS (SELECT count(*) AS n, avg(length) AS avgdl FROM search_docs),
-df AS (SELECT term_id, count(*) AS df FROM post GROUP BY term_id),
+df AS (
+    SELECT term_id, ln(1 + (stats.n - count(*) + 0.5) / (count(*) + 0.5)) AS idf
+    FROM post CROSS JOIN stats GROUP BY term_id, stats.n),
 hits AS MATERIALIZED (
     SELECT t.docid, any_value(t.record_no) AS record_no, any_value(t.work_no) AS work_no,
            {carried},
-           round(sum(ln(1 + (stats.n - df.df + 0.5) / (df.df + 0.5))
-               * t.tf * ({K1} + 1)
+           round(sum(df.idf * t.tf * ({K1} + 1)
                / (t.tf + {K1} * (1 - {B} + {B} * t.length / stats.avgdl))), {SCORE_DIGITS}) AS score
     FROM post t JOIN df USING (term_id) CROSS JOIN stats
     WHERE t.record_no IS NOT NULL

@@ -155,3 +155,25 @@ def test_stored_works_number_records_in_id_order_and_name_each_work_by_its_small
     postings = fast.execute("SELECT count(*), count(record_no) FROM search_postings").fetchone()
     held = fast.execute("SELECT count(*) FROM search_terms").fetchone()
     assert postings is not None and held is not None and postings[0] == postings[1] == held[0]
+
+
+def test_a_snapshot_from_before_schema_6_is_searched_with_the_same_pages(
+    tmp_path: Path,
+    pairs: dict[str, tuple[duckdb.DuckDBPyConnection, duckdb.DuckDBPyConnection]],
+) -> None:
+    path = write_planted(tmp_path / "old" / "works-1.duckdb", WORK_RECORDS, works=False)
+    con = connect(path)
+    try:  # what a snapshot written before migration 6 holds
+        con.execute("DROP TABLE search_works")
+        con.execute("DROP TABLE search_postings")
+    finally:
+        con.close()
+    old = open_snapshot(path)
+    try:
+        assert not stored_works(old)
+        page = search_page(old, WORKS_QUERY, TEST_KEYRING, limit=4, offset=1)
+    finally:
+        old.close()
+    fast, _ = pairs["works"]
+    assert page == search_page(fast, WORKS_QUERY, TEST_KEYRING, limit=4, offset=1)
+    assert len(page.hits) == 4
