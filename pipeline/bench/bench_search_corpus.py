@@ -282,37 +282,24 @@ def queries(works: list[Work], seed: int = 21) -> list[Query]:
     least one relevant work): 12 about a condition, 18 about a drug (with its condition or
     outcome), 15 about an outcome of a drug, 10 about a study design in a condition."""
     rng = random.Random(seed)
-    topics = sorted({w.topic for w in works}, key=lambda t: (t.condition, t.drug, t.outcome))
+    topics = {w.topic for w in works}
+
+    def pairs(first: str, second: str) -> list[tuple[str, str]]:
+        """The distinct (first, second) facet values the works hold, in a fixed order."""
+        return sorted({(getattr(t, first), getattr(t, second)) for t in topics})
+
     out: list[Query] = []
     for c in rng.sample(sorted({t.condition for t in topics}), 12):
         text = f"patients with {c}" if len(out) % 2 else c
         out.append(Query("condition", text, frozenset({("condition", c)})))
-    for t in rng.sample(topics, 10):
-        out.append(
-            Query(
-                "drug",
-                f"{t.drug} for {t.condition}",
-                frozenset({("drug", t.drug), ("condition", t.condition)}),
-            )
-        )
+    for d, c in rng.sample(pairs("drug", "condition"), 10):
+        out.append(Query("drug", f"{d} for {c}", frozenset({("drug", d), ("condition", c)})))
     for d in rng.sample(sorted({t.drug for t in topics}), 8):
         out.append(Query("drug", d, frozenset({("drug", d)})))
-    for t in rng.sample(topics, 15):
-        out.append(
-            Query(
-                "outcome",
-                f"{t.outcome} with {t.drug}",
-                frozenset({("drug", t.drug), ("outcome", t.outcome)}),
-            )
-        )
-    for t in rng.sample(topics, 10):
-        out.append(
-            Query(
-                "design",
-                f"{t.design} in {t.condition}",
-                frozenset({("design", t.design), ("condition", t.condition)}),
-            )
-        )
+    for o, d in rng.sample(pairs("outcome", "drug"), 15):
+        out.append(Query("outcome", f"{o} with {d}", frozenset({("drug", d), ("outcome", o)})))
+    for g, c in rng.sample(pairs("design", "condition"), 10):
+        out.append(Query("design", f"{g} in {c}", frozenset({("design", g), ("condition", c)})))
     return out
 
 
