@@ -49,7 +49,7 @@ from audit.folding import FoldedText
 if TYPE_CHECKING:
     from audit.references.resolve import SnapshotResolver
 
-READABLE_SCHEMA_VERSION = 5  # 2, 4: tables the audit does not read; 3: folded may be NULL;
+READABLE_SCHEMA_VERSION = 6  # 2, 4, 6: tables the audit does not read; 3: folded may be NULL;
 # 5: records.licence (older snapshots: every licence 'unknown')
 _TABLES = ("meta", "sources", "records", "record_versions", "record_state", "passages")
 

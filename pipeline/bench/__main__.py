@@ -7,7 +7,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-BENCHES = ("snapshot", "audit", "site", "live", "mcp", "support", "references")
+BENCHES = ("snapshot", "audit", "site", "live", "mcp", "support", "references", "search")
 
 
 def main(argv: list[str]) -> int:

@@ -71,6 +71,7 @@ from pipeline.snapshot.store import (
     snapshot_totals,
     write_meta,
 )
+from pipeline.snapshot.works import store_works
 from pipeline.sources import history
 
 Status = Literal[
@@ -351,6 +352,7 @@ def _write_child(
             _store_exchanges(con, writer, exchanges)
             insert_sources(con, sources)
             drop_staging(con)
+            store_works(con)  # one result per work, grouped once (works.py)
             totals = snapshot_totals(con)
             require_unique_keys(con)
             index_record_ids(con)

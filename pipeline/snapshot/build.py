@@ -98,6 +98,7 @@ from pipeline.snapshot.store import (
     write_meta,
 )
 from pipeline.snapshot.trust import SealPolicy, trust_snapshot
+from pipeline.snapshot.works import store_works
 from pipeline.snapshot.writer import WriterProcess
 
 ParentArg = Path | Literal["latest"] | None
@@ -314,6 +315,7 @@ class _Run:
             self.withdrawn = db.call(finalize_state, gone, self.snapshot_id)
             self.carried = db.call(unrefreshed_count)
             db.call(drop_staging)
+            db.call(store_works)  # one result per work, grouped once (works.py)
             db.call(insert_sources, self.log.source_rows(self._ingest.stats.by_source))
             self.totals = db.call(snapshot_totals)
             db.call(require_unique_keys)

@@ -13,6 +13,10 @@ Tables (migrations 2 and 4)::
     search_vocab (term_id, term)                           one row per term
     search_terms (docid, term_id, tf)                      one row per (passage, term)
 
+At the end of a build :func:`pipeline.snapshot.works.store_works` copies ``search_terms`` in
+term order into ``search_postings`` (migration 6), with what ranking needs, for the fast path
+of :mod:`pipeline.snapshot.ranked`.
+
 Snapshots from before migration 4 hold the term itself in ``search_terms.term`` (no
 ``search_vocab``): :func:`search_sql` reads both layouts, and a child numbers the terms of
 such a parent when it copies them (:func:`pipeline.snapshot.lineage.carry_parent`).
@@ -24,7 +28,7 @@ Tokens: the text lower-cased, accents stripped, split on every run of characters
 one byte-table pass in Python, where DuckDB's regular-expression split was the most
 expensive step of indexing), so the writer process splits on spaces, counts and stems.
 Ranking is Okapi BM25 (``k1`` = 1.2, ``b`` = 0.75) with document frequencies over every
-passage version held.
+passage version held, rounded to :data:`SCORE_DIGITS` decimals.
 :data:`INDEX_VERSION` is recorded in ``meta.search_index``; change it whenever a rule changes.
 """
 
@@ -37,6 +41,11 @@ from pipeline.snapshot.store import table_names
 INDEX_VERSION = "bm25-1"
 K1 = 1.2
 B = 0.75
+SCORE_DIGITS = 9
+"""Scores are rounded to this many decimals: a sum of floats depends on the order DuckDB adds
+its terms in, which differs between plans and runs, so two passages of equal score could
+differ in the last bit and break their tie either way; rounded, they tie, and the record id
+then the passage order decide, the same on every plan."""
 
 _STOP_TEXT = """a about above after again against all am an and any are as at be because been
 before being below between both but by can could did do does doing down during each few for
@@ -177,9 +186,9 @@ df AS (
 ),
 scored AS (
     SELECT t.docid,
-           sum(ln(1 + (stats.n - df.df + 0.5) / (df.df + 0.5))
+           round(sum(ln(1 + (stats.n - df.df + 0.5) / (df.df + 0.5))
                * t.tf * ({K1} + 1)
-               / (t.tf + {K1} * (1 - {B} + {B} * d.length / stats.avgdl))) AS score
+               / (t.tf + {K1} * (1 - {B} + {B} * d.length / stats.avgdl))), {SCORE_DIGITS}) AS score
     FROM search_terms t
     JOIN df USING ({key})
     JOIN search_docs d USING (docid)

@@ -32,6 +32,12 @@ search_terms      (migration 2) BM25 index: term frequencies per document (migra
                   grouped at a fraction of the cost of text, which made indexing a third
                   cheaper and the table a third smaller)
 search_vocab      (migration 4) BM25 index: the number of every term, one row per term
+search_works      (migration 6) each current, not withdrawn record's work and the work's
+                  flags, numbered; stored at the end of a build (pipeline/snapshot/works.py)
+search_postings   (migration 6) the postings of search_terms in term order with what ranking
+                  needs (length, record and work numbers, flags): a search reads only its
+                  terms' rows. Both are valid only where ``meta.search_works`` names the
+                  snapshot's own id (works.stored_works)
 harvest_log       one row per request/step, for the manifest and for debugging
 """
 
@@ -39,7 +45,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 
 class Migration(NamedTuple):
@@ -224,6 +230,32 @@ MIGRATIONS: tuple[Migration, ...] = (
         ALTER TABLE records ADD COLUMN licence VARCHAR DEFAULT 'unknown';
         -- the source's own value (a licence URL, Europe PMC's 'cc by'…), or NULL
         ALTER TABLE records ADD COLUMN licence_raw VARCHAR;
+        """,
+    ),
+    Migration(
+        6,
+        "search_works",
+        """
+        -- derived at the end of a build, never carried (pipeline/snapshot/works.py, index.py)
+        CREATE TABLE search_works (
+            record_id VARCHAR NOT NULL,       -- a current, not withdrawn record
+            version VARCHAR NOT NULL,         -- its current version
+            work VARCHAR NOT NULL,            -- the smallest record id of its work
+            retracted BOOLEAN,                -- the work's flags, fail closed over its records
+            expression_of_concern BOOLEAN,
+            record_no INTEGER NOT NULL,       -- the record's rank in record id order, from 1
+            work_no INTEGER NOT NULL          -- the record_no of the work's id
+        );
+        CREATE TABLE search_postings (
+            term_id INTEGER NOT NULL,         -- stored in term_id, docid order
+            docid BIGINT NOT NULL,
+            tf INTEGER NOT NULL,
+            length INTEGER NOT NULL,          -- search_docs.length
+            record_no INTEGER,                -- search_works.record_no; NULL: not a current,
+            work_no INTEGER,                  --   not withdrawn passage version
+            retracted BOOLEAN,                -- the work's flags (search_works)
+            expression_of_concern BOOLEAN
+        );
         """,
     ),
 )

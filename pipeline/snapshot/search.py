@@ -30,8 +30,15 @@ from pipeline.snapshot.filters import (
     parse_sources,
 )
 from pipeline.snapshot.index import HITS_FROM, INDEX_VERSION, numbered, scored_sql
+from pipeline.snapshot.ranked import (
+    best_passages,
+    ranking_sql,
+    record_facts,
+    records_of,
+    term_ids,
+)
 from pipeline.snapshot.store import SEP, connect, first_line, load_fts, read_meta
-from pipeline.snapshot.works import WORK_FLAGS, works_sql
+from pipeline.snapshot.works import WORK_FLAGS, stored_works, works_sql
 
 MAX_QUERY_CHARS = 1_000
 MAX_LIMIT = 1_000
@@ -269,7 +276,9 @@ def search_page(
     from position ``offset`` of the ranking, each as its best passage with a handle and the
     work's other records in ``also``. The ranking is a total order (the best passage's score,
     then its record id, then its passage order), so consecutive pages never repeat or skip a
-    work."""
+    work. A snapshot that holds its works (schema 6) takes the fast path of
+    :mod:`pipeline.snapshot.ranked`; any other the single statement of :func:`page_sql`: the
+    same pages and counts."""
     check_query(query)
     if not 1 <= limit <= MAX_LIMIT:
         raise InputError(f"--limit must be between 1 and {MAX_LIMIT}, got {limit}")
@@ -280,6 +289,8 @@ def search_page(
     params: dict[str, object] = {"query": query, "limit": limit, "offset": offset}
     params.update(compiled.params)
     try:
+        if numbered(con) and stored_works(con):
+            return _fast_page(con, query, keyring, compiled.states, params, excluded_flags)
         sql = page_sql(compiled.states, numbered=numbered(con), excluded_work_flags=excluded_flags)
         rows = con.execute(sql, params).fetchall()
     except duckdb.Error as error:
@@ -297,6 +308,68 @@ def search_page(
         passages=int(first[1]),
         excluded_by_work={
             flag: int(first[2 + n_states + n]) for n, flag in enumerate(excluded_flags)
+        },
+    )
+
+
+def _fast_page(
+    con: duckdb.DuckDBPyConnection,
+    query: str,
+    keyring: Keyring,
+    states: Sequence[tuple[str, str]],
+    params: dict[str, object],
+    excluded_flags: Sequence[str],
+) -> SearchPage:
+    """:func:`search_page` over stored works (:mod:`pipeline.snapshot.ranked`)."""
+    offset = int(str(params["offset"]))
+    ids = term_ids(con, query)
+    width = 2 + len(states) + len(excluded_flags)
+    rows: list[tuple[Any, ...]]
+    if ids:
+        sql = ranking_sql(ids, states, excluded_work_flags=excluded_flags)
+        rows = con.execute(sql, {k: v for k, v in params.items() if k != "query"}).fetchall()
+    else:  # no term of the query is held: nothing matches
+        rows = [(0,) * width + (None,) * 7]
+    first = rows[0]
+    page = [row[width:] for row in rows if row[width] is not None]
+    members = [entry for row in page for entry in row[6] or ()]
+    numbers = [int(row[0]) for row in page] + [int(e["record_no"]) for e in members]
+    records = records_of(con, numbers)
+    docids = [d for row in page for d in row[5] or ()]
+    docids += [d for e in members for d in e["docids"] or ()]
+    passages = best_passages(con, docids)
+    facts = record_facts(con, [records[int(row[0])][:2] for row in page])
+    hits = []
+    for number, score, _, w_ret, w_eoc, _, also in page:
+        rid, version, work, _ = records[int(number)]
+        path, _, section, text = passages[rid]
+        source, title, pre, status, published = facts[rid]
+        others = []
+        for entry in also or ():
+            other, other_version, _, other_source = records[int(entry["record_no"])]
+            held = entry["score"] is not None
+            others.append(
+                {
+                    "record_id": other,
+                    "source": other_source,
+                    "version": other_version,
+                    "path": passages[other][0] if held else None,
+                    "score": entry["score"],
+                }
+            )
+        view = (rid, version, path, section, text, score, source, title, w_ret, w_eoc, pre)
+        hits.append(_view(keyring, (*view, status, published, work, others)))
+    named = [name for name, _ in states]
+    return SearchPage(
+        hits=hits,
+        offset=offset,
+        total=int(first[0]),
+        excluded_unknown={
+            name: int(first[2 + n]) for n, name in enumerate(named) if name in UNDECIDABLE
+        },
+        passages=int(first[1]),
+        excluded_by_work={
+            flag: int(first[2 + len(states) + n]) for n, flag in enumerate(excluded_flags)
         },
     )
 

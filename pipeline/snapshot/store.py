@@ -51,9 +51,17 @@ TABLES = (
     "search_docs",
     "search_terms",
     "search_vocab",
+    "search_works",
+    "search_postings",
 )
 # Tables that only snapshots with this migration applied hold (older ones stay readable).
-TABLE_SINCE = {"search_docs": 2, "search_terms": 2, "search_vocab": 4}
+TABLE_SINCE = {
+    "search_docs": 2,
+    "search_terms": 2,
+    "search_vocab": 4,
+    "search_works": 6,
+    "search_postings": 6,
+}
 CARRIED_TABLES = (
     "records",
     "record_versions",
@@ -240,11 +248,12 @@ def index_record_ids(con: duckdb.DuckDBPyConnection) -> None:
     """Index ``record_id`` in the tables the audit looks records up in, once every row is
     written (a build or backfill, just before its last checkpoint; building an index once is
     cheaper than keeping it up to date through every insert). DuckDB answers the audit's
-    ``record_id = ANY($1)`` through such an index, so one answer costs what it cites, not a
-    scan of a million passages (``audit/duckdb_corpus.py``). Not a schema migration: the
-    tables and their rows are unchanged, and a snapshot written before reads the same, only
-    slower. Last because DuckDB alters no table an index depends on: every migration runs on
-    a fresh file before this (parents are copied, never migrated)."""
+    literal ``record_id IN (…)`` look-ups (``audit/duckdb_corpus.py``) and a search's look-up
+    of its page's passages (:mod:`pipeline.snapshot.ranked`) through such an index, so one
+    answer or one page costs what it shows, not a scan of a million passages. Not a schema
+    migration: the tables and their rows are unchanged, and a snapshot written before reads the
+    same, only slower. Last because DuckDB alters no table an index depends on: every
+    migration runs on a fresh file before this (parents are copied, never migrated)."""
     for table in RECORD_ID_INDEXED:
         con.execute(f"CREATE INDEX IF NOT EXISTS {table}_record_id ON {table} (record_id)")
 

@@ -18,6 +18,7 @@ from pipeline.snapshot.index import INDEX_VERSION, index_unindexed
 from pipeline.snapshot.ingest import record_row
 from pipeline.snapshot.schema import MIGRATIONS, SCHEMA_VERSION
 from pipeline.snapshot.store import connect, load_fts
+from pipeline.snapshot.works import store_works
 from tests.conftest import TEST_KEYRING
 from tests.sealing import seal_snapshot
 
@@ -190,8 +191,10 @@ WORK_RECORDS = [
 test_search_works.py says which record is which); every passage holds ``quorvex``."""
 
 
-def write_planted(path: Path, records: list[Record] = RECORDS) -> Path:
-    """Write ``records`` as a sealed snapshot at ``path``; returns ``path``."""
+def write_planted(path: Path, records: list[Record] = RECORDS, *, works: bool = True) -> Path:
+    """Write ``records`` as a sealed snapshot at ``path``; returns ``path``. ``works``: store
+    the works and postings as a build does last (search takes the fast path), else leave
+    them to be grouped at search time (the path of a snapshot written before schema 6)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     con = connect(path)
     try:
@@ -243,6 +246,8 @@ def write_planted(path: Path, records: list[Record] = RECORDS) -> Path:
                 )
         load_fts(con)
         index_unindexed(con)
+        if works:
+            store_works(con)
     finally:
         con.close()
     seal_snapshot(path, TEST_KEYRING, name="planted")

@@ -44,7 +44,7 @@ def test_migration_3_keeps_the_passages_folded_only_where_it_differs_and_no_inde
     spaced = ("pmid:99000001", "1", "title", 1, "Title", "Zentravir  trial", "Zentravir trial")
     plain = ("pmid:99000001", "1", "abstract.1", 2, "Abstract", "Farrow cohort.", "Farrow cohort.")
     con.executemany("INSERT INTO passages VALUES (?, ?, ?, ?, ?, ?, ?)", [spaced, plain])
-    assert apply_migrations(con) == [3, 4, 5]
+    assert apply_migrations(con) == [3, 4, 5, 6]
     assert con.execute("SELECT * FROM passages ORDER BY seq").fetchall() == [
         spaced,
         (*plain[:6], None),
@@ -61,7 +61,7 @@ def test_migration_4_numbers_the_terms_of_an_index_held_as_text(tmp_path: Path) 
     migrated_to(con, 3)  # a snapshot of schema 3, its index terms as text
     rows = [(1, "zentravir", 2), (1, "flare", 1), (2, "flare", 3)]
     con.executemany("INSERT INTO search_terms VALUES (?, ?, ?)", rows)
-    assert apply_migrations(con) == [4, 5]
+    assert apply_migrations(con) == [4, 5, 6]
     assert con.execute("SELECT * FROM search_vocab ORDER BY 1").fetchall() == [
         (1, "flare"),
         (2, "zentravir"),
