@@ -480,3 +480,31 @@ UNDECIDABLE = frozenset(
     | {*facets.TRIAL_FIELDS, "drug"}
 )
 """The filters that can leave a record undecided (every one but ``sources``)."""
+
+
+@dataclass(frozen=True)
+class StateColumns:
+    """How a search statement applies :func:`filter_states`' states to a relation of hits:
+    ``columns`` adds one 0/1/NULL column per filter (``f0``, ``f1`` … in ``names``), ``kept``
+    is the condition every filter admits (``TRUE`` without filters)."""
+
+    names: list[str]
+    columns: str
+    kept: str
+
+    def undecided(self, count: str = "count(*)", relation: str = "states") -> list[str]:
+        """One count per filter, ``u0``, ``u1`` …: the rows of ``relation`` that filter cannot
+        decide and no other filter rejects (what ``excluded_unknown`` reports)."""
+        return [
+            f"(SELECT {count} FROM {relation} WHERE {name} IS NULL"  # noqa: S608
+            + "".join(f" AND {other} IS DISTINCT FROM 0" for other in self.names if other != name)
+            + f") AS u{n}"
+            for n, name in enumerate(self.names)
+        ]
+
+
+def state_columns(states: Sequence[tuple[str, str]]) -> StateColumns:
+    """The columns and the keep condition of ``states`` (:func:`filter_states`)."""
+    names = [f"f{n}" for n in range(len(states))]
+    columns = "".join(f", {sql} AS {name}" for name, (_, sql) in zip(names, states, strict=True))
+    return StateColumns(names, columns, " AND ".join(f"{name} = 1" for name in names) or "TRUE")

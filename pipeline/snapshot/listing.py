@@ -20,7 +20,13 @@ import duckdb
 from audit.errors import InputError
 from audit.keys import Keyring
 from pipeline.errors import SnapshotError
-from pipeline.snapshot.filters import PUBLISHED_SQL, UNDECIDABLE, SearchFilters, filter_states
+from pipeline.snapshot.filters import (
+    PUBLISHED_SQL,
+    UNDECIDABLE,
+    SearchFilters,
+    filter_states,
+    state_columns,
+)
 from pipeline.snapshot.search import (
     MAX_LIMIT,
     MAX_OFFSET,
@@ -40,15 +46,9 @@ def listing_sql(states: Sequence[tuple[str, str]]) -> str:
     """Every current label's first passage, filtered, newest first; each row carries
     ``total`` and one undecided count per filter (one row of NULL label columns when the page
     is empty). Parameters: $limit, $offset and the filters' own."""
-    names = [f"f{n}" for n in range(len(states))]
-    columns = "".join(f", {sql} AS {name}" for name, (_, sql) in zip(names, states, strict=True))
-    kept = " AND ".join(f"{name} = 1" for name in names) or "TRUE"
-    undecided = [
-        f"(SELECT count(*) FROM states WHERE {name} IS NULL"  # noqa: S608
-        + "".join(f" AND {other} IS DISTINCT FROM 0" for other in names if other != name)
-        + f") AS u{n}"
-        for n, name in enumerate(names)
-    ]
+    applied = state_columns(states)
+    columns, kept = applied.columns, applied.kept
+    undecided = applied.undecided()
     summary = ", ".join(["(SELECT count(*) FROM kept) AS total", *undecided])
     order = "version_date DESC NULLS LAST, record_id"
     return f"""

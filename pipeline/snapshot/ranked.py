@@ -31,7 +31,7 @@ from typing import Any
 
 import duckdb
 
-from pipeline.snapshot.filters import PUBLISHED_SQL
+from pipeline.snapshot.filters import PUBLISHED_SQL, state_columns
 from pipeline.snapshot.index import K1, SCORE_DIGITS, B, words_sql
 from pipeline.snapshot.works import WORK_FLAGS
 
@@ -59,9 +59,8 @@ def ranking_sql(
     the ids of the record's best-scoring passages, and ``also`` (the work's other records:
     record_no, best score or NULL, best-scoring passage ids)."""
     literal = ", ".join(str(int(i)) for i in ids)  # integers only: nothing else enters the SQL
-    names = [f"f{n}" for n in range(len(states))]
-    columns = "".join(f", {sql} AS {name}" for name, (_, sql) in zip(names, states, strict=True))
-    kept_where = " AND ".join(f"{name} = 1" for name in names)
+    applied = state_columns(states)
+    columns, kept_where = applied.columns, applied.kept
     dated = PUBLISHED_SQL if any(name == "published" for name, _ in states) else "NULL::VARCHAR"
     if states:
         filtered = f""",
@@ -79,12 +78,7 @@ kept AS MATERIALIZED (
     ON k.record_no = h.record_no)"""  # noqa: S608
     else:
         filtered = ",\nkept AS (SELECT * FROM hits)"
-    undecided = [
-        f"(SELECT count(*) FROM states WHERE {name} IS NULL"  # noqa: S608
-        + "".join(f" AND {other} IS DISTINCT FROM 0" for other in names if other != name)
-        + f") AS u{n}"
-        for n, name in enumerate(names)
-    ]
+    undecided = applied.undecided()
     dropped = [
         f"(SELECT count(*) FROM best WHERE {flag} IS TRUE) AS x{n}"  # noqa: S608
         for n, flag in enumerate(excluded_work_flags)

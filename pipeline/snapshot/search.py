@@ -28,6 +28,7 @@ from pipeline.snapshot.filters import (
     SearchFilters,
     filter_states,
     parse_sources,
+    state_columns,
 )
 from pipeline.snapshot.index import HITS_FROM, INDEX_VERSION, numbered, scored_sql
 from pipeline.snapshot.ranked import (
@@ -191,15 +192,9 @@ def page_sql(
     )
     # the date is worked out for every hit only when a filter needs it; else for the page
     dated = PUBLISHED_SQL if any(name == "published" for name, _ in states) else "NULL::VARCHAR"
-    names = [f"f{n}" for n in range(len(states))]
-    columns = "".join(f", {sql} AS {name}" for name, (_, sql) in zip(names, states, strict=True))
-    kept = " AND ".join(f"{name} = 1" for name in names) or "TRUE"
-    undecided = [
-        f"(SELECT count(DISTINCT record_id) FROM states WHERE {name} IS NULL"  # noqa: S608
-        + "".join(f" AND {other} IS DISTINCT FROM 0" for other in names if other != name)
-        + f") AS u{n}"
-        for n, name in enumerate(names)
-    ]
+    applied = state_columns(states)
+    columns, kept = applied.columns, applied.kept
+    undecided = applied.undecided("count(DISTINCT record_id)")
     dropped = [
         f"(SELECT count(*) FROM best WHERE w_{flag} IS TRUE) AS x{n}"  # noqa: S608
         for n, flag in enumerate(excluded_work_flags)
