@@ -72,6 +72,7 @@ from pipeline.replay_match import (
     Part,
     answer,
     asked_of,
+    kind_of,
     serves,
 )
 from pipeline.replay_units import place
@@ -221,7 +222,8 @@ class ReplayTransport(httpx.BaseTransport):
             source, what = KINDS[asked.kind]
             shown = ", ".join(lacking[:5]) + (", …" if len(lacking) > 5 else "")
             folders = ", ".join(public_folder(f) for f in self.folders)
-            fields = " with the fields asked" if asked.kind == "clinicaltrials-ids" else ""
+            kind = kind_of(asked.kind)  # a kind whose parts remember the fields they hold
+            fields = " with the fields asked" if kind is not None and kind.serves else ""
             raise ReplayMissError(
                 f"{folders} hold{'s' if len(self.folders) == 1 else ''} no recorded {source} "
                 f"answer{fields} for {len(lacking)} of the {len(asked.ids)} {what}(s) asked by "
