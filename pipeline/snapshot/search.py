@@ -284,9 +284,10 @@ def search_page(
     params: dict[str, object] = {"query": query, "limit": limit, "offset": offset}
     params.update(compiled.params)
     try:
-        if numbered(con) and stored_works(con):
+        terms_numbered = numbered(con)  # one look at the catalog, not one per use
+        if terms_numbered and stored_works(con):
             return _fast_page(con, query, keyring, compiled.states, params, excluded_flags)
-        sql = page_sql(compiled.states, numbered=numbered(con), excluded_work_flags=excluded_flags)
+        sql = page_sql(compiled.states, numbered=terms_numbered, excluded_work_flags=excluded_flags)
         rows = con.execute(sql, params).fetchall()
     except duckdb.Error as error:
         raise SnapshotError(f"search failed: {first_line(error)}") from None
