@@ -191,8 +191,11 @@ class HttpClient:
     """httpx client with the retry policy, per-host pacing, polite params and redaction.
 
     Use as a context manager. ``transport`` lets tests and replay mode swap the network out; a
-    transport with ``offline = True`` (replay) is not paced. ``sleep`` and ``clock`` are
-    injectable so tests can record waits instead of sleeping.
+    transport with ``offline = True`` (replay) is not paced, and one with a ``deadline`` (a
+    ``time.monotonic()`` instant past which it refuses every request, like the live server's
+    :class:`~pipeline.serve.online.DeadlineTransport`) never has a retry wait past that instant:
+    the wait is cut to it, and the next attempt is refused at once instead of sleeping on.
+    ``sleep`` and ``clock`` are injectable so tests can record waits instead of sleeping.
     """
 
     def __init__(
@@ -218,6 +221,7 @@ class HttpClient:
         self._random = random.Random()
         self.redact = Redactor([*settings.secrets(), settings.email])
         self._paced = not getattr(transport, "offline", False)
+        self._until: float | None = getattr(transport, "deadline", None)
         self.endpoints = Endpoints.of(settings)
         self.limiter = RateLimiter(
             host_rates(settings, rates),
@@ -541,9 +545,13 @@ class HttpClient:
         outcome = state.outcome
         error = outcome.exception() if outcome is not None else None
         if isinstance(error, _Retryable) and error.retry_after is not None:
-            return min(error.retry_after, RETRY_AFTER_CAP)
-        base = min(BACKOFF_CAP, BACKOFF_INITIAL * 2 ** (state.attempt_number - 1))
-        return base / 2 + self._random.uniform(0, base / 2)
+            wait = min(error.retry_after, RETRY_AFTER_CAP)
+        else:
+            base = min(BACKOFF_CAP, BACKOFF_INITIAL * 2 ** (state.attempt_number - 1))
+            wait = base / 2 + self._random.uniform(0, base / 2)
+        if self._until is not None:  # no sleeping past the transport's deadline
+            wait = min(wait, max(0.0, self._until - time.monotonic()))
+        return wait
 
     def _log_retry(self, where: str, state: RetryCallState) -> None:
         outcome = state.outcome

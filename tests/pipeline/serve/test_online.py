@@ -30,7 +30,8 @@ from hypothesis import strategies as st
 from audit.errors import InputError
 from audit.handles import parse_handle, verify
 from pipeline.bench.bench_live import BASE_PATHS, Answer, Answers, LoopbackAPI, TokenBucket
-from pipeline.errors import SnapshotError, TransientHarvestError
+from pipeline.errors import SnapshotError, TerminalHarvestError, TransientHarvestError
+from pipeline.http import HttpClient
 from pipeline.serve import describe, service
 from pipeline.serve.online import (
     DeadlinePassed,
@@ -242,6 +243,29 @@ def test_deadline_transport_refuses_requests_past_the_deadline_and_shortens_time
     ):
         client.get("http://127.0.0.1/x")
     assert len(timeouts) == 1
+
+
+def test_a_retry_never_sleeps_past_the_deadline_of_its_transport() -> None:
+    """A 429 asking for 30 s, with 0.4 s left: the client waits out the 0.4 s, then the next
+    attempt is refused unsent (not a 30 s sleep holding the live worker)."""
+    waits: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        time.sleep(seconds)
+
+    def busy(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(429, headers={"Retry-After": "30"}, request=request)
+
+    transport = DeadlineTransport(httpx.MockTransport(busy), time.monotonic() + 0.4)
+    started = time.monotonic()
+    with (
+        HttpClient(Settings(max_attempts=3), transport=transport, sleep=sleep) as http,
+        pytest.raises(TerminalHarvestError, match="the live call's deadline has passed"),
+    ):
+        http.get("http://127.0.0.1/esearch.fcgi", source="pubmed")
+    assert waits and max(waits) <= 0.4  # pacing and the one retry wait, none of them 30 s
+    assert time.monotonic() - started < 2.0
 
 
 def hit_ids(outcome: Outcome) -> list[str]:
