@@ -37,6 +37,7 @@ LogRow = tuple[object, ...]
 class SourceState:
     failures: int = 0
     answered: int = 0  # requests that got a final answer below 500
+    steps: int = 0  # steps that delivered (a local source's files are read, not requested)
     enriched: int = 0  # records annotated (PubTator3) or DOIs checked (Crossref)
     refused: dict[str, int] = field(default_factory=dict)  # records refused, by reason
 
@@ -90,6 +91,7 @@ class HarvestLog:
 
     def step(self, source: str, step: str, count: int, detail: str | None = None) -> None:
         self._rows.append((now_text(), source, step, None, None, True, count, detail))
+        self.of(source).steps += 1
         if source in ENRICHMENT_SOURCES:
             self.of(source).enriched += count
 
@@ -135,7 +137,7 @@ class HarvestLog:
         state = self.state.get(source, SourceState())
         if not state.failures:
             return "ok"
-        return "partial" if state.answered else "failed"
+        return "partial" if state.answered or state.steps else "failed"
 
     def summaries(self, counts: Mapping[str, SourceCounts]) -> dict[str, SourceSummary]:
         """Each source's summary, given what each contributed (the ingest's counts)."""

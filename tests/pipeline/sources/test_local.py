@@ -529,3 +529,30 @@ def test_the_listing_names_every_entry_read_or_not(tmp_path: Path) -> None:
             }
         )
     )
+
+
+def test_a_local_build_with_one_unreadable_file_is_partial_not_failed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder whose files were read but one: ``partial`` (records came in), the way an API
+    source with some answers and one failed request is; the local source makes no request,
+    so its status comes from the steps that delivered."""
+    from pipeline.snapshot.build import build_snapshot
+    from pipeline.snapshot.manifest import read_manifest
+    from tests.conftest import TEST_KEYRING
+
+    docs = write_folder(tmp_path)
+    (docs / "slides.pptx").write_bytes(b"PK")
+    (tmp_path / "mine.toml").write_text('name = "mine"\n[local]\nfolder = "docs"\n')
+    monkeypatch.setenv("CITESEAL_DATA_DIR", str(tmp_path / "data"))
+    built = build_snapshot(
+        tmp_path / "mine.toml",
+        keyring=TEST_KEYRING,
+        settings=Settings(),
+        resume=False,
+        allow_partial=True,
+    )
+    manifest = read_manifest(built.path)
+    assert manifest.partial is True
+    assert manifest.sources["local"].status == "partial"
+    assert manifest.sources["local"].records == 3
