@@ -63,6 +63,22 @@ def _canonical(value: Mapping[str, Any]) -> bytes:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
+def _differences(issued: object, given: Mapping[str, Any]) -> str:
+    """The filters where the cursor's differ from this call's: ``name=issued, not given``."""
+    if not isinstance(issued, dict):
+        return "none recorded"
+
+    def show(value: object) -> str:
+        return json.dumps(value, ensure_ascii=False)
+
+    shown = [
+        f"{name}={show(issued.get(name))}, not {show(given.get(name))}"
+        for name in sorted(set(issued) | set(given))
+        if issued.get(name) != given.get(name)
+    ]
+    return "; ".join(shown)
+
+
 def issue_cursor(keyring: Keyring, key: SearchKey, offset: int) -> str:
     """The cursor of the page at ``offset`` of the search ``key``."""
     payload = _canonical(
@@ -129,11 +145,11 @@ def read_cursor(keyring: Keyring, text: str, key: SearchKey) -> int:
             f"({one_line(str(value.get('query')))!r}); pass the query it was issued for",
             advice=ADVICE,
         )
-    if value.get("filters") != dict(key.filters):
+    issued = value.get("filters")
+    if issued != dict(key.filters):
         raise InputError(
             "the cursor belongs to the same query with other filters "
-            f"({_canonical(value.get('filters') or {}).decode()}); pass the filters it was "
-            "issued for",
+            f"({_differences(issued, key.filters)}); pass the filters it was issued for",
             advice=ADVICE,
         )
     offset = value.get("offset")
