@@ -322,11 +322,18 @@ CATEGORIES: tuple[Category, ...] = (
         "expression_of_concern",
         "flags",
         "ok",
+        c.flagged("expression_of_concern", lambda r: r.expression_of_concern is True),
+        flag="expression_of_concern",
+    ),
+    _cat(
+        "expression_of_concern_notice",
+        "flags",
+        "ok",
         c.flagged(
-            "expression_of_concern",
+            "expression_of_concern_notice",
             lambda r: (
-                r.expression_of_concern is True
-                or any(k == "expression_of_concern_in" for k, _ in r.notices)
+                r.expression_of_concern is not True
+                and any(k == "expression_of_concern_in" for k, _ in r.notices)
             ),
         ),
         flag="expression_of_concern",

@@ -14,10 +14,12 @@ are checked for their character set and length only (the planter writes plain on
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -117,6 +119,7 @@ for _spec, _to in (
     _TABLE.update(dict.fromkeys(_chars(_spec), _to))
 
 
+@functools.lru_cache(maxsize=4096)
 def fold(text: str) -> str:
     """NFC; the table; whitespace runs (``str.isspace``) to one space, trimmed; NFC again."""
     text = unicodedata.normalize("NFC", text)
@@ -251,6 +254,22 @@ def metrics(plan: Sequence[SentencePlan]) -> dict[str, object]:
         "by_verdict": by_verdict,
         "by_status": by_status,
     }
+
+
+def reasons(plan: Sequence[SentencePlan]) -> list[tuple[str, int]]:
+    """The rules that fire, as (level, how many), one per rule, sorted: every verdict below
+    ok, sentence status and warning flag that occurs is one reason of docs/audit.md."""
+    cites = [e for s in plan for _, _, e in s.citations]
+    count = Counter(e.verdict for e in cites if e.verdict != "ok")
+    count.update(f for e in cites if e.verdict == "ok" for f in e.flags)
+    count.update(s.status for s in plan if s.claim and s.status != "cited")
+    level = {"malformed": "fail", "forged": "fail", "unavailable": "incomplete"}
+    warns = ("withdrawn", "quote_mismatch", "invalid_only", "retracted", "uncited", "not_refreshed")
+    return sorted(
+        (level.get(item, "warn"), n)
+        for item, n in count.items()
+        if n and (item in level or item in warns)
+    )
 
 
 def overall(plan: Sequence[SentencePlan]) -> str:

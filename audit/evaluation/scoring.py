@@ -11,17 +11,17 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import zip_longest
 
 from audit.citations import parse_answer
 from audit.claims import parse_claims
-from audit.engine import AuditInput, audit_many
+from audit.engine import CHUNK_ANSWERS, AuditInput, audit_many
 from audit.errors import InputError
 from audit.evaluation import oracle
 from audit.evaluation.catalogue import CATEGORIES, Planted, plant
-from audit.evaluation.categories import Ctx
+from audit.evaluation.categories import Case, Ctx
 from audit.evaluation.planting import (
     TEXT_STYLES,
     Item,
@@ -98,6 +98,9 @@ def difference(report: Report, plan: Sequence[oracle.SentencePlan]) -> str | Non
     for name, value in oracle.metrics(plan).items():
         if metrics.get(name) != value:
             return f"metric {name}: got {metrics.get(name)}, expected {value}"
+    fired = sorted((r.split(":")[0], int(r.split()[1])) for r in report.verdict_reasons)
+    if fired != oracle.reasons(plan):
+        return f"verdict reasons: got {report.verdict_reasons}, expected {oracle.reasons(plan)}"
     want_overall = oracle.overall(plan)
     if report.verdict != want_overall:
         return f"overall: got {report.verdict} {report.verdict_reasons}, expected {want_overall}"
@@ -154,6 +157,13 @@ def _confusion(
         into[(w, g)] += 1
 
 
+def _fits(case: Case, style: str) -> bool:
+    """Whether a case can stand in an answer written in ``style`` (else in brackets)."""
+    if style == "claims":
+        return case.claims
+    return styles_for(case)[0] != "claims"
+
+
 def _whole_answers(world: World, planted: Sequence[Planted], rng: random.Random) -> list[Rendering]:
     """Mixed (every case, four at a time, with a heading, bold lead-ins and uncited
     sentences), clean (genuine citations only) and paired (the first case of each category
@@ -170,13 +180,7 @@ def _whole_answers(world: World, planted: Sequence[Planted], rng: random.Random)
     styles = (*TEXT_STYLES, "claims")
     for n in range(0, len(cases), 4):
         style = styles[(n // 4) % len(styles)]
-        group = [
-            i
-            for i in cases[n : n + 4]
-            if i.case is not None
-            and style in styles_for(i.case) + ("bracket",) * (style != "claims")
-            and not (style == "claims" and not i.case.claims)
-        ]
+        group = [i for i in cases[n : n + 4] if i.case is not None and _fits(i.case, style)]
         if group:
             items = [Item(None, kind="heading"), *group[:2], Item(None), *group[2:]]
             out.append(_render("answer:mixed", world.name, items, style))
@@ -185,21 +189,103 @@ def _whole_answers(world: World, planted: Sequence[Planted], rng: random.Random)
         out.append(_render("answer:clean", world.name, clean[n : n + 3], style))
     if clean:
         for p in planted:
-            first = next((Item(c, o) for c, o in p.cases if styles_for(c)[0] != "claims"), None)
+            first = next((Item(c, o) for c, o in p.cases if _fits(c, "bracket")), None)
             if first is not None:
                 a, b = rng.choice(clean), rng.choice(clean)
                 out.append(_render("answer:paired", world.name, [a, first, b], "bracket"))
     return out
 
 
-def _renderings(planted: Sequence[Planted]) -> list[Rendering]:
+def _renderings(planted: Sequence[Planted], styles: Collection[str] | None) -> list[Rendering]:
     out = []
     for p in planted:
         for case, outcomes in p.cases:
             for style in styles_for(case):
                 text_style = "bracket" if style == "literal" else style
-                out.append(_render(p.category.name, p.world, [Item(case, outcomes)], text_style))
+                if styles is None or text_style in styles:
+                    out.append(
+                        _render(p.category.name, p.world, [Item(case, outcomes)], text_style)
+                    )
     return out
+
+
+@dataclass
+class Prepared:
+    """The planted cases of every world, written and parsed: what an evaluation audits.
+
+    ``parsed`` holds, per world, each rendering with its parsed answer or the error the
+    parser raised. Faults that leave planting alone audit the same prepared answers again."""
+
+    seed: int
+    per_category: int
+    worlds: list[str]
+    parsed: dict[str, list[tuple[Rendering, object | InputError]]]
+    counts: dict[str, tuple[int, int]]  # category -> (cases, distinct)
+    unplanted: list[str]
+
+
+def prepare(
+    worlds: Iterable[World],
+    keyring: Keyring,
+    key: bytes,
+    *,
+    seed: int = 0,
+    per_category: int = 25,
+    styles: Collection[str] | None = None,
+) -> Prepared:
+    """Plant every category in every world; write each case in each style (``styles``: only
+    these) and compose the whole answers; parse them all."""
+    counts: dict[str, tuple[int, int]] = {}
+    parsed: dict[str, list[tuple[Rendering, object | InputError]]] = {}
+    names = []
+    for world in worlds:
+        names.append(world.name)
+        planted = []
+        for cat in CATEGORIES:
+            ctx = Ctx(world, random.Random(f"{seed}:{world.name}:{cat.name}"), keyring, key)
+            p = plant(cat, ctx, per_category)
+            if p.cases:
+                planted.append(p)
+                cases, distinct = counts.get(cat.name, (0, 0))
+                counts[cat.name] = (cases + len(p.cases), distinct + p.distinct)
+        rng = random.Random(f"{seed}:{world.name}:answers")
+        wholes = [
+            r for r in _whole_answers(world, planted, rng) if styles is None or r.style in styles
+        ]
+        parsed[world.name] = [(r, _parse(r)) for r in _renderings(planted, styles) + wholes]
+    unplanted = [cat.name for cat in CATEGORIES if cat.name not in counts]
+    return Prepared(seed, per_category, names, parsed, counts, unplanted)
+
+
+def _parse(r: Rendering) -> object | InputError:
+    try:
+        return _parsed(r)
+    except InputError as error:
+        return error
+
+
+def score(
+    prepared: Prepared,
+    worlds: Iterable[World],
+    keyring: Keyring,
+    *,
+    stop_at_first: bool = False,
+) -> Result:
+    """Audit the prepared answers against each world's corpus; score every one."""
+    scores = {cat.name: Score(cat.name, cat.group) for cat in CATEGORIES}
+    scores.update({f"answer:{w}": Score(f"answer:{w}", "whole answers") for w in WHOLE})
+    for name, (cases, distinct) in prepared.counts.items():
+        scores[name].cases, scores[name].distinct = cases, distinct
+    confusion: Counter[tuple[str, str]] = Counter()
+    for world in worlds:
+        failed = _score(
+            prepared.parsed[world.name], world, keyring, scores, confusion, stop_at_first
+        )
+        if failed and stop_at_first:
+            break
+    return Result(
+        prepared.seed, prepared.per_category, prepared.worlds, scores, confusion, prepared.unplanted
+    )
 
 
 def run_worlds(
@@ -212,70 +298,50 @@ def run_worlds(
     stop_at_first: bool = False,
 ) -> Result:
     """Plant every category in every world, audit every rendering, score it."""
-    scores = {cat.name: Score(cat.name, cat.group) for cat in CATEGORIES}
-    scores.update({f"answer:{w}": Score(f"answer:{w}", "whole answers") for w in WHOLE})
-    confusion: Counter[tuple[str, str]] = Counter()
-    planted_anywhere: set[str] = set()
-    names = []
-    for world in worlds:
-        names.append(world.name)
-        planted = []
-        for cat in CATEGORIES:
-            ctx = Ctx(world, random.Random(f"{seed}:{world.name}:{cat.name}"), keyring, key)
-            p = plant(cat, ctx, per_category)
-            if p.cases:
-                planted.append(p)
-                planted_anywhere.add(cat.name)
-                scores[cat.name].distinct += p.distinct
-                scores[cat.name].cases += len(p.cases)
-        rng = random.Random(f"{seed}:{world.name}:answers")
-        renderings = _renderings(planted) + _whole_answers(world, planted, rng)
-        if _score(renderings, world, keyring, scores, confusion, stop_at_first) and stop_at_first:
-            break
-    unplanted = [cat.name for cat in CATEGORIES if cat.name not in planted_anywhere]
-    return Result(seed, per_category, names, scores, confusion, unplanted)
+    chosen = list(worlds)
+    prepared = prepare(chosen, keyring, key, seed=seed, per_category=per_category)
+    return score(prepared, chosen, keyring, stop_at_first=stop_at_first)
 
 
 def _score(
-    renderings: Sequence[Rendering],
+    parsed: Sequence[tuple[Rendering, object | InputError]],
     world: World,
     keyring: Keyring,
     scores: dict[str, Score],
     confusion: Counter[tuple[str, str]],
     stop_at_first: bool,
 ) -> bool:
-    """Audit and score the renderings; True when one failed."""
+    """Audit and score the parsed renderings; True when one failed. With ``stop_at_first``
+    the answers are audited in small chunks and the first failure ends the run."""
     inputs: list[tuple[Rendering, AuditInput]] = []
     failed = False
-    for r in renderings:
-        score = scores[r.label]
-        try:
-            parsed = _parsed(r)
-        except InputError as error:
-            score.renderings += 1
-            score.failures.append(
-                f"[{r.world}, {r.style}] the audit refused the answer: {error.message}"
+    for r, answer in parsed:
+        if isinstance(answer, InputError):
+            scores[r.label].renderings += 1
+            scores[r.label].failures.append(
+                f"[{r.world}, {r.style}] the audit refused the answer: {answer.message}"
             )
             _confusion(None, r.plan, confusion)
             failed = True
             if stop_at_first:
                 return True
             continue
-        inputs.append((r, AuditInput(r.label, parsed, r.text)))  # type: ignore[arg-type]
-    reports = audit_many((i for _, i in inputs), world.corpus, keyring)
-    for (r, _), report in zip(inputs, reports, strict=True):
-        score = scores[r.label]
-        score.renderings += 1
-        score.styles.add(r.style)
+        inputs.append((r, AuditInput(r.label, answer, r.text)))  # type: ignore[arg-type]
+    chunk = 100 if stop_at_first else CHUNK_ANSWERS
+    reports = audit_many((i for _, i in inputs), world.corpus, keyring, chunk_answers=chunk)
+    for (r, _), report in zip(inputs, reports, strict=False):
+        s = scores[r.label]
+        s.renderings += 1
+        s.styles.add(r.style)
         plan = r.plan
         _confusion(report, plan, confusion)
         why = difference(report, plan)
         if why is None:
-            score.passed += 1
+            s.passed += 1
             continue
         failed = True
-        if len(score.failures) < 5:
-            score.failures.append(f"[{r.world}, {r.style}] {why}; answer: {r.text[:300]!r}")
+        if len(s.failures) < 5:
+            s.failures.append(f"[{r.world}, {r.style}] {why}; answer: {r.text[:300]!r}")
         if stop_at_first:
             return True
     return failed

@@ -200,8 +200,22 @@ def _generated_records() -> list[Rec]:
             {"1": {"abstract.1": "Hepatic enzymes rose in 9 of 120 patients on zentravir."}},
             current="1",
             retracted=False,
-            expression_of_concern=True,
+            expression_of_concern=None,  # known by the notice alone
             notices=(("expression_of_concern_in", "pmid:99100091"),),
+        ),
+        Rec(
+            "pmid:99100008",
+            "pubmed",
+            {"1": {"abstract.1": "The journal flagged this study of 33 adults with a concern."}},
+            current="1",
+            expression_of_concern=True,
+        ),
+        Rec(
+            "pmid:99100007",
+            "pubmed",
+            {"1": {"abstract.1": "A preprint server posted this dose study of 64 adults."}},
+            current="1",
+            preprint=True,
         ),
         Rec(
             "pmid:99100006",
@@ -218,7 +232,7 @@ def _generated_records() -> list[Rec]:
                 "2": {"abstract.1": "A preprint found plasma clearance of 3.4 L/h in 21 adults."},
             },
             current="2",
-            preprint=True,
+            preprint=None,  # a preprint by its scheme alone
             notices=(("preprint_of", "pmid:99100001"),),
         ),
         Rec(
