@@ -10,7 +10,8 @@ Styles of answer text (docs/contract.md, "Citations in answers"):
 
 Cases about markup carry their own text (``Case.literal``) and are written as they are. A
 quote holding every kind of quote mark the grammar delimits with cannot be written in
-brackets; such a case is scored as claims only.
+brackets, nor can a quote holding ``[`` or ``]`` (the group would end there: the parser
+closes the group at the first ``]``); such a case is scored as claims only.
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ class Item:
 
 
 def _delimit(quote: str) -> str | None:
+    if "[" in quote or "]" in quote:  # a bracket would end the citation group (see docs)
+        return None
     for left, right, closing in _DELIMITERS:
         if not any(mark in quote for mark in closing):
             return f"{left}{quote}{right}"

@@ -176,6 +176,7 @@ def _whole_answers(world: World, planted: Sequence[Planted], rng: random.Random)
         and i.case.literal is None
         and all(e.verdict == "ok" and not e.flags for e in i.outcomes)
     ]
+    writable = [i for i in clean if i.case is not None and _fits(i.case, "bracket")]
     out: list[Rendering] = []
     styles = (*TEXT_STYLES, "claims")
     for n in range(0, len(cases), 4):
@@ -186,12 +187,18 @@ def _whole_answers(world: World, planted: Sequence[Planted], rng: random.Random)
             out.append(_render("answer:mixed", world.name, items, style))
     for n in range(0, len(clean), 3):
         style = styles[(n // 3) % len(styles)]
-        out.append(_render("answer:clean", world.name, clean[n : n + 3], style))
-    if clean:
+        group = (
+            clean[n : n + 3]
+            if style == "claims"
+            else [i for i in clean[n : n + 3] if i in writable]
+        )
+        if group:
+            out.append(_render("answer:clean", world.name, group, style))
+    if writable:
         for p in planted:
             first = next((Item(c, o) for c, o in p.cases if _fits(c, "bracket")), None)
             if first is not None:
-                a, b = rng.choice(clean), rng.choice(clean)
+                a, b = rng.choice(writable), rng.choice(writable)
                 out.append(_render("answer:paired", world.name, [a, first, b], "bracket"))
     return out
 
