@@ -208,7 +208,7 @@ def _renderings(planted: Sequence[Planted], styles: Collection[str] | None) -> l
     for p in planted:
         for case, outcomes in p.cases:
             for style in styles_for(case):
-                text_style = "bracket" if style == "literal" else style
+                text_style = "as_written" if style == "literal" else style
                 if styles is None or text_style in styles:
                     out.append(
                         _render(p.category.name, p.world, [Item(case, outcomes)], text_style)
