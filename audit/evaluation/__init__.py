@@ -5,8 +5,9 @@
 
 Modules: :mod:`~audit.evaluation.world` (what a corpus holds, as plain facts; the generated
 world), :mod:`~audit.evaluation.oracle` (the expected outcomes, written from the spec and
-sharing no code with the audit), :mod:`~audit.evaluation.categories` and
-:mod:`~audit.evaluation.catalogue` (what each category plants), :mod:`~audit.evaluation.planting`
+sharing no code with the audit), :mod:`~audit.evaluation.categories`,
+:mod:`~audit.evaluation.handle_cases` and :mod:`~audit.evaluation.catalogue` (what each
+category plants), :mod:`~audit.evaluation.planting`
 (answer text in several citation styles, and claims JSON), :mod:`~audit.evaluation.scoring`
 (audit and compare), :mod:`~audit.evaluation.report` (tables and JSON),
 :mod:`~audit.evaluation.faults` (one decision broken at a time).

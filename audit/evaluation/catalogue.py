@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from audit.evaluation import categories as c
+from audit.evaluation import handle_cases as hc
 from audit.evaluation import oracle
 from audit.evaluation.categories import Case, Category, Cite, Ctx
 from audit.evaluation.planting import FOOTNOTE
@@ -93,7 +94,7 @@ def _unclosed(ctx: Ctx) -> list[Case]:
     """A forged handle hidden in a quote that never closes (also written in a claim's
     sentence, where the audit must find it as one more citation)."""
     out = []
-    for case in c.forged_check(ctx)[:40]:
+    for case in hc.forged_check(ctx)[:40]:
         h = case.cites[0].handle
         opener = ctx.rng.choice(['"', "\u201c", "\u00ab"])
         text = f"Zentravir was called {opener}safe and effective as shown by {h} in children."
@@ -226,93 +227,93 @@ CATEGORIES: tuple[Category, ...] = (
     _cat("empty_quote", "misquote", "quote_mismatch", c.empty_quote),
     _cat("quote_from_other_passage", "misquote", "quote_mismatch", c.other_passage),
     _cat("quote_of_another_version", "misquote", "quote_mismatch", c.other_version_quote),
-    _cat("forged_check_code", "forged", "forged", c.forged_check),
-    _cat("forged_path", "forged", "forged", lambda ctx: c._swap_part(ctx, "forged_path", "path")),
+    _cat("forged_check_code", "forged", "forged", hc.forged_check),
+    _cat("forged_path", "forged", "forged", lambda ctx: hc.swap_part(ctx, "forged_path", "path")),
     _cat(
         "forged_record",
         "forged",
         "forged",
-        lambda ctx: c._swap_part(ctx, "forged_record", "record"),
+        lambda ctx: hc.swap_part(ctx, "forged_record", "record"),
     ),
     _cat(
         "forged_version",
         "forged",
         "forged",
-        lambda ctx: c._swap_part(ctx, "forged_version", "version"),
+        lambda ctx: hc.swap_part(ctx, "forged_version", "version"),
     ),
-    _cat("other_installation_key", "forged", "forged", c.foreign_key),
+    _cat("other_installation_key", "forged", "forged", hc.foreign_key),
     _cat(
         "malformed_scheme",
         "malformed",
         "malformed",
-        c._broken("malformed_scheme", c._scheme_breaks),
+        hc.broken("malformed_scheme", hc.scheme_breaks),
     ),
-    _cat("malformed_id", "malformed", "malformed", c._broken("malformed_id", c._id_breaks)),
+    _cat("malformed_id", "malformed", "malformed", hc.broken("malformed_id", hc.id_breaks)),
     _cat(
         "malformed_version",
         "malformed",
         "malformed",
-        c._broken("malformed_version", c._version_breaks),
+        hc.broken("malformed_version", hc.version_breaks),
     ),
-    _cat("malformed_path", "malformed", "malformed", c._broken("malformed_path", c._path_breaks)),
+    _cat("malformed_path", "malformed", "malformed", hc.broken("malformed_path", hc.path_breaks)),
     _cat(
         "malformed_check_code",
         "malformed",
         "malformed",
-        c._broken("malformed_check_code", c._check_breaks),
+        hc.broken("malformed_check_code", hc.check_breaks),
     ),
     _cat(
         "lookalike_characters",
         "malformed",
         "malformed",
-        c._broken("lookalike_characters", c._lookalike_breaks),
+        hc.broken("lookalike_characters", hc.lookalike_breaks),
     ),
     _cat(
         "invisible_in_handle",
         "malformed",
         "malformed",
-        c._broken("invisible_in_handle", c._invisible_breaks),
+        hc.broken("invisible_in_handle", hc.invisible_breaks),
     ),
     _cat(
         "markup_in_handle",
         "malformed",
         "malformed",
-        c._broken("markup_in_handle", c._markup_breaks),
+        hc.broken("markup_in_handle", hc.markup_breaks),
     ),
-    _cat("withdrawn_no_such_path", "withdrawn", "withdrawn", c.withdrawn_path),
-    _cat("withdrawn_record", "withdrawn", "withdrawn", c.withdrawn_record),
-    _cat("withdrawn_version_not_retained", "withdrawn", "withdrawn", c.withdrawn_version),
-    _cat("withdrawn_path_not_in_version", "withdrawn", "withdrawn", c.withdrawn_not_in_version),
+    _cat("withdrawn_no_such_path", "withdrawn", "withdrawn", hc.withdrawn_path),
+    _cat("withdrawn_record", "withdrawn", "withdrawn", hc.withdrawn_record),
+    _cat("withdrawn_version_not_retained", "withdrawn", "withdrawn", hc.withdrawn_version),
+    _cat("withdrawn_path_not_in_version", "withdrawn", "withdrawn", hc.withdrawn_not_in_version),
     _cat(
         "unavailable_record",
         "unavailable",
         "unavailable",
-        c.unavailable("unavailable_record", ("ok", "partial")),
+        hc.unavailable("unavailable_record", ("ok", "partial")),
     ),
     _cat(
         "unavailable_source_failed",
         "unavailable",
         "unavailable",
-        c.unavailable("unavailable_source_failed", ("failed",)),
+        hc.unavailable("unavailable_source_failed", ("failed",)),
     ),
     _cat(
         "unavailable_not_harvested",
         "unavailable",
         "unavailable",
-        c.unavailable("unavailable_not_harvested", ("not_harvested",)),
+        hc.unavailable("unavailable_not_harvested", ("not_harvested",)),
     ),
     _cat(
         "retracted",
         "flags",
         "ok",
-        c.flagged("retracted", lambda r: r.retracted is True),
+        hc.flagged("retracted", lambda r: r.retracted is True),
         flag="retracted",
     ),
     _cat(
         "retraction_notice",
         "flags",
         "ok",
-        c.flagged(
+        hc.flagged(
             "retraction_notice",
             lambda r: r.retracted is not True and any(k == "retraction_in" for k, _ in r.notices),
         ),
@@ -322,14 +323,14 @@ CATEGORIES: tuple[Category, ...] = (
         "expression_of_concern",
         "flags",
         "ok",
-        c.flagged("expression_of_concern", lambda r: r.expression_of_concern is True),
+        hc.flagged("expression_of_concern", lambda r: r.expression_of_concern is True),
         flag="expression_of_concern",
     ),
     _cat(
         "expression_of_concern_notice",
         "flags",
         "ok",
-        c.flagged(
+        hc.flagged(
             "expression_of_concern_notice",
             lambda r: (
                 r.expression_of_concern is not True
@@ -342,21 +343,21 @@ CATEGORIES: tuple[Category, ...] = (
         "preprint",
         "flags",
         "ok",
-        c.flagged("preprint", lambda r: r.preprint is True or r.scheme == "ppr"),
+        hc.flagged("preprint", lambda r: r.preprint is True or r.scheme == "ppr"),
         flag="preprint",
     ),
     _cat(
         "not_refreshed",
         "flags",
         "ok",
-        c.flagged("not_refreshed", lambda r: not r.refreshed),
+        hc.flagged("not_refreshed", lambda r: not r.refreshed),
         flag="not_refreshed",
     ),
     _cat(
         "version_changed",
         "flags",
         "ok",
-        c.version_changed,
+        hc.version_changed,
         flag="version_changed",
         against="issued",
     ),
@@ -364,11 +365,11 @@ CATEGORIES: tuple[Category, ...] = (
         "quote_only_in_current",
         "flags",
         "ok",
-        c.current_only,
+        hc.current_only,
         flag="version_changed",
         against="current",
     ),
-    _cat("unpinned_older_version", "flags", "ok", c.unpinned_old, against="issued"),
+    _cat("unpinned_older_version", "flags", "ok", hc.unpinned_old, against="issued"),
     _cat("hidden_in_unclosed_quote", "markup", "forged", _unclosed),
     _cat("footnote", "markup", "ok", _markup("footnote", _footnote)),
     _cat(
@@ -391,19 +392,19 @@ CATEGORIES: tuple[Category, ...] = (
         "withdrawn_beside_valid",
         "beside",
         ("ok", "withdrawn"),
-        _beside("withdrawn_beside_valid", c.withdrawn_path),
+        _beside("withdrawn_beside_valid", hc.withdrawn_path),
     ),
     _cat(
         "forged_beside_valid",
         "beside",
         ("ok", "forged"),
-        _beside("forged_beside_valid", c.forged_check),
+        _beside("forged_beside_valid", hc.forged_check),
     ),
     _cat(
         "malformed_beside_valid",
         "beside",
         ("ok", "malformed"),
-        _beside("malformed_beside_valid", c._broken("m", c._path_breaks)),
+        _beside("malformed_beside_valid", hc.broken("m", hc.path_breaks)),
     ),
     _cat(
         "unavailable_beside_valid",
@@ -411,7 +412,7 @@ CATEGORIES: tuple[Category, ...] = (
         ("ok", "unavailable"),
         _beside(
             "unavailable_beside_valid",
-            c.unavailable("u", ("ok", "partial", "failed", "not_harvested")),
+            hc.unavailable("u", ("ok", "partial", "failed", "not_harvested")),
         ),
     ),
 )

@@ -1,5 +1,9 @@
 """The planted categories: what each plants, and the outcome it means to plant.
 
+This module holds the case model and the quote categories (genuine variants, one-detail
+misquotes); :mod:`audit.evaluation.handle_cases` the handle and record ones (forged,
+malformed, withdrawn, unavailable, flags); :mod:`audit.evaluation.catalogue` lists them all.
+
 Each :class:`Category` turns a :class:`Ctx` (a world, a seeded random source, the keyring
 handles are minted with) into candidate cases; the planter (:func:`plant`) keeps a candidate
 only when the oracle's outcome for it is the category's intent, so a category never scores
@@ -125,7 +129,7 @@ def window(text: str, start: int, end: int, rng: random.Random) -> tuple[int, in
     return lo, hi
 
 
-def _quoted(ctx: Ctx, rec: Rec, version: str, path: str, quote: str, cat: str) -> Case:
+def quoted(ctx: Ctx, rec: Rec, version: str, path: str, quote: str, cat: str) -> Case:
     return Case(cat, (Cite(ctx.handle(rec.record_id, path, ctx.pin(rec, version)), quote),))
 
 
@@ -161,7 +165,7 @@ def verbatim(ctx: Ctx) -> list[Case]:
         for _ in range(3):
             i = ctx.rng.randrange(len(text))
             lo, hi = window(text, i, i + 1, ctx.rng)
-            out.append(_quoted(ctx, rec, version, path, text[lo:hi], "verbatim"))
+            out.append(quoted(ctx, rec, version, path, text[lo:hi], "verbatim"))
     ctx.rng.shuffle(out)
     return out
 
@@ -186,7 +190,7 @@ def variant(cat: str, marks: str, plain: str, *, in_quote: bool) -> Callable[[Ct
             for rec, version, path, text, i in sites:
                 lo, hi = window(text, i, i + 1, ctx.rng)
                 quote = replace_at(text, i, mark if in_quote else plain)[lo:hi]
-                cases.append(_quoted(ctx, rec, version, path, quote, cat))
+                cases.append(quoted(ctx, rec, version, path, quote, cat))
             groups.append(cases)
         return round_robin(ctx.rng, groups)
 
@@ -205,7 +209,7 @@ def spaces_in_quote(ctx: Ctx) -> Iterator[Case]:
         for rec, version, path, text, i in found:
             lo, hi = window(text, i, i + 1, ctx.rng)
             cases.append(
-                _quoted(
+                quoted(
                     ctx,
                     rec,
                     version,
@@ -226,7 +230,7 @@ def ellipsis(ctx: Ctx) -> list[Case]:
             if i >= 0:
                 lo, hi = window(text, i, i + len(a), ctx.rng)
                 quote = text[lo:hi].replace(a, b)
-                out.append(_quoted(ctx, rec, version, path, quote, "ellipsis"))
+                out.append(quoted(ctx, rec, version, path, quote, "ellipsis"))
     return out
 
 
@@ -246,7 +250,7 @@ def invisible_in_quote(ctx: Ctx) -> Iterator[Case]:
             )
             if cut is not None:
                 cases.append(
-                    _quoted(
+                    quoted(
                         ctx,
                         rec,
                         version,
@@ -267,7 +271,7 @@ def invisible_in_passage(ctx: Ctx) -> Iterator[Case]:
         for rec, version, path, text, i in found[mark]:
             lo, hi = window(text, i, i + 1, ctx.rng)
             cases.append(
-                _quoted(
+                quoted(
                     ctx, rec, version, path, text[lo:hi].replace(mark, ""), "invisible_in_passage"
                 )
             )
@@ -282,7 +286,7 @@ def decomposed(ctx: Ctx) -> list[Case]:
             if unicodedata.normalize("NFD", c) != c:
                 lo, hi = window(text, i, i + 1, ctx.rng)
                 quote = unicodedata.normalize("NFD", text[lo:hi])
-                out.append(_quoted(ctx, rec, version, path, quote, "decomposed_accent"))
+                out.append(quoted(ctx, rec, version, path, quote, "decomposed_accent"))
     return out
 
 
@@ -295,7 +299,7 @@ def whitespace_runs(ctx: Ctx) -> list[Case]:
             lo, hi = window(text, i, i + 1, ctx.rng)
             run = ctx.rng.choice(runs)
             quote = " " + replace_at(text, i, run)[lo : hi + len(run) - 1] + "  "
-            out.append(_quoted(ctx, rec, version, path, quote, "whitespace_run"))
+            out.append(quoted(ctx, rec, version, path, quote, "whitespace_run"))
     return out
 
 
@@ -313,7 +317,7 @@ def misquote(
             for start, end, new in find(text):
                 lo, hi = window(text, start, end, ctx.rng)
                 quote = (text[:start] + new + text[end:])[lo : hi + len(new) - (end - start)]
-                out.append(_quoted(ctx, rec, version, path, quote, cat))
+                out.append(quoted(ctx, rec, version, path, quote, cat))
         ctx.rng.shuffle(out)
         return out
 
@@ -422,7 +426,7 @@ def empty_quote(ctx: Ctx) -> list[Case]:
     out = []
     for rec, version, path, _ in ctx.passages():
         for quote in ("", " ", "\u200b", "\u00a0\t"):
-            out.append(_quoted(ctx, rec, version, path, quote, "empty_quote"))
+            out.append(quoted(ctx, rec, version, path, quote, "empty_quote"))
     ctx.rng.shuffle(out)
     return out
 
@@ -435,13 +439,13 @@ def other_passage(ctx: Ctx) -> list[Case]:
             if other != path:
                 lo, hi = window(text, len(text) // 2, len(text) // 2 + 1, ctx.rng)
                 out.append(
-                    _quoted(ctx, rec, version, other, text[lo:hi], "quote_from_other_passage")
+                    quoted(ctx, rec, version, other, text[lo:hi], "quote_from_other_passage")
                 )
     ctx.rng.shuffle(out)
     return out
 
 
-def _pinned_pairs(ctx: Ctx) -> Iterator[tuple[Rec, str, str, str, str]]:
+def pinned_pairs(ctx: Ctx) -> Iterator[tuple[Rec, str, str, str, str]]:
     """(record, old version, path, old text, current text) of pinned records whose passage
     changed between a retained version and the current one."""
     for rec in ctx.world.records.values():
@@ -456,346 +460,18 @@ def _pinned_pairs(ctx: Ctx) -> Iterator[tuple[Rec, str, str, str, str]]:
                     yield rec, version, path, old, new
 
 
+def windows_only_in(ctx: Ctx, text: str, other: str, step: int) -> Iterator[tuple[int, int]]:
+    """Word windows of ``text`` whose folded form ``other`` does not hold."""
+    for i in range(0, len(text), step):
+        lo, hi = window(text, i, i + 1, ctx.rng)
+        if oracle.fold(text[lo:hi]) not in oracle.fold(other):
+            yield lo, hi
+
+
 def other_version_quote(ctx: Ctx) -> list[Case]:
     """Pinned to the current version, quoting only an older version's text: a misquote."""
-    out = []
-    for rec, _version, path, old, new in _pinned_pairs(ctx):
-        for i in range(0, len(old), 7):
-            lo, hi = window(old, i, i + 1, ctx.rng)
-            if oracle.fold(old[lo:hi]) not in oracle.fold(new):
-                out.append(
-                    _quoted(ctx, rec, rec.current, path, old[lo:hi], "quote_of_another_version")
-                )
-    return out
-
-
-# --- forged and malformed handles ----------------------------------------------------------
-
-
-def _genuine_all(ctx: Ctx) -> list[tuple[Rec, str | None, str]]:
-    return [(rec, ctx.pin(rec, v), p) for rec, v, p, _ in ctx.passages()]
-
-
-def forged_check(ctx: Ctx) -> list[Case]:
-    out = []
-    for rec, version, path in _genuine_all(ctx):
-        h = ctx.handle(rec.record_id, path, version)
-        for pos in range(len(h) - 5, len(h)):
-            new = oracle.CROCKFORD[(oracle.CROCKFORD.index(h[pos]) + ctx.rng.randrange(1, 32)) % 32]
-            out.append(Case("forged_check_code", (Cite(h[:pos] + new + h[pos + 1 :]),)))
-    ctx.rng.shuffle(out)
-    return out
-
-
-def _swap_part(ctx: Ctx, cat: str, part: str) -> list[Case]:
-    """A genuine check code moved to another path, record or version of the world."""
-    out = []
-    every = _genuine_all(ctx)
-    for rec, version, path in every:
-        h = ctx.handle(rec.record_id, path, version)
-        check = h.rsplit("~", 1)[1]
-        for rec2, version2, path2 in every:
-            if part == "path" and rec2 is rec and path2 != path and version2 == version:
-                out.append(
-                    Case(cat, (Cite(ctx.handle(rec.record_id, path2, version)[:-5] + check),))
-                )
-            if (
-                part == "record"
-                and rec2 is not rec
-                and rec2.scheme == rec.scheme
-                and path in rec2.paths()
-            ):
-                out.append(
-                    Case(cat, (Cite(ctx.handle(rec2.record_id, path, version2)[:-5] + check),))
-                )
-        if part == "version" and version is not None:
-            for other in rec.versions:
-                if other != version:
-                    out.append(
-                        Case(cat, (Cite(ctx.handle(rec.record_id, path, other)[:-5] + check),))
-                    )
-    ctx.rng.shuffle(out)
-    return out
-
-
-def foreign_key(ctx: Ctx) -> list[Case]:
     return [
-        Case("other_installation_key", (Cite(ctx.handle(r.record_id, p, v, ctx.other)),))
-        for r, v, p in _genuine_all(ctx)
+        quoted(ctx, rec, rec.current, path, old[lo:hi], "quote_of_another_version")
+        for rec, _version, path, old, new in pinned_pairs(ctx)
+        for lo, hi in windows_only_in(ctx, old, new, 7)
     ]
-
-
-def _broken(cat: str, breaks: Callable[[str], Iterable[str]]) -> Callable[[Ctx], Iterator[Case]]:
-    """Genuine handles broken in each way ``breaks(handle)`` lists (round robin over ways)."""
-
-    def build(ctx: Ctx) -> Iterator[Case]:
-        groups: list[list[Case]] = []
-        for rec, version, path in _genuine_all(ctx):
-            for n, text in enumerate(breaks(ctx.handle(rec.record_id, path, version))):
-                while len(groups) <= n:
-                    groups.append([])
-                groups[n].append(Case(cat, (Cite(text),)))
-        return round_robin(ctx.rng, groups)
-
-    return build
-
-
-def _parts(h: str) -> tuple[str, str, str, str]:
-    scheme, rest = h.split(":", 1)
-    ident_version, rest = rest.split("/", 1)
-    path, check = rest.rsplit("~", 1)
-    return scheme, ident_version, path, check
-
-
-def _scheme_breaks(h: str) -> list[str]:
-    s, iv, p, c = _parts(h)
-    return [
-        f"{s.upper()}:{iv}/{p}~{c}",
-        f"{s[:-1]}:{iv}/{p}~{c}",
-        f"{s.capitalize()}:{iv}/{p}~{c}",
-        f"doi:{iv}/{p}~{c}",
-    ]
-
-
-def _id_breaks(h: str) -> list[str]:
-    s, iv, p, c = _parts(h)
-    ident, _, version = iv.partition("@")
-    pin = f"@{version}" if version else ""
-    digits = "".join(ch for ch in ident if ch.isdigit())
-    prefix = ident[: len(ident) - len(digits)] if ident[-len(digits) :] == digits else ident
-    return [
-        f"{s}:0{ident}{pin}/{p}~{c}",
-        f"{s}:{ident}-x{pin}/{p}~{c}",
-        f"{s}:{prefix.lower() or ident.upper()}{digits}{pin}/{p}~{c}"
-        if prefix
-        else f"{s}:{ident}1234567890{pin}/{p}~{c}",
-        f"{s}:{pin}/{p}~{c}",
-    ]
-
-
-def _version_breaks(h: str) -> list[str]:
-    s, iv, p, c = _parts(h)
-    ident, _, version = iv.partition("@")
-    out = [
-        f"{s}:{ident}@/{p}~{c}",
-        f"{s}:{ident}@-{version or '1'}/{p}~{c}",
-        f"{s}:{ident}@{'9' * 41}/{p}~{c}",
-    ]
-    if version:
-        out.append(f"{s}:{ident}/{p}~{c}")
-        out.append(f"{s}:{ident}@{version}_x/{p}~{c}")
-    return out
-
-
-def _path_breaks(h: str) -> list[str]:
-    s, iv, p, c = _parts(h)
-    return [
-        f"{s}:{iv}/{p.capitalize()}~{c}",
-        f"{s}:{iv}/~{c}",
-        f"{s}:{iv}/{p}.~{c}",
-        f"{s}:{iv}/{p.replace('.', '..', 1) if '.' in p else p + '..x'}~{c}",
-        f"{s}:{iv}/{p}-x~{c}",
-        f"{s}:{iv}/{'p' * 201}~{c}",
-    ]
-
-
-def _check_breaks(h: str) -> list[str]:
-    locator, c = h.rsplit("~", 1)
-    bad = next(ch for ch in "ilou")
-    return [
-        locator,
-        f"{locator}~{c[:4]}",
-        f"{locator}~{c.upper()}" if c.upper() != c else f"{locator}~{c[:4]}I",
-        f"{locator}~{c[:4]}{bad}",
-        f"{locator}~",
-    ]
-
-
-_LOOKALIKE = {
-    "p": ("\uff50", "\u0440", "\U0001d429"),
-    "m": ("\uff4d",),
-    "i": ("\u0456", "\u00ed"),
-    "d": ("\u0501",),
-    "c": ("\u0441",),
-    "a": ("\u0430",),
-    "o": ("\u03bf", "\u043e"),
-}
-
-
-def _lookalike_breaks(h: str) -> list[str]:
-    out = []
-    for i, ch in enumerate(h):
-        for other in _LOOKALIKE.get(ch, ()):
-            out.append(h[:i] + other + h[i + 1 :])
-    return out[:6]
-
-
-def _invisible_breaks(h: str) -> list[str]:
-    mid = h.index(":") + 2
-    return [h[:2] + mark + h[2:] for mark in ("\u200b", "\u202e", "\u00ad", "\u2060")] + [
-        h[:mid] + "\u0301" + h[mid:]
-    ]
-
-
-def _markup_breaks(h: str) -> list[str]:
-    s, rest = h.split(":", 1)
-    return [
-        f"{s}\\:{rest}",
-        f"{s}&#58;{rest}",
-        f"{s}&colon;{rest}",
-        f"{s}&#x3a;{rest}",
-        f"{s[:2]}**{s[2:]}**:{rest}",
-    ]
-
-
-# --- withdrawn and unavailable ----------------------------------------------------------------
-
-
-def withdrawn_path(ctx: Ctx) -> list[Case]:
-    out = []
-    for rec in ctx.world.records.values():
-        if not rec.withdrawn:
-            for suffix in ("abstract.99", "body.p999", "trial.x.9", "label.none.1"):
-                out.append(
-                    Case(
-                        "withdrawn_no_such_path",
-                        (Cite(ctx.handle(rec.record_id, suffix, ctx.pin(rec))),),
-                    )
-                )
-    return out
-
-
-def withdrawn_record(ctx: Ctx) -> list[Case]:
-    return [
-        Case("withdrawn_record", (Cite(ctx.handle(r.record_id, p, ctx.pin(r, v))),))
-        for r in ctx.world.records.values()
-        if r.withdrawn
-        for v, texts in r.versions.items()
-        for p in texts
-    ]
-
-
-def withdrawn_version(ctx: Ctx) -> list[Case]:
-    out = []
-    for rec in ctx.world.records.values():
-        if ctx.pin(rec) is None:
-            continue
-        gone = list(rec.gone_versions) or ["1999-01-01", "0"]
-        for version in gone:
-            for path in rec.paths():
-                out.append(
-                    Case(
-                        "withdrawn_version_not_retained",
-                        (Cite(ctx.handle(rec.record_id, path, version)),),
-                    )
-                )
-    return out
-
-
-def withdrawn_not_in_version(ctx: Ctx) -> list[Case]:
-    """A pinned version retained, without the cited path (another version has it)."""
-    out = []
-    for rec in ctx.world.records.values():
-        if ctx.pin(rec) is None or rec.withdrawn:
-            continue
-        for version, texts in rec.versions.items():
-            for path in rec.paths():
-                if path not in texts:
-                    out.append(
-                        Case(
-                            "withdrawn_path_not_in_version",
-                            (Cite(ctx.handle(rec.record_id, path, version)),),
-                        )
-                    )
-    return out
-
-
-_ABSENT = {
-    "pmid": ("pmid:99199999", "abstract.1", None),
-    "pmcid": ("pmcid:PMC99199999", "body.p1", None),
-    "ppr": ("ppr:PPR991999", "abstract.1", "1"),
-    "nct": ("nct:NCT99199999", "trial.brief_summary.1", "2025-01-01"),
-    "setid": ("setid:5eed0099-0000-4000-8000-000000009999", "label.boxed_warning.1", "1"),
-    "local": ("local:notes-2024.txt", "page.1", "3f9a0c1b2d4e"),
-}
-
-
-def unavailable(cat: str, statuses: tuple[str, ...]) -> Callable[[Ctx], list[Case]]:
-    """Genuine handles of records the snapshot does not hold, from sources with a status."""
-
-    def build(ctx: Ctx) -> list[Case]:
-        out = []
-        for scheme, (rid, path, version) in _ABSENT.items():
-            status = ctx.world.sources.get(oracle.SCHEME_SOURCE[scheme], "not_harvested")
-            if status in statuses and rid not in ctx.world.records:
-                for n in range(3):
-                    out.append(
-                        Case(cat, (Cite(ctx.handle(rid, f"{path}{n}" if n else path, version)),))
-                    )
-        return out
-
-    return build
-
-
-# --- flags -------------------------------------------------------------------------------------
-
-
-def flagged(cat: str, keep: Callable[[Rec], bool]) -> Callable[[Ctx], list[Case]]:
-    def build(ctx: Ctx) -> list[Case]:
-        out = []
-        for rec, version, path, text in ctx.passages():
-            if keep(rec):
-                for quote in (None, text[: len(text) // 2].rsplit(" ", 1)[0]):
-                    out.append(
-                        Case(
-                            cat,
-                            (Cite(ctx.handle(rec.record_id, path, ctx.pin(rec, version)), quote),),
-                        )
-                    )
-        ctx.rng.shuffle(out)
-        return out
-
-    return build
-
-
-def version_changed(ctx: Ctx) -> list[Case]:
-    """Pinned to a retained older version, quoting its text (checked as issued)."""
-    return [
-        _quoted(
-            ctx, rec, version, path, old[slice(*window(old, i, i + 1, ctx.rng))], "version_changed"
-        )
-        for rec, version, path, old, _ in _pinned_pairs(ctx)
-        for i in range(0, len(old), 9)
-    ]
-
-
-def current_only(ctx: Ctx) -> list[Case]:
-    """Pinned to an older version, quoting what only the current text says."""
-    out = []
-    for rec, version, path, old, new in _pinned_pairs(ctx):
-        for i in range(0, len(new), 5):
-            lo, hi = window(new, i, i + 1, ctx.rng)
-            if oracle.fold(new[lo:hi]) not in oracle.fold(old):
-                out.append(_quoted(ctx, rec, version, path, new[lo:hi], "quote_only_in_current"))
-    return out
-
-
-def unpinned_old(ctx: Ctx) -> list[Case]:
-    """An unpinned handle quoting an older retained version: as issued, never version_changed."""
-    out = []
-    for rec in ctx.world.records.values():
-        if ctx.pin(rec) is not None or rec.withdrawn:
-            continue
-        for version, texts in rec.versions.items():
-            for path, old in texts.items():
-                new = rec.text(rec.current, path)
-                if version != rec.current and new is not None and new != old:
-                    for i in range(0, len(old), 6):
-                        lo, hi = window(old, i, i + 1, ctx.rng)
-                        out.append(
-                            Case(
-                                "unpinned_older_version",
-                                (Cite(ctx.handle(rec.record_id, path), old[lo:hi]),),
-                            )
-                        )
-    return out

@@ -26,7 +26,7 @@ from pipeline.cli.options import DemoKeyOpt
 from pipeline.settings import Settings
 
 if TYPE_CHECKING:
-    from audit.evaluation import World
+    from audit.evaluation import Result, World
 
 
 def _demo_snapshot(folder: Path) -> Path:
@@ -83,7 +83,12 @@ def evaluate_command(
     ] = False,
     demo_key: DemoKeyOpt = False,
 ) -> None:
-    """Prove the audit's decisions on planted cases (exit 1 when any case fails)."""
+    """Prove the audit's decisions on planted cases (exit 1 when any case fails).
+
+    Plants cases in 71 categories on a generated world and on the demo snapshot (or
+    --snapshot), writes each as answer text in several citation styles and as claims, audits
+    them and compares every verdict, flag, status, metric and the overall verdict with the
+    oracle's."""
     from audit.evaluation import generated_world, run
     from audit.evaluation.report import to_json, to_text
 
@@ -109,8 +114,9 @@ def evaluate_command(
         started = time.perf_counter()
         try:
             outcomes = run_faults(seed, max(per_category, 16))
-        except EvaluationFailed as error:
-            raise InputError(str(error)) from None
+        except EvaluationFailed as error:  # the faults would be caught for the wrong reason
+            typer.echo(f"error: {error}", err=True)
+            raise typer.Exit(1) from None
         typer.echo("")
         typer.echo(faults_text(outcomes))
         typer.echo(f"faults run time {time.perf_counter() - started:.1f} s")
@@ -129,7 +135,7 @@ def _with_snapshot(
     demo_key: bool,
     seed: int,
     per_category: int,
-):  # -> Result
+) -> Result:
     from audit.evaluation import run, snapshot_world
 
     settings = Settings.from_env()
