@@ -38,7 +38,10 @@ def _pick(ctx: Ctx, pool: list[Cite]) -> Cite:
 
 
 def _markup(
-    name: str, write: Callable[[Ctx, Cite, Cite], tuple[str, tuple[Cite, ...]]]
+    name: str,
+    write: Callable[[Ctx, Cite, Cite], tuple[str, tuple[Cite, ...]]],
+    *,
+    alone: bool = False,
 ) -> Callable[[Ctx], list[Case]]:
     def build(ctx: Ctx) -> list[Case]:
         pool = _genuine_pool(ctx)
@@ -48,7 +51,7 @@ def _markup(
         for _ in range(60):
             one, two = _pick(ctx, pool), _pick(ctx, pool)
             text, cites = write(ctx, one, two)
-            out.append(Case(name, cites, literal=text, claims=False))
+            out.append(Case(name, cites, literal=text, claims=False, alone=alone))
         return out
 
     return build
@@ -88,6 +91,13 @@ def _code(ctx: Ctx, one: Cite, two: Cite) -> tuple[str, tuple[Cite, ...]]:
 def _bold(ctx: Ctx, one: Cite, two: Cite) -> tuple[str, tuple[Cite, ...]]:
     del ctx, two
     return f"{_PROSE} **{one.handle}**.", (Cite(one.handle),)
+
+
+def _plain_number(ctx: Ctx, one: Cite, two: Cite) -> tuple[str, tuple[Cite, ...]]:
+    """A bracketed number in an answer without a reference list is text, not a citation."""
+    del two
+    n = ctx.rng.choice(("1", "2", "1, 2", "3-4"))
+    return f"{_PROSE} [{n}] [{one.handle}].", (Cite(one.handle),)
 
 
 def _unclosed(ctx: Ctx) -> list[Case]:
@@ -382,6 +392,12 @@ CATEGORIES: tuple[Category, ...] = (
     _cat("code_span", "markup", "ok", _markup("code_span", _code)),
     _cat("bold_handle", "markup", "ok", _markup("bold_handle", _bold)),
     _cat("bold_lead_in", "markup", "ok", _lead_in),
+    _cat(
+        "number_in_brackets_without_list",
+        "markup",
+        "ok",
+        _markup("number_in_brackets_without_list", _plain_number, alone=True),
+    ),
     _cat(
         "misquote_beside_valid",
         "beside",

@@ -53,6 +53,7 @@ class Case:
     literal: str | None = None
     claims: bool = True
     lead_in: str | None = None
+    alone: bool = False  # only in an answer of its own (a reference list elsewhere changes it)
 
     @property
     def key(self) -> tuple[object, ...]:

@@ -168,7 +168,7 @@ def _whole_answers(world: World, planted: Sequence[Planted], rng: random.Random)
     """Mixed (every case, four at a time, with a heading, bold lead-ins and uncited
     sentences), clean (genuine citations only) and paired (the first case of each category
     written as answer text, between two genuine citations)."""
-    cases = [Item(case, outcomes) for p in planted for case, outcomes in p.cases]
+    cases = [Item(case, outcomes) for p in planted for case, outcomes in p.cases if not case.alone]
     clean = [
         i
         for i in cases
