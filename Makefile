@@ -78,6 +78,18 @@ lint: $(STAMP) $(ACTIONLINT) ## uv lock --check, ruff check, ruff format --check
 check-accuracy: $(STAMP) ## Print the reference check's per-tier precision and recall on the labelled set
 	$(RUN)/python -m tests.audit.references.accuracy
 
+.PHONY: evaluate faults
+SEED ?= 0
+PER_CATEGORY ?= 25
+FAULTS_PER_CATEGORY ?= 16
+evaluate: $(STAMP) ## Planted-case evaluation of the audit, generated world + demo snapshot (bench-out/evaluation.json)
+	mkdir -p bench-out
+	$(RUN)/citeseal evaluate --seed $(SEED) --per-category $(PER_CATEGORY) --json-out bench-out/evaluation.json
+
+faults: $(STAMP) ## Inject every fault into the audit and rerun the evaluation (bench-out/faults.json)
+	mkdir -p bench-out
+	$(RUN)/python -m audit.evaluation.faults --seed $(SEED) --per-category $(FAULTS_PER_CATEGORY) --json-out bench-out/faults.json
+
 golden-references: $(STAMP) ## Rewrite the golden reference-extraction and check outputs (tests/audit/references/data)
 	$(RUN)/python -m tests.audit.references.golden
 	$(RUN)/python -m tests.audit.references.check_golden

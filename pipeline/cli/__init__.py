@@ -22,6 +22,7 @@ from pipeline.cli import (
     audit_cmd,
     check_cmd,
     demo_cmd,
+    evaluate_cmd,
     evaluate_support_cmd,
     handle_cmd,
     key_cmd,
@@ -59,6 +60,7 @@ for _module in (
     demo_cmd,
     replay_cmd,
     serve_cmd,
+    evaluate_cmd,
     evaluate_support_cmd,
     check_cmd,
 ):
