@@ -45,6 +45,7 @@ from audit.corpus import (
 )
 from audit.errors import CorpusError
 from audit.folding import FoldedText
+from audit.lookup_cache import LookupCache
 
 if TYPE_CHECKING:
     from audit.references.resolve import SnapshotResolver
@@ -179,13 +180,17 @@ class DuckDBCorpus:
         *,
         sha256: str | None = None,
         connection: duckdb.DuckDBPyConnection | None = None,
+        cache: LookupCache | None = None,
     ) -> None:
         """Open ``path`` read-only. ``sha256``: the file's digest when the caller has already
         computed it (checking the file against its manifest), so it is not hashed again.
         ``connection``: an open read-only connection to ``path`` to read through instead (a
         server's per-call cursor, since DuckDB refuses a second connection to a file with a
-        different configuration in one process); :meth:`close` closes it."""
+        different configuration in one process); :meth:`close` closes it. ``cache``: keep
+        the records and cited paths looked up, for later calls (:mod:`audit.lookup_cache`;
+        only for a file the caller checks unchanged before every call, as a server does)."""
         self.path = Path(path)
+        self._cache = cache
         if connection is not None:
             self._con = connection
         elif not self.path.is_file():
@@ -335,6 +340,13 @@ class DuckDBCorpus:
         return self._sources
 
     def records(self, ids: Collection[str]) -> dict[str, StoredRecord]:
+        """The records among ``ids`` the snapshot holds (:meth:`_records`), remembered ones
+        from the cache when there is one."""
+        if self._cache is not None:
+            return self._cache.records(ids, self._records)
+        return self._records(ids)
+
+    def _records(self, ids: Collection[str]) -> dict[str, StoredRecord]:
         """The records among ``ids`` the snapshot holds (those of ``record_state``), each
         with the fields of its current version, its retained versions oldest first (by
         ``record_versions.seq``, then the version; a version without a lineage row first),
@@ -400,6 +412,16 @@ class DuckDBCorpus:
         return found
 
     def passage_versions(self, refs: Collection[PathRef]) -> dict[PathRef, list[StoredPassage]]:
+        """Each path's passage in every retained version holding it, oldest first
+        (remembered ones from the cache when there is one)."""
+        if self._cache is None:
+            return self._passage_versions(refs)
+        found = self._cache.passage_versions(
+            refs, lambda missing: {k: tuple(v) for k, v in self._passage_versions(missing).items()}
+        )
+        return {ref: list(held) for ref, held in found.items()}
+
+    def _passage_versions(self, refs: Collection[PathRef]) -> dict[PathRef, list[StoredPassage]]:
         if not refs:
             return {}
         found: dict[PathRef, list[StoredPassage]] = {}
