@@ -389,7 +389,7 @@ def one_answer_figures(
             goal,
         ),
         Figure(
-            "one answer, kept open, look-ups kept (answers seen before): citations",
+            "one answer seen before, look-ups kept: citations",
             statistics.median(rounds["served"]),
             "/s",
             goal,

@@ -68,7 +68,7 @@ def test_one_answer_is_timed_on_the_snapshot_and_on_its_copy_without_indexes(
     assert [f.name for f in figures] == [
         "one answer per call (2 citations; open, audit, close): citations",
         "one answer, corpus kept open: citations",
-        "one answer, kept open, look-ups kept (answers seen before): citations",
+        "one answer seen before, look-ups kept: citations",
         "  the same on the snapshot without its record_id indexes (before)",
         "  reference: DuckDB round trips (SELECT 1), same rounds",
     ]
