@@ -48,6 +48,8 @@ _CANDIDATE = re.compile(
 _GLUED = re.compile(rf"[{_GLUE}]")
 _STOP_CHARS = frozenset("[](){}<>\"'“”‘’„«»,;*`|")
 _TRAILING = ".:!?-"
+_BRACKET = re.compile(r"[\[\]()]")
+_CLOSER_OF = {"[": "]", "(": ")"}
 
 # Opening quote → the characters that may close it.
 QUOTE_CLOSERS = {'"': '"', "“": '”"', "„": '“”"', "«": "»", "”": "”"}
@@ -127,17 +129,18 @@ def bracket_pairs(text: str) -> dict[int, int]:
     """Matching ``[``/``(`` → ``]``/``)`` positions; unmatched brackets are ignored.
 
     A closer pops openers down to its own kind (dropping unclosed ones above it); a closer
-    with no opener of its kind open is skipped. Linear time.
+    with no opener of its kind open is skipped. Linear time; only the brackets are visited.
     """
     pairs: dict[int, int] = {}
     stack: list[tuple[str, int]] = []
     open_count = {"]": 0, ")": 0}
-    closer_of = {"[": "]", "(": ")"}
-    for index, char in enumerate(text):
-        if char in closer_of:
-            stack.append((closer_of[char], index))
-            open_count[closer_of[char]] += 1
-        elif open_count.get(char):
+    for match in _BRACKET.finditer(text):
+        char, index = match.group(), match.start()
+        closer = _CLOSER_OF.get(char)
+        if closer is not None:
+            stack.append((closer, index))
+            open_count[closer] += 1
+        elif open_count[char]:
             while True:
                 kind, opened = stack.pop()
                 open_count[kind] -= 1

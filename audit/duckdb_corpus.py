@@ -45,6 +45,7 @@ from audit.corpus import (
 )
 from audit.errors import CorpusError
 from audit.folding import FoldedText
+from audit.lookup_cache import LookupCache
 
 if TYPE_CHECKING:
     from audit.references.resolve import SnapshotResolver
@@ -179,13 +180,17 @@ class DuckDBCorpus:
         *,
         sha256: str | None = None,
         connection: duckdb.DuckDBPyConnection | None = None,
+        cache: LookupCache | None = None,
     ) -> None:
         """Open ``path`` read-only. ``sha256``: the file's digest when the caller has already
         computed it (checking the file against its manifest), so it is not hashed again.
         ``connection``: an open read-only connection to ``path`` to read through instead (a
         server's per-call cursor, since DuckDB refuses a second connection to a file with a
-        different configuration in one process); :meth:`close` closes it."""
+        different configuration in one process); :meth:`close` closes it. ``cache``: keep
+        the records and cited paths looked up, for later calls (:mod:`audit.lookup_cache`;
+        only for a file the caller checks unchanged before every call, as a server does)."""
         self.path = Path(path)
+        self._cache = cache
         if connection is not None:
             self._con = connection
         elif not self.path.is_file():
@@ -199,15 +204,12 @@ class DuckDBCorpus:
             except duckdb.Error as error:
                 first = str(error).splitlines()[0] if str(error) else type(error).__name__
                 raise CorpusError(f"cannot open snapshot {self.path}: {first}") from None
-        self._check_shape()
+        licensed = self._check_shape()
         self._meta = dict(self._fetch("SELECT key, value FROM meta"))
+        self._check_version()
         self._sources: dict[str, str] | None = None
         self._sha256 = sha256
         self._sharing = threading.Lock()  # reading_through's first read of what it shares
-        licensed = self._fetch(
-            "SELECT count(*) FROM information_schema.columns WHERE table_schema = 'main' "
-            "AND table_name = 'records' AND column_name = 'licence'"
-        )[0][0]
         # a snapshot from before migration 5 holds no licence: every record's is unknown
         self._records_sql = _RECORDS_SQL.replace("{licence}", "licence" if licensed else "NULL")
 
@@ -242,22 +244,29 @@ class DuckDBCorpus:
             row for row in self._fetch(by_record.replace("{ids}", literal)) if picked(row) in wanted
         ]
 
-    def _check_shape(self) -> None:
-        present = {
-            row[0]
-            for row in self._con.execute(
-                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'"
+    def _check_shape(self) -> bool:
+        """The tables the audit reads are there; whether ``records`` has a ``licence`` column
+        (one read of the catalog, through ``duckdb_columns()``: a third of the cost of
+        ``information_schema`` on each opening)."""
+        present = dict(
+            self._con.execute(
+                "SELECT table_name, bool_or(column_name = 'licence') FROM duckdb_columns() "
+                "WHERE schema_name = 'main' GROUP BY table_name"
             ).fetchall()
-        }
+        )
         missing = [t for t in _TABLES if t not in present]
         if missing:
             self._con.close()
             raise CorpusError(
                 f"{self.path} is not a citeseal snapshot (missing table {missing[0]!r})"
             )
-        rows = self._con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
-        if rows and rows[0][0] is not None and rows[0][0].isdigit():
-            version = int(rows[0][0])
+        return bool(present["records"])
+
+    def _check_version(self) -> None:
+        """The snapshot's schema version (in its meta) is one this audit reads."""
+        value = self._meta.get("schema_version")
+        if value is not None and value.isdigit():
+            version = int(value)
             if version > READABLE_SCHEMA_VERSION:
                 self._con.close()
                 raise CorpusError(
@@ -335,6 +344,13 @@ class DuckDBCorpus:
         return self._sources
 
     def records(self, ids: Collection[str]) -> dict[str, StoredRecord]:
+        """The records among ``ids`` the snapshot holds (:meth:`_records`), remembered ones
+        from the cache when there is one."""
+        if self._cache is not None:
+            return self._cache.records(ids, self._records)
+        return self._records(ids)
+
+    def _records(self, ids: Collection[str]) -> dict[str, StoredRecord]:
         """The records among ``ids`` the snapshot holds (those of ``record_state``), each
         with the fields of its current version, its retained versions oldest first (by
         ``record_versions.seq``, then the version; a version without a lineage row first),
@@ -400,6 +416,16 @@ class DuckDBCorpus:
         return found
 
     def passage_versions(self, refs: Collection[PathRef]) -> dict[PathRef, list[StoredPassage]]:
+        """Each path's passage in every retained version holding it, oldest first
+        (remembered ones from the cache when there is one)."""
+        if self._cache is None:
+            return self._passage_versions(refs)
+        found = self._cache.passage_versions(
+            refs, lambda missing: {k: tuple(v) for k, v in self._passage_versions(missing).items()}
+        )
+        return {ref: list(held) for ref, held in found.items()}
+
+    def _passage_versions(self, refs: Collection[PathRef]) -> dict[PathRef, list[StoredPassage]]:
         if not refs:
             return {}
         found: dict[PathRef, list[StoredPassage]] = {}

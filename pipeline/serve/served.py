@@ -8,6 +8,10 @@ when none stays open (the database is re-attached each time) and a second connec
 another configuration is refused by DuckDB in the same process — the audit's corpus therefore
 reads through a cursor too. No call holds a lock while it runs.
 
+What the audits look up (records, cited paths) is kept for later calls
+(:mod:`audit.lookup_cache`): the file is checked unchanged before each call reads anything, so
+what an earlier call read of it is what this one would read.
+
 Two hooks do nothing here: :meth:`Served.ensure_records` (before a fetch) and
 :meth:`Served.ensure_search` (after a search). With ``--online``
 (:class:`pipeline.serve.online.LiveServed`) they harvest what the snapshot lacks into a sealed
@@ -24,6 +28,7 @@ import duckdb
 
 from audit.duckdb_corpus import DuckDBCorpus
 from audit.keys import Keyring
+from audit.lookup_cache import LookupCache
 from pipeline.snapshot.trust import TrustedSnapshot
 
 SERVED_CHANGE = {
@@ -45,9 +50,12 @@ class Served:
         self._base = trusted.search_connection()
         self._lock = threading.Lock()
         # Checked and read once (shape, meta, source statuses); each call reads through its
-        # own cursor (:meth:`corpus`).
+        # own cursor (:meth:`corpus`), and what the calls look up is kept for the next ones.
         self._corpus = DuckDBCorpus(
-            trusted.path, sha256=trusted.sha256, connection=self._base.cursor()
+            trusted.path,
+            sha256=trusted.sha256,
+            connection=self._base.cursor(),
+            cache=LookupCache(),
         )
         self._corpus.source_status()  # now, before calls on several threads share it
 

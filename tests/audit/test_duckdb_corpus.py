@@ -343,3 +343,18 @@ def test_corpora_read_through_from_many_threads_at_once_all_see_the_source_statu
             seen = [f.result() for f in [pool.submit(call) for _ in range(8)]]
     base.close()
     assert seen == [{"clinicaltrials": "ok", "pubmed": "partial"}] * 8
+
+
+def test_a_snapshot_from_before_licences_reads_every_licence_as_unknown(tmp_path: Path) -> None:
+    path = tmp_path / "tiny.duckdb"
+    _write_snapshot(
+        path,
+        extra_sql="UPDATE records SET licence = 'cc-by'; "
+        "ALTER TABLE records DROP COLUMN licence; ALTER TABLE records DROP COLUMN licence_raw",
+    )
+    with DuckDBCorpus(path) as corpus:
+        licences = {r.licence for r in corpus.records(list(VERSIONS)).values()}
+    assert licences == {"unknown"}
+    _write_snapshot(tmp_path / "now.duckdb", extra_sql="UPDATE records SET licence = 'cc-by'")
+    with DuckDBCorpus(tmp_path / "now.duckdb") as corpus:
+        assert {r.licence for r in corpus.records(list(VERSIONS)).values()} == {"cc-by"}

@@ -68,8 +68,9 @@ def test_one_answer_is_timed_on_the_snapshot_and_on_its_copy_without_indexes(
     assert [f.name for f in figures] == [
         "one answer per call (2 citations; open, audit, close): citations",
         "one answer, corpus kept open: citations",
+        "one answer seen before, look-ups kept: citations",
         "  the same on the snapshot without its record_id indexes (before)",
         "  reference: DuckDB round trips (SELECT 1), same rounds",
     ]
-    assert [f.goal for f in figures] == [5 * bench_audit.PEER_ONE_ANSWER] * 2 + [None] * 2
+    assert [f.goal for f in figures] == [5 * bench_audit.PEER_ONE_ANSWER] * 3 + [None] * 2
     assert all(f.value > 0 for f in figures)

@@ -371,6 +371,30 @@ async def test_a_snapshot_changed_while_served_is_refused_with_restart_advice(
                 )  # the file's name: no local path reaches the model
 
 
+async def test_a_snapshot_changed_after_audits_is_refused_though_its_look_ups_are_kept(
+    demo_pair: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """The server keeps what its audits looked up (audit.lookup_cache); a call still checks
+    the file first, so none is answered from what was read of a file that changed since."""
+    path = tmp_path / demo_pair[1].name
+    shutil.copyfile(demo_pair[1], path)
+    shutil.copyfile(manifest_path(demo_pair[1]), manifest_path(path))
+    with Served(trust_snapshot(path, TRUST), DEMO) as served:
+        async with Client(build_server(served), raise_exceptions=True) as client:
+            found, _ = await ok(client, "search_literature", {"query": "zentravir", "limit": 2})
+            cited = " ".join(f"[{hit['handle']}]" for hit in found["results"])
+            answer = {"answer": f"Zentravir was studied in pregnancy {cited}.\n"}
+            first, _ = await ok(client, "audit_answer", answer)
+            again, _ = await ok(client, "audit_answer", answer)  # from the kept look-ups
+            assert dict(again, created_at=None) == dict(first, created_at=None)
+            stat = path.stat()
+            os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+            assert await error(client, "audit_answer", answer) == (
+                f"Error executing tool audit_answer: snapshot {path.name} changed since the "
+                "server trusted it; hint: restart citeseal serve once nothing is writing the file"
+            )
+
+
 def test_docs_serve_md_lists_every_limit_the_contract_gives() -> None:
     doc = (Path(__file__).parents[3] / "docs" / "serve.md").read_text(encoding="utf-8")
     missing = [f"`{k}` {v:,}" for k, v in describe.limits().items() if f"`{k}` {v:,}" not in doc]
