@@ -58,17 +58,19 @@ DERIVE_CONTEXT = b"citeseal derived key v1\x00"
 """Prefixed to the purpose a key is derived for (:meth:`Keyring.derived_tag`)."""
 TAG_BYTES = 32
 
-# The 25 bits of a check code as two table look-ups: the top 15 bits (3 characters, a table of
-# 32,768 strings) and the low 10 bits (2 characters).
-_PAIRS = tuple(a + b for a in CHECK_ALPHABET for b in CHECK_ALPHABET)
-_TRIPLES = tuple(a + pair for a in CHECK_ALPHABET for pair in _PAIRS)
 _FIRST_WORD = struct.Struct(">I").unpack_from  # the first 4 bytes of a digest, big-endian
 
 
 def _encode_check(digest: bytes) -> str:
-    """The first 25 bits of ``digest`` as 5 Crockford base32 characters (most significant first)."""
+    """The first 25 bits of ``digest`` as 5 Crockford base32 characters (most significant first).
+
+    Five look-ups written out: a join over the shifts cost ~18 % of a verification from a
+    string; a table of the 32,768 three-character prefixes saved nothing measurable."""
     bits = _FIRST_WORD(digest)[0] >> 7
-    return _TRIPLES[bits >> 10] + _PAIRS[bits & 0x3FF]
+    a = CHECK_ALPHABET
+    return (
+        a[bits >> 20] + a[bits >> 15 & 31] + a[bits >> 10 & 31] + a[bits >> 5 & 31] + a[bits & 31]
+    )
 
 
 def fingerprint(key: bytes) -> str:
