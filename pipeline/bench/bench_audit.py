@@ -8,7 +8,9 @@ with the real schema. Figures:
   string out), per second, medians of interleaved rounds, beside raw ``hmac.digest`` of the
   same messages (the physical reference: how loaded the shared machine was) and, when the
   peer is installed (:mod:`pipeline.bench.bench_peer`), the peer's figures and our ratios to
-  them from the same rounds (:func:`handle_figures`);
+  them from the same rounds (:func:`handle_figures`); in the same rounds, parse with the
+  locator built (the peer's parse builds its own) and verify with the plain HMAC
+  (:func:`copying_verify`), which the keyring's hand-built pads must beat by 10 % to stay;
 - quote checks/s — ``quote_in_passage`` (the quote folded each time) on ~400-character passages;
 - audit citations/s and answers/s — ``audit_many`` over generated answers (10 citations each,
   half with quotes, some forged, malformed or unknown), pre-parsed, against the snapshot file;
@@ -21,6 +23,7 @@ with the real schema. Figures:
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import hmac
 import random
 import shutil
@@ -35,8 +38,8 @@ from audit.citations import parse_answer
 from audit.duckdb_corpus import DuckDBCorpus
 from audit.engine import AuditInput, audit_answer, audit_many
 from audit.folding import fold
-from audit.handles import mint, parse_handle, parse_locator, verify
-from audit.keys import DEMO_KEY, Keyring
+from audit.handles import Handle, mint, parse_handle, parse_locator, verify
+from audit.keys import DEMO_KEY, Keyring, _encode_check
 from audit.quotes import quote_in_passage
 from pipeline.bench import Figure
 from pipeline.bench.bench_peer import PEER_NAME, Peer, PeerUnavailable, peer_python
@@ -175,15 +178,34 @@ def _answers(path: Path, keyring: Keyring, rng: random.Random) -> list[str]:
     return answers
 
 
+def copying_verify(key: bytes) -> Callable[[Handle], bool]:
+    """:func:`~audit.handles.verify` with the plain HMAC, ``hmac.new(key, digestmod=sha256)
+    .copy()`` per message: what the keyring's hand-built key pads (:mod:`audit.keys`) are
+    kept against (one key)."""
+    template = hmac.new(key, digestmod=hashlib.sha256)
+
+    def verifies(handle: Handle) -> bool:
+        locator_text, _, check = handle.text.partition("~")
+        mac = template.copy()
+        mac.update(locator_text.encode("utf-8"))
+        return hmac.compare_digest(_encode_check(mac.digest()), check)
+
+    return verifies
+
+
 def _handle_rounds(keyring: Keyring, texts: list[str], peer: Peer | None) -> dict[str, list[float]]:
-    """HANDLE_ROUNDS interleaved rounds: ours (parse, verify, mint), the HMAC reference and,
-    when present, the peer's round, each a rate per second over the same handle strings."""
+    """HANDLE_ROUNDS interleaved rounds: ours (parse, parse with the locator built, verify,
+    verify with the plain HMAC, mint), the HMAC reference and, when present, the peer's
+    round, each a rate per second over the same handle strings."""
     locators = [parse_handle(t).locator for t in texts]
     messages = [locator.text.encode() for locator in locators]
+    plain_verify = copying_verify(DEMO_KEY)
     rounds: dict[str, list[float]] = {}
     steps: dict[str, Callable[[], object]] = {
         "parse": lambda: [parse_handle(t) for t in texts],
+        "parse+locator": lambda: [parse_handle(t).locator for t in texts],
         "verify": lambda: [verify(keyring, parse_handle(t)) for t in texts],
+        "verify plain hmac": lambda: [plain_verify(parse_handle(t)) for t in texts],
         "mint": lambda: [mint(keyring, locator) for locator in locators],
         "hmac": lambda: [hmac.digest(DEMO_KEY, m, "sha256") for m in messages],
     }
@@ -231,6 +253,14 @@ def handle_figures(
             figures += [
                 Figure(f"  peer ({PEER_NAME}): {name}", peer_rate, "/s"),
                 Figure(f"  ratio to the peer: {name}", median[name] / peer_rate, "×", 2),
+            ]
+        if name == "parse":  # the peer's parse builds its locator; ours on first use
+            figures.append(Figure("  parse + its locator built", median["parse+locator"], "/s"))
+        if name == "verify":  # the hand-built HMAC pads stay while they pay 10 %
+            plain = median["verify plain hmac"]
+            figures += [
+                Figure("  verify with hmac.new(key).copy() per message", plain, "/s"),
+                Figure("  hand-built HMAC pads over it", median["verify"] / plain, "×", 1.1),
             ]
     figures.append(Figure("reference: hmac.digest, same messages", median["hmac"], "/s"))
     rounds_note = f"{HANDLE_ROUNDS} rounds of {count:,} handles"
