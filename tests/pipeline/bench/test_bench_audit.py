@@ -9,7 +9,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from audit.keys import Keyring
+from audit.keys import DEMO_KEY, Keyring
 from pipeline.bench import bench_audit
 from pipeline.bench.bench_audit import PEER_HANDLES, handle_figures, one_answer_figures
 from pipeline.bench.bench_peer import PEER_PYTHON_ENV, PeerUnavailable, peer_python
@@ -28,6 +28,8 @@ def test_without_the_peer_the_handle_figures_keep_their_goals_and_say_why(
         "  verify with hmac.new(key).copy() per message",
         "  hand-built HMAC pads over it",
         "handle mint (a locator in, the string out)",
+        "  mint with hmac.new(key).copy() per message",
+        "  hand-built HMAC pads over it",
         "reference: hmac.digest, same messages",
         "  (7 rounds of 200 handles; slowest verify round)",
         f"  side by side skipped: set {PEER_PYTHON_ENV} to the peer's python",
@@ -37,9 +39,16 @@ def test_without_the_peer_the_handle_figures_keep_their_goals_and_say_why(
     ]
     assert figures[4].goal == 1.1
     assert figures[4].value == pytest.approx(figures[2].value / figures[3].value)
-    assert all(f.value > 0 for f in figures[:8])
+    assert figures[7].value == pytest.approx(figures[5].value / figures[6].value)
+    assert all(f.value > 0 for f in figures[:10])
     assert figures[-1].line() == figures[-1].name
     assert (tmp_path / "handles.txt").read_text(encoding="utf-8").count("\n") == 200
+
+
+def test_the_plain_hmac_the_pads_are_measured_against_makes_the_same_check_codes() -> None:
+    plain = bench_audit.plain_check_code(DEMO_KEY)
+    for message in ("pmid:99000001/title", "nct:NCT99000001@2025-06-02/trial.arms.2", "é"):
+        assert plain(message) == Keyring.demo_keyring().check_code(message)
 
 
 # A stand-in for the peer's package: the same check codes (25 bits of HMAC-SHA256 of the
@@ -84,7 +93,7 @@ def test_with_a_peer_each_handle_figure_has_the_peers_beside_it_and_the_ratio(
         assert ours.goal == 2 * peer.value
         assert (ratio.value, ratio.goal) == (pytest.approx(ours.value / peer.value), 2)
     assert not any(f.note for f in figures)
-    assert len(figures) == 14  # 3 figures × 3 and 5 of ours beside them
+    assert len(figures) == 16  # 3 figures × 3 and 7 of ours beside them
 
 
 def test_a_peer_that_does_not_run_is_a_note_and_our_figures_stay(
