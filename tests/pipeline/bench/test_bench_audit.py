@@ -4,17 +4,22 @@
 from __future__ import annotations
 
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
 import pytest
 
+from audit import engine
+from audit.citations import parse_answer
+from audit.engine import AuditInput, audit_many
 from audit.keys import DEMO_KEY, Keyring
 from pipeline.bench import bench_audit
 from pipeline.bench.bench_audit import PEER_HANDLES, handle_figures, one_answer_figures
 from pipeline.bench.bench_peer import PEER_PYTHON_ENV, PeerUnavailable, peer_python
 from pipeline.snapshot.store import index_record_ids
 from tests.audit.planted import KEYRING, h, make_corpus, write_snapshot
+from tests.audit.test_engine_assemble import ANSWER
 
 
 def test_without_the_peer_the_handle_figures_keep_their_goals_and_say_why(
@@ -148,3 +153,24 @@ def test_one_answer_is_timed_on_the_snapshot_and_on_its_copy_without_indexes(
     ]
     assert [f.goal for f in figures] == [5 * bench_audit.PEER_ONE_ANSWER] * 2 + [None] * 2
     assert all(f.value > 0 for f in figures)
+
+
+def test_report_assembly_is_timed_against_model_construct_building_the_same_reports(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    corpus, now = make_corpus(), datetime(2025, 6, 2, tzinfo=UTC)
+    inputs = [AuditInput("a.md", parse_answer(ANSWER))]
+    assembled = [r.model_dump_json() for r in audit_many(inputs, corpus, KEYRING, now=now)]
+    original = engine.assemble
+    with bench_audit.assembled_by(bench_audit.constructed):
+        assert engine.assemble is bench_audit.constructed
+        built = [r.model_dump_json() for r in audit_many(inputs, corpus, KEYRING, now=now)]
+    assert engine.assemble is original
+    assert built == assembled
+    monkeypatch.setattr(bench_audit, "ASSEMBLY_ROUNDS", 1)
+    figures = bench_audit.assembly_figures(inputs, corpus, KEYRING)
+    assert [f.name for f in figures] == [
+        "  audit citations (16), models by model_construct",
+        "  report.assemble over it",
+    ]
+    assert (figures[1].goal, figures[0].value > 0, figures[1].value > 0) == (1.1, True, True)
