@@ -177,7 +177,7 @@ _Parts = tuple[str | Any, ...]
 
 
 class Handle:
-    """A locator with its check code: ``locator.text~check``, immutable, equal by its text.
+    """A locator with its check code: ``locator.text~check``, read-only, equal by its text.
 
     A parsed handle holds its text and the parts the grammar matched; its :class:`Locator` is
     built from them on first use (verifying a handle needs only the text: :func:`verify`).

@@ -15,6 +15,9 @@ with the real schema. Figures:
 - audit citations/s and answers/s — ``audit_many`` over generated answers (10 citations each,
   half with quotes, some forged, malformed or unknown), pre-parsed, against the snapshot file;
 - the same with ``parse_answer`` included (what ``citeseal audit`` does per file);
+- the audit again on 1,000 of the answers with the report models built by pydantic's
+  ``model_construct`` instead of :func:`audit.report.assemble`, interleaved
+  (:func:`assembly_figures`): assemble stays while it pays 10 %;
 - one answer at a time (10 citations), parse included, opening the snapshot per call as
   ``citeseal audit`` does and with the corpus kept open as a server does
   (:func:`one_answer_figures`).
