@@ -33,13 +33,16 @@ expression of the whole grammar (:func:`_form`), which builds the parsed value d
 a string it rejects goes to the precise parser, which explains the flaw with its span (a
 caret). A property test proves they accept the same strings and build equal values. A
 :class:`Locator` is well formed by construction, so :func:`mint` signs one without parsing.
+A parsed :class:`Handle` is one object holding its text and the parts the grammar matched;
+its locator is built on first use, and :func:`verify` needs none (it signs the text before
+``~``).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from functools import cached_property
+from dataclasses import dataclass, field
+from typing import Any
 
 from audit.errors import CitationSyntaxError
 from audit.keys import CHECK_ALPHABET, CHECK_LENGTH, Keyring
@@ -104,7 +107,7 @@ _HANDLE_FORM = re.compile(_form("~") + f"~([{CHECK_ALPHABET}]{{{CHECK_LENGTH}}})
 _new = object.__new__
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Locator:
     """The address of one passage: which record (and version) and which path in it.
 
@@ -119,9 +122,14 @@ class Locator:
     id: str
     path: str
     version: str | None = None
+    text: str = field(init=False, repr=False, compare=False)
+    """The locator as written in a handle (the text the check code signs); the grammar has
+    one spelling per locator, so the parsers seed it with the slice they accepted."""
 
     def __post_init__(self) -> None:
-        text = self.text
+        pin = f"@{self.version}" if self.version is not None else ""
+        text = f"{self.scheme}:{self.id}{pin}/{self.path}"
+        _put_text(self, text)
         match = _LOCATOR_FORM(text)
         if match is not None and match.groups() == (self.record_id, self.version, self.path):
             return
@@ -145,35 +153,77 @@ class Locator:
         """``scheme:id``, e.g. ``nct:NCT99000001``."""
         return f"{self.scheme}:{self.id}"
 
-    @cached_property
-    def text(self) -> str:
-        """The locator as written in a handle (the text the check code signs).
 
-        Computed once per locator; the parsers seed it with the slice they accepted (the
-        grammar has one spelling per locator, so the slice is this text)."""
-        pin = f"@{self.version}" if self.version is not None else ""
-        return f"{self.scheme}:{self.id}{pin}/{self.path}"
+# The frozen slots' own setters: how the parsers fill a Locator they accepted (no re-check).
+_put_scheme, _put_id, _put_path, _put_version, _put_text = (
+    getattr(Locator, name).__set__ for name in ("scheme", "id", "path", "version", "text")
+)
 
 
 def _accepted_locator(record: str, version: str | None, path: str, text: str) -> Locator:
-    """A :class:`Locator` for fields the grammar accepted, its ``text`` seeded (no re-check)."""
+    """A :class:`Locator` for fields the grammar accepted, ``text`` the slice it accepted."""
     scheme, _, ident = record.partition(":")
     locator = _new(Locator)
-    locator.__dict__.update(scheme=scheme, id=ident, path=path, version=version, text=text)
+    _put_scheme(locator, scheme)
+    _put_id(locator, ident)
+    _put_path(locator, path)
+    _put_version(locator, version)
+    _put_text(locator, text)
     return locator
 
 
-@dataclass(frozen=True)
+_Parts = tuple[str | Any, ...]
+"""The groups :data:`_HANDLE_FORM` matched: ``scheme:id``, version (or None), path."""
+
+
 class Handle:
-    """A locator with its check code."""
+    """A locator with its check code: ``locator.text~check``, read-only, equal by its text.
 
-    locator: Locator
-    check: str
+    A parsed handle holds its text and the parts the grammar matched; its :class:`Locator` is
+    built from them on first use (verifying a handle needs only the text: :func:`verify`).
+    One object per parsed handle, because an audit holds every handle it parsed.
+    """
 
-    @cached_property
+    __slots__ = ("_locator", "_parts", "_text")
+    _text: str
+    _parts: _Parts | None
+    _locator: Locator | None
+
+    def __init__(self, locator: Locator, check: str) -> None:
+        self._text = f"{locator.text}~{check}"
+        self._parts = None
+        self._locator = locator
+
+    @property
     def text(self) -> str:
-        """The handle as written: ``locator.text~check`` (computed once, seeded by the parser)."""
-        return f"{self.locator.text}~{self.check}"
+        """The handle as written: ``locator.text~check``."""
+        return self._text
+
+    @property
+    def check(self) -> str:
+        """The check code (after the ``~``; a locator never holds one)."""
+        return self._text.partition("~")[2]
+
+    @property
+    def locator(self) -> Locator:
+        """The handle's locator (built once, from the parts the parser matched)."""
+        locator = self._locator
+        if locator is None:
+            assert self._parts is not None  # one of the two is always set
+            record, version, path = self._parts
+            locator = self._locator = _accepted_locator(
+                record, version, path, self._text.partition("~")[0]
+            )
+        return locator
+
+    def __eq__(self, other: object) -> bool:
+        return self._text == other._text if isinstance(other, Handle) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._text)
+
+    def __repr__(self) -> str:
+        return f"Handle({self.locator!r}, {self.check!r})"
 
 
 class _Cursor:
@@ -362,13 +412,16 @@ def _precise_handle(text: str) -> Handle:
     """The precise parser of a handle: one rule at a time, an exact error at the first flaw."""
     cur = _Cursor(text)
     locator = _locator(cur)
-    check = _check(cur)
-    return _accepted_handle(locator, check, text)
+    _check(cur)
+    return _accepted_handle(text, None, locator)
 
 
-def _accepted_handle(locator: Locator, check: str, text: str) -> Handle:
+def _accepted_handle(text: str, parts: _Parts | None, locator: Locator | None) -> Handle:
+    """A :class:`Handle` for a text the grammar accepted, with its parts or its locator."""
     handle = _new(Handle)
-    handle.__dict__.update(locator=locator, check=check, text=text)
+    handle._text = text
+    handle._parts = parts
+    handle._locator = locator
     return handle
 
 
@@ -384,11 +437,7 @@ def _fast_locator(text: str) -> Locator | None:
 def _fast_handle(text: str) -> Handle | None:
     """The handle when ``text`` is in the grammar's language (one regex match), else None."""
     match = _HANDLE_FORM(text)
-    if match is None:
-        return None
-    record, version, path, check = match.groups()
-    locator = _accepted_locator(record, version, path, text[: -CHECK_LENGTH - 1])
-    return _accepted_handle(locator, check, text)
+    return None if match is None else _accepted_handle(text, match.group(1, 2, 3), None)
 
 
 def parse_locator(text: str) -> Locator:
@@ -421,4 +470,5 @@ def mint(keyring: Keyring, locator: Locator) -> str:
 
 def verify(keyring: Keyring, handle: Handle) -> bool:
     """True when the handle's check code verifies under any key of the keyring."""
-    return keyring.verifies(handle.locator.text, handle.check)
+    locator_text, _, check = handle.text.partition("~")
+    return keyring.verifies(locator_text, check)

@@ -58,17 +58,19 @@ DERIVE_CONTEXT = b"citeseal derived key v1\x00"
 """Prefixed to the purpose a key is derived for (:meth:`Keyring.derived_tag`)."""
 TAG_BYTES = 32
 
-# The 25 bits of a check code as two table look-ups: the top 15 bits (3 characters, a table of
-# 32,768 strings) and the low 10 bits (2 characters).
-_PAIRS = tuple(a + b for a in CHECK_ALPHABET for b in CHECK_ALPHABET)
-_TRIPLES = tuple(a + pair for a in CHECK_ALPHABET for pair in _PAIRS)
 _FIRST_WORD = struct.Struct(">I").unpack_from  # the first 4 bytes of a digest, big-endian
 
 
 def _encode_check(digest: bytes) -> str:
-    """The first 25 bits of ``digest`` as 5 Crockford base32 characters (most significant first)."""
+    """The first 25 bits of ``digest`` as 5 Crockford base32 characters (most significant first).
+
+    Five look-ups written out: a join over the shifts cost ~18 % of a verification from a
+    string; a table of the 32,768 three-character prefixes saved nothing measurable."""
     bits = _FIRST_WORD(digest)[0] >> 7
-    return _TRIPLES[bits >> 10] + _PAIRS[bits & 0x3FF]
+    a = CHECK_ALPHABET
+    return (
+        a[bits >> 20] + a[bits >> 15 & 31] + a[bits >> 10 & 31] + a[bits >> 5 & 31] + a[bits & 31]
+    )
 
 
 def fingerprint(key: bytes) -> str:
@@ -205,9 +207,11 @@ class Keyring:
     def verifies(self, message: str, check: str) -> bool:
         """True when ``check`` is the check code of ``message`` under any key (constant time).
 
-        The hot path of an audit: two hash copies per key tried, no per-message key setup
-        (measured against ``hmac.new(key, digestmod=sha256).copy()`` per message, which costs
-        ~20 % more per verification, and one-shot ``hmac.digest``, ~40 % more).
+        The hot path of an audit: two hash copies per key tried, no per-message key setup.
+        ``make bench`` times it against ``hmac.new(key, digestmod=sha256).copy()`` per
+        message in the same rounds (2026-12-02, load 12 on 2 cores, 15 interleaved rounds:
+        that plain HMAC verified 14 % fewer handle strings a second and minted 33 % fewer),
+        so the pads stay (they must pay 10 %).
         """
         if len(check) != CHECK_LENGTH or not check.isascii():
             return False

@@ -8,11 +8,16 @@ with the real schema. Figures:
   string out), per second, medians of interleaved rounds, beside raw ``hmac.digest`` of the
   same messages (the physical reference: how loaded the shared machine was) and, when the
   peer is installed (:mod:`pipeline.bench.bench_peer`), the peer's figures and our ratios to
-  them from the same rounds (:func:`handle_figures`);
+  them from the same rounds (:func:`handle_figures`); in the same rounds, parse with the
+  locator built (the peer's parse builds its own), verify and mint with the plain HMAC
+  (:func:`plain_check_code`), which the keyring's hand-built pads must beat by 10 % to stay;
 - quote checks/s — ``quote_in_passage`` (the quote folded each time) on ~400-character passages;
 - audit citations/s and answers/s — ``audit_many`` over generated answers (10 citations each,
   half with quotes, some forged, malformed or unknown), pre-parsed, against the snapshot file;
 - the same with ``parse_answer`` included (what ``citeseal audit`` does per file);
+- the audit again on 1,000 of the answers with the report models built by pydantic's
+  ``model_construct`` instead of :func:`audit.report.assemble`, interleaved
+  (:func:`assembly_figures`): assemble stays while it pays 10 %;
 - one answer at a time (10 citations), parse included, opening the snapshot per call as
   ``citeseal audit`` does, with the corpus kept open, and kept open with its look-ups kept as
   a server keeps them (:mod:`audit.lookup_cache`) (:func:`one_answer_figures`).
@@ -25,24 +30,29 @@ changes far less than the wall clock.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import hmac
 import random
 import shutil
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
+from audit import engine, overall
 from audit.citations import parse_answer
+from audit.corpus import Corpus
 from audit.duckdb_corpus import DuckDBCorpus
 from audit.engine import AuditInput, audit_answer, audit_many
 from audit.folding import fold
-from audit.handles import mint, parse_handle, parse_locator, verify
-from audit.keys import DEMO_KEY, Keyring
+from audit.handles import Handle, mint, parse_handle, parse_locator, verify
+from audit.keys import DEMO_KEY, Keyring, _encode_check
 from audit.lookup_cache import LookupCache
 from audit.quotes import quote_in_passage
+from audit.report import _M, _omitted_when_none
 from pipeline.bench import Figure
 from pipeline.bench.bench_peer import PEER_NAME, Peer, PeerUnavailable, peer_python
 from pipeline.snapshot.schema import MIGRATIONS
@@ -62,6 +72,8 @@ ONE_ANSWER_POOL = 5
 ONE_ANSWER_ROUNDS = 5
 CITATIONS_PER_ANSWER = 10
 ROUND_TRIPS = 2_000
+ASSEMBLY_ANSWERS = 1_000
+ASSEMBLY_ROUNDS = 3
 
 # 12 words × ~6 chars × 6 repeats ≈ 400 characters of plain ASCII (folding changes nothing).
 _TEXT_SQL = """
@@ -187,16 +199,39 @@ def _answers(path: Path, keyring: Keyring, rng: random.Random) -> list[str]:
     return answers
 
 
+def plain_check_code(key: bytes) -> Callable[[str], str]:
+    """The check code with the plain HMAC, ``hmac.new(key, digestmod=sha256).copy()`` per
+    message: what the keyring's hand-built key pads (:mod:`audit.keys`) are kept against."""
+    template = hmac.new(key, digestmod=hashlib.sha256)
+
+    def check_code(message: str) -> str:
+        mac = template.copy()
+        mac.update(message.encode("utf-8"))
+        return _encode_check(mac.digest())
+
+    return check_code
+
+
 def _handle_rounds(keyring: Keyring, texts: list[str], peer: Peer | None) -> dict[str, list[float]]:
-    """HANDLE_ROUNDS interleaved rounds: ours (parse, verify, mint), the HMAC reference and,
-    when present, the peer's round, each a rate per second over the same handle strings."""
+    """HANDLE_ROUNDS interleaved rounds: ours (parse, parse with the locator built, verify,
+    verify and mint with the plain HMAC, mint), the HMAC reference and, when present, the peer's
+    round, each a rate per second over the same handle strings."""
     locators = [parse_handle(t).locator for t in texts]
     messages = [locator.text.encode() for locator in locators]
+    code = plain_check_code(DEMO_KEY)
+
+    def plain_verify(handle: Handle) -> bool:
+        locator_text, _, check = handle.text.partition("~")
+        return hmac.compare_digest(code(locator_text), check)
+
     rounds: dict[str, list[float]] = {}
     steps: dict[str, Callable[[], object]] = {
         "parse": lambda: [parse_handle(t) for t in texts],
+        "parse+locator": lambda: [parse_handle(t).locator for t in texts],
         "verify": lambda: [verify(keyring, parse_handle(t)) for t in texts],
+        "verify plain hmac": lambda: [plain_verify(parse_handle(t)) for t in texts],
         "mint": lambda: [mint(keyring, locator) for locator in locators],
+        "mint plain hmac": lambda: [f"{loc.text}~{code(loc.text)}" for loc in locators],
         "hmac": lambda: [hmac.digest(DEMO_KEY, m, "sha256") for m in messages],
     }
     for _ in range(HANDLE_ROUNDS):
@@ -244,12 +279,65 @@ def handle_figures(
                 Figure(f"  peer ({PEER_NAME}): {name}", peer_rate, "/s"),
                 Figure(f"  ratio to the peer: {name}", median[name] / peer_rate, "×", 2),
             ]
+        if name == "parse":  # the peer's parse builds its locator; ours on first use
+            figures.append(Figure("  parse + its locator built", median["parse+locator"], "/s"))
+        if name in ("verify", "mint"):  # the hand-built HMAC pads stay while they pay 10 %
+            plain = median[f"{name} plain hmac"]
+            figures += [
+                Figure(f"  {name} with hmac.new(key).copy() per message", plain, "/s"),
+                Figure("  hand-built HMAC pads over it", median[name] / plain, "×", 1.1),
+            ]
     figures.append(Figure("reference: hmac.digest, same messages", median["hmac"], "/s"))
     rounds_note = f"{HANDLE_ROUNDS} rounds of {count:,} handles"
     figures.append(Figure(f"  ({rounds_note}; slowest verify round)", min(rounds["verify"]), "/s"))
     if note is not None:
         figures.append(Figure(f"  {note}", 0, "", note=True))
     return figures
+
+
+def constructed(cls: type[_M], /, **values: Any) -> _M:
+    """What :func:`audit.report.assemble` builds, by pydantic's own ``model_construct`` (no
+    validation either): the simple design that assemble's direct writes of pydantic's
+    private attributes are kept against."""
+    for name in _omitted_when_none(cls):  # left out of the dump when None: not "set" then
+        if name in values and values[name] is None:
+            del values[name]
+    return cls.model_construct(**values)
+
+
+@contextlib.contextmanager
+def assembled_by(build: Callable[..., Any]) -> Iterator[None]:
+    """Report models built by ``build`` instead of :func:`audit.report.assemble` while open."""
+    modules = (engine, overall)
+    kept = [module.assemble for module in modules]
+    for module in modules:
+        setattr(module, "assemble", build)  # noqa: B010 (the modules' own name for it)
+    try:
+        yield
+    finally:
+        for module, original in zip(modules, kept, strict=True):
+            setattr(module, "assemble", original)  # noqa: B010
+
+
+def assembly_figures(inputs: list[AuditInput], corpus: Corpus, keyring: Keyring) -> list[Figure]:
+    """The audit with report models assembled as the engine does and by ``model_construct``,
+    medians of :data:`ASSEMBLY_ROUNDS` interleaved rounds: assemble stays while it pays 10 %."""
+    citations = sum(len(s.citations) for item in inputs for s in item.parsed.sentences)
+
+    def audit() -> None:
+        for _ in audit_many(inputs, corpus, keyring):
+            pass
+
+    rounds: dict[str, list[float]] = {}
+    for _ in range(ASSEMBLY_ROUNDS):
+        rounds.setdefault("assemble", []).append(_rate(citations, audit))
+        with assembled_by(constructed):
+            rounds.setdefault("construct", []).append(_rate(citations, audit))
+    ours, plain = (statistics.median(rounds[k]) for k in ("assemble", "construct"))
+    return [
+        Figure(f"  audit citations ({citations:,}), models by model_construct", plain, "/s"),
+        Figure("  report.assemble over it", ours / plain, "×", 1.1),
+    ]
 
 
 def run(workdir: Path) -> list[Figure]:
@@ -308,6 +396,8 @@ def run(workdir: Path) -> list[Figure]:
         Figure("  per CPU-second", end_to_end_cpu, "/s"),
         Figure("parse + audit answers", end_to_end * per_answer, "/s"),
     ]
+    with DuckDBCorpus(path) as corpus:
+        figures += assembly_figures(parsed[:ASSEMBLY_ANSWERS], corpus, keyring)
     older = without_indexes(path, workdir / "bench-before-indexes.duckdb")
     return figures + one_answer_figures(path, keyring, answers[:ONE_ANSWER_POOL], older)
 

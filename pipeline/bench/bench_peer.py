@@ -73,7 +73,11 @@ class Peer:
             stderr=subprocess.PIPE,
             text=True,
         )
-        self._answer()  # {"ready": n}: imported, and the check codes agree
+        try:
+            self._answer()  # {"ready": n}: imported, and the check codes agree
+        except PeerUnavailable:
+            self.close()  # its pipes too
+            raise
 
     def _answer(self) -> dict[str, float]:
         assert self._process.stdout is not None

@@ -62,6 +62,25 @@ def test_record_id_and_handle_text() -> None:
     assert parse_handle(handle.text) == handle
 
 
+def test_a_parsed_handle_gives_its_parts_and_cannot_be_changed() -> None:
+    text = "nct:NCT99000001@2025-06-02/trial.brief_summary.1~x3v9p"
+    handle = parse_handle(text)
+    assert handle.check == "x3v9p"
+    assert handle.locator == Locator("nct", "NCT99000001", "trial.brief_summary.1", "2025-06-02")
+    assert handle.locator.text == text[:-6]
+    assert handle.locator is handle.locator  # built once
+    assert {handle: 1}[parse_handle(text)] == 1
+    assert handle != parse_handle(text[:-1] + "q")
+    assert repr(handle) == (
+        "Handle(Locator(scheme='nct', id='NCT99000001', path='trial.brief_summary.1', "
+        "version='2025-06-02'), 'x3v9p')"
+    )
+    with pytest.raises(AttributeError):
+        handle.text = "pmid:1/title~abcde"  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        handle.locator.path = "title"  # type: ignore[misc]
+
+
 SCHEMES_MESSAGE = "(expected one of pmid, pmcid, ppr, nct, setid, local)"
 
 
@@ -449,7 +468,7 @@ def _assert_parsers_agree(text: str) -> None:
         return
     assert (fast is None) == (precise is None), text
     if fast is not None and precise is not None:
-        assert fast == precise
+        assert (fast.locator, fast.check) == (precise.locator, precise.check)
         assert (fast.text, fast.locator.text) == (precise.text, precise.locator.text)
         assert (fast.text, fast.locator.text) == (text, text[:-6])
     locator = text.rpartition("~")[0] or text
