@@ -15,14 +15,11 @@ of ``page_sql``, which groups works at search time. The steps:
    *record* (a filter reads only record facts); each record's best score; each work's best
    record (score, then record number, which orders as the record id: a record's passages
    share its id, so the passage order is needed only inside a record); the page; the counts.
-   One row per work of the page (the record's id, version and work id read from
-   ``search_works`` for the page's works only), with its other records and the ids of each
-   record's best-scoring passages. No string is joined and no table is read whole but
-   ``search_docs.length`` (for the average passage length) and ``search_works``' numbers.
-3. **Facts** of those few records and passages, in two statements looked up by record id
-   (:func:`page_facts`): the records, their state and the paths of the best-scoring passages;
-   then the records' passages, of which each record shows its lowest ``seq`` among its
-   best-scoring ones, as ``page_sql`` orders them.
+   One row per work of the page, with its other records and the ids of each record's
+   best-scoring passages. No string is joined and no table is read whole but
+   ``search_docs.length`` (for the average passage length).
+3. **Facts** of those few records and passages, looked up by id (the best passage of each:
+   its lowest ``seq`` among its best-scoring passages, as ``page_sql`` orders them).
 
 The ranking is the same total order: score, then record id, then passage order.
 """
@@ -30,7 +27,7 @@ The ranking is the same total order: score, then record id, then passage order.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import Any
 
 import duckdb
 
@@ -120,30 +117,42 @@ shown AS (SELECT * FROM best WHERE {shown}),
 paged AS MATERIALIZED (
     SELECT * FROM shown ORDER BY score DESC, record_no LIMIT $limit OFFSET $offset),
 members AS MATERIALIZED (
-    SELECT p.work_no, m.record_no, m.record_id, m.version, m.work, b.score,
-           m.record_no = p.record_no AS shown
-    FROM search_works m JOIN paged p ON m.work_no = p.work_no
+    SELECT p.work_no, m.record_no, b.score
+    FROM search_works m JOIN paged p ON m.work_no = p.work_no AND m.record_no <> p.record_no
     LEFT JOIN record_best b ON b.record_no = m.record_no),
 top_docs AS (
     SELECT k.record_no, list(k.docid ORDER BY k.docid) AS docids
     FROM kept k JOIN record_best b ON b.record_no = k.record_no AND k.score = b.score
-    WHERE k.record_no IN (SELECT record_no FROM members)
+    WHERE k.record_no IN (SELECT record_no FROM paged UNION ALL SELECT record_no FROM members)
     GROUP BY k.record_no),
 also AS (
-    SELECT m.work_no,
-           list({{'record_id': m.record_id, 'version': m.version, 'score': m.score,
-                  'docids': t.docids}} ORDER BY m.score DESC NULLS LAST, m.record_no) AS also
-    FROM members m LEFT JOIN top_docs t ON t.record_no = m.record_no
-    WHERE NOT m.shown GROUP BY m.work_no),
+    SELECT m.work_no, list({{'record_no': m.record_no, 'score': m.score, 'docids': t.docids}}
+                           ORDER BY m.score DESC NULLS LAST, m.record_no) AS also
+    FROM members m LEFT JOIN top_docs t ON t.record_no = m.record_no GROUP BY m.work_no),
 summary AS (SELECT {summary})
-SELECT summary.*, m.record_id, m.version, m.work, p.score,
+SELECT summary.*, p.record_no, p.score, p.work_no,
        {", ".join(f"p.{flag}" for flag in WORK_FLAGS)}, t.docids, also.also
 FROM summary LEFT JOIN paged p ON TRUE
-LEFT JOIN members m ON m.record_no = p.record_no
 LEFT JOIN top_docs t ON t.record_no = p.record_no
 LEFT JOIN also ON also.work_no = p.work_no
 ORDER BY p.score DESC, p.record_no
 """  # noqa: S608
+
+
+def records_of(
+    con: duckdb.DuckDBPyConnection, numbers: Sequence[int]
+) -> dict[int, tuple[str, str, str, str]]:
+    """Step 3: record_no → (record id, current version, work id, source)."""
+    if not numbers:
+        return {}
+    params: dict[str, object] = {}
+    marks = _marks("n", sorted(set(numbers)), params)
+    rows = con.execute(
+        "SELECT w.record_no, w.record_id, w.version, w.work, s.source FROM search_works w "  # noqa: S608
+        f"JOIN record_state s ON s.record_id = w.record_id WHERE w.record_no IN ({marks})",
+        params,
+    ).fetchall()
+    return {int(row[0]): (str(row[1]), str(row[2]), str(row[3]), str(row[4])) for row in rows}
 
 
 def _marks(prefix: str, values: Sequence[object], params: dict[str, object]) -> str:
@@ -154,62 +163,53 @@ def _marks(prefix: str, values: Sequence[object], params: dict[str, object]) -> 
     return ", ".join(names)
 
 
-@dataclass(frozen=True)
-class RecordFacts:
-    """Step 3: what a page shows of one record (at the version ranked) and its best passage
-    (the lowest ``seq`` of its best-scoring passages; None when none matched)."""
+def best_passages(
+    con: duckdb.DuckDBPyConnection, docids: Sequence[int]
+) -> dict[str, tuple[str, int, str | None, str]]:
+    """Step 3: of the passages ``docids``, each record's first in passage order: record id →
+    (path, seq, section, text). Looked up by id (search_docs is in docid order, and the
+    record ids are constants DuckDB checks against each row group's bounds)."""
+    if not docids:
+        return {}
+    params: dict[str, object] = {}
+    marks = _marks("d", list(docids), params)
+    docs = con.execute(
+        f"SELECT record_id, version, path FROM search_docs WHERE docid IN ({marks})",  # noqa: S608
+        params,
+    ).fetchall()
+    params = {}
+    records = _marks("r", sorted({str(d[0]) for d in docs}), params)
+    wanted = {(str(r), str(v), str(p)) for r, v, p in docs}
+    rows = con.execute(
+        "SELECT record_id, version, path, seq, section, text FROM passages "  # noqa: S608
+        f"WHERE record_id IN ({records})",
+        params,
+    ).fetchall()
+    out: dict[str, tuple[str, int, str | None, str]] = {}
+    for rid, version, path, seq, section, text in sorted(rows, key=lambda r: (r[0], r[3])):
+        if (rid, version, path) in wanted and rid not in out:
+            out[rid] = (path, int(seq), section, text)
+    return out
 
-    source: str
-    title: str | None
-    preprint: bool | None
-    status: str | None
-    published: str | None
-    path: str | None
-    section: str | None
-    text: str | None
 
-
-def page_facts(
-    con: duckdb.DuckDBPyConnection, keys: Sequence[tuple[str, str]], docids: Sequence[int]
-) -> dict[str, RecordFacts]:
-    """Step 3: record id → :class:`RecordFacts` of each (record id, version) in ``keys``, the
-    best passage chosen among ``docids`` (the page's best-scoring passages). Two statements,
-    each reading its tables by record id (``record_state``'s key, the ``record_id`` indexes of
-    :func:`pipeline.snapshot.store.index_record_ids`: a statement that joins ``passages``
-    to anything else scans it instead) and ``search_docs`` by docid, the docids written into
-    the SQL as integer literals so DuckDB skips the row groups outside them."""
+def record_facts(
+    con: duckdb.DuckDBPyConnection, keys: Sequence[tuple[str, str]]
+) -> dict[str, tuple[Any, ...]]:
+    """Step 3: record id → (source, title, preprint, status, published) of each (record id,
+    version) in ``keys``."""
     if not keys:
         return {}
     params: dict[str, object] = {}
-    ids = _marks("r", sorted({k[0] for k in keys}), params)
-    docs = ", ".join(str(int(d)) for d in docids) or "NULL"  # integers only
-    facts = con.execute(
-        f"""
-WITH d AS (SELECT record_id, version, path FROM search_docs WHERE docid IN ({docs})),
-f AS (
-    SELECT r.record_id, r.version, s.source, r.title, r.preprint, r.status, r.metadata,
-           r.version_date, r.year
-    FROM records r JOIN record_state s ON s.record_id = r.record_id
-    WHERE r.record_id IN ({ids}) AND s.record_id IN ({ids}))
-SELECT f.record_id, f.version, f.source, f.title, f.preprint, f.status, {PUBLISHED_SQL},
-       list(d.path) FILTER (WHERE d.path IS NOT NULL)
-FROM f LEFT JOIN d ON d.record_id = f.record_id AND d.version = f.version
-GROUP BY ALL""",  # noqa: S608
-        params,
-    ).fetchall()
-    passages = con.execute(
-        "SELECT record_id, version, path, seq, section, text FROM passages "  # noqa: S608
-        f"WHERE record_id IN ({ids}) ORDER BY record_id, seq",
+    records = _marks("r", sorted({k[0] for k in keys}), params)
+    facts = (
+        "SELECT r.record_id, r.version, s.source, r.title, r.preprint, r.status, r.metadata, "  # noqa: S608
+        "r.version_date, r.year FROM records r JOIN record_state s ON s.record_id = r.record_id "
+        f"WHERE r.record_id IN ({records})"
+    )
+    rows = con.execute(
+        "SELECT record_id, version, source, title, preprint, status, "  # noqa: S608
+        f"{PUBLISHED_SQL} FROM ({facts})",
         params,
     ).fetchall()
     wanted = set(keys)
-    best: dict[tuple[str, str], tuple[str, str | None, str]] = {}
-    paths = {(row[0], row[1]): set(row[7] or ()) for row in facts if (row[0], row[1]) in wanted}
-    for rid, version, path, _, section, text in passages:  # in passage order: the first wins
-        if path in paths.get((rid, version), ()) and (rid, version) not in best:
-            best[rid, version] = (path, section, text)
-    return {
-        str(row[0]): RecordFacts(*row[2:7], *best.get((row[0], row[1]), (None, None, None)))
-        for row in facts
-        if (row[0], row[1]) in wanted
-    }
+    return {str(row[0]): tuple(row[2:]) for row in rows if (row[0], row[1]) in wanted}

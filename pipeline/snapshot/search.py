@@ -32,8 +32,10 @@ from pipeline.snapshot.filters import (
 )
 from pipeline.snapshot.index import HITS_FROM, INDEX_VERSION, numbered, scored_sql
 from pipeline.snapshot.ranked import (
-    page_facts,
+    best_passages,
     ranking_sql,
+    record_facts,
+    records_of,
     term_ids,
 )
 from pipeline.snapshot.store import SEP, connect, first_line, load_fts, read_meta
@@ -323,30 +325,36 @@ def _fast_page(
         sql = ranking_sql(ids, states, excluded_work_flags=excluded_flags)
         rows = con.execute(sql, {k: v for k, v in params.items() if k != "query"}).fetchall()
     else:  # no term of the query is held: nothing matches
-        rows = [(0,) * width + (None,) * 8]
+        rows = [(0,) * width + (None,) * 7]
     first = rows[0]
     page = [row[width:] for row in rows if row[width] is not None]
-    members = [entry for row in page for entry in row[7] or ()]
-    keys = [(row[0], row[1]) for row in page] + [(e["record_id"], e["version"]) for e in members]
-    docids = [d for row in page for d in row[6] or ()]
+    members = [entry for row in page for entry in row[6] or ()]
+    numbers = [int(row[0]) for row in page] + [int(e["record_no"]) for e in members]
+    records = records_of(con, numbers)
+    docids = [d for row in page for d in row[5] or ()]
     docids += [d for e in members for d in e["docids"] or ()]
-    facts = page_facts(con, keys, docids)
+    passages = best_passages(con, docids)
+    facts = record_facts(con, [records[int(row[0])][:2] for row in page])
     hits = []
-    for rid, version, work, score, w_ret, w_eoc, _, also in page:
-        shown = facts[rid]
-        others = [
-            {
-                "record_id": entry["record_id"],
-                "source": facts[entry["record_id"]].source,
-                "version": entry["version"],
-                "path": facts[entry["record_id"]].path if entry["score"] is not None else None,
-                "score": entry["score"],
-            }
-            for entry in also or ()
-        ]
-        view = (rid, version, shown.path, shown.section, shown.text, score, shown.source)
-        view += (shown.title, w_ret, w_eoc, shown.preprint, shown.status, shown.published)
-        hits.append(_view(keyring, (*view, work, others)))
+    for number, score, _, w_ret, w_eoc, _, also in page:
+        rid, version, work, _ = records[int(number)]
+        path, _, section, text = passages[rid]
+        source, title, pre, status, published = facts[rid]
+        others = []
+        for entry in also or ():
+            other, other_version, _, other_source = records[int(entry["record_no"])]
+            held = entry["score"] is not None
+            others.append(
+                {
+                    "record_id": other,
+                    "source": other_source,
+                    "version": other_version,
+                    "path": passages[other][0] if held else None,
+                    "score": entry["score"],
+                }
+            )
+        view = (rid, version, path, section, text, score, source, title, w_ret, w_eoc, pre)
+        hits.append(_view(keyring, (*view, status, published, work, others)))
     named = [name for name, _ in states]
     return SearchPage(
         hits=hits,
