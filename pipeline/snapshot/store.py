@@ -186,15 +186,19 @@ _SELECT: dict[str, dict[str, str]] = {
 
 
 def connect(path: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    """A connection to ``path`` with the bundled fts extension available (``LOAD fts``)."""
+    """A connection to ``path`` with the bundled fts extension available (``LOAD fts``) and
+    DuckDB's progress bar off: left on, a statement that runs over two seconds draws it on
+    standard output, into ``--json`` output and an MCP server's protocol stream."""
     try:
-        return duckdb.connect(
+        con = duckdb.connect(
             str(path),
             read_only=read_only,
             config={"extension_directory": EXTENSION_DIRECTORY},
         )
     except duckdb.Error as error:
         raise SnapshotError(f"cannot open snapshot {path}: {first_line(error)}") from None
+    con.execute("SET enable_progress_bar = false")  # a setting of the connection, not global
+    return con
 
 
 def first_line(error: BaseException) -> str:

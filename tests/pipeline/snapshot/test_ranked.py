@@ -14,7 +14,7 @@ import pytest
 from pipeline.snapshot.filters import make_filters
 from pipeline.snapshot.search import SearchPage, open_snapshot, search_page
 from pipeline.snapshot.store import connect
-from pipeline.snapshot.works import WORKS_VERSION, stored_works
+from pipeline.snapshot.works import WORKS_VERSION, store_postings, stored_works
 from tests.conftest import TEST_KEYRING
 from tests.pipeline.snapshot.planted_facets import FACET_RECORDS
 from tests.pipeline.snapshot.planted_search import (
@@ -201,3 +201,34 @@ def test_a_snapshot_from_before_schema_6_is_searched_with_the_same_pages(
     fast, _ = pairs["works"]
     assert page == search_page(fast, WORKS_QUERY, TEST_KEYRING, limit=4, offset=1)
     assert len(page.hits) == 4
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 10_000])
+def test_postings_written_range_by_range_are_the_whole_index_in_term_order(
+    tmp_path: Path, chunk: int
+) -> None:
+    """However many ranges the postings are sorted in (one a term, a few terms, all at
+    once), the table holds every posting once, each with its passage's facts, in term order."""
+    path = write_planted(tmp_path / "planted" / "planted-1.duckdb", FACET_RECORDS)
+    con = connect(path)
+    try:
+        con.execute("DELETE FROM search_postings")
+        con.execute("SET preserve_insertion_order = false")  # as a build's writer runs
+        store_postings(con, chunk=chunk)
+        held = con.execute(
+            "SELECT term_id, docid FROM search_postings WHERE rowid >= 0"  # storage order
+        ).fetchall()
+        assert held == sorted(held)
+        assert held == sorted(con.execute("SELECT term_id, docid FROM search_terms").fetchall())
+        joined = con.execute(
+            "SELECT count(*) FROM search_postings p JOIN search_docs d USING (docid) "
+            "JOIN search_works w ON w.record_id = d.record_id AND w.version = d.version "
+            "JOIN search_terms t ON t.docid = p.docid AND t.term_id = p.term_id "
+            "WHERE p.tf = t.tf AND p.length = d.length AND p.record_no = w.record_no "
+            "AND p.work_no = w.work_no"
+        ).fetchone()
+        assert joined == (len(held),)
+        terms = con.execute("SELECT count(DISTINCT term_id) FROM search_terms").fetchone()
+        assert terms is not None and terms[0] > 7  # chunks of 1 and 7 postings cut it up
+    finally:
+        con.close()

@@ -205,3 +205,19 @@ def test_responses_are_stored_compressed_and_come_back_whole(tmp_path: Path) -> 
 
     assert digest == hashlib.sha256(body).hexdigest()
     con.close()
+
+
+@pytest.mark.parametrize("read_only", [False, True])
+def test_a_snapshot_connection_never_draws_a_progress_bar_on_standard_output(
+    tmp_path: Path, read_only: bool
+) -> None:
+    """DuckDB draws its bar on stdout once a statement runs over two seconds, which would land
+    inside ``--json`` output or an MCP server's protocol stream."""
+    path = tmp_path / "s.duckdb"
+    connect(path).close()
+    con = connect(path, read_only=read_only)
+    try:
+        row = con.execute("SELECT current_setting('enable_progress_bar')").fetchone()
+    finally:
+        con.close()
+    assert row == (False,)
