@@ -137,6 +137,15 @@ LITERAL_IDS = 1_000
 one parameter (:func:`_literal`)."""
 
 
+def read_only_connection(path: Path | str) -> duckdb.DuckDBPyConnection:
+    """A read-only connection to the snapshot at ``path`` with DuckDB's progress bar off: left
+    on, a statement over two seconds draws it on standard output, into ``--json`` output and
+    an MCP server's protocol stream. Raises :class:`duckdb.Error` for the caller to name."""
+    con = duckdb.connect(str(path), read_only=True)
+    con.execute("SET enable_progress_bar = false")  # a setting of the connection, not global
+    return con
+
+
 def _ids(keys: Iterable[tuple[str, ...]]) -> list[str]:
     """The distinct record ids of ``keys`` (each key's first field)."""
     return list({key[0] for key in keys})
@@ -200,7 +209,7 @@ class DuckDBCorpus:
             )
         else:
             try:
-                self._con = duckdb.connect(str(self.path), read_only=True)
+                self._con = read_only_connection(self.path)
             except duckdb.Error as error:
                 first = str(error).splitlines()[0] if str(error) else type(error).__name__
                 raise CorpusError(f"cannot open snapshot {self.path}: {first}") from None

@@ -299,9 +299,9 @@ def generated_world() -> World:
 
 def snapshot_world(path: Path, corpus: Corpus, name: str | None = None) -> World:
     """The facts of the snapshot at ``path`` (read through ``corpus``, opened on it)."""
-    import duckdb
+    from audit.duckdb_corpus import read_only_connection
 
-    con = duckdb.connect(str(path), read_only=True)
+    con = read_only_connection(path)
     try:
         pairs = con.execute("SELECT DISTINCT record_id, path FROM passages").fetchall()
         ids = [

@@ -44,6 +44,7 @@ from typing import Literal, Protocol
 import duckdb
 from rapidfuzz import fuzz, process
 
+from audit.duckdb_corpus import read_only_connection
 from audit.errors import CorpusError
 from audit.references.compare import TITLE_MATCH, FoldedTitle, fold_title, leading_parts
 
@@ -241,7 +242,7 @@ class SnapshotResolver:
         """A resolver on the snapshot file at ``path`` (the caller has trusted it); a file
         that does not open is a :class:`~audit.errors.CorpusError`."""
         try:
-            connection = duckdb.connect(str(path), read_only=True)
+            connection = read_only_connection(path)
         except duckdb.Error as error:
             raise CorpusError(f"cannot open snapshot {path.name}: {_first_line(error)}") from None
         return cls(connection, label or path.stem, schemes)

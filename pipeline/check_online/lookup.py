@@ -27,6 +27,7 @@ from pathlib import Path
 import duckdb
 import httpx
 
+from audit.duckdb_corpus import read_only_connection
 from audit.errors import CiteSealError
 from audit.keys import Keyring
 from audit.references.check import LookupRef
@@ -171,7 +172,7 @@ def open_lookup(
 
 def _meta_spec(path: Path) -> str | None:
     try:
-        con = duckdb.connect(str(path), read_only=True)
+        con = read_only_connection(path)
     except duckdb.Error as error:
         raise SnapshotError(f"cannot open lookup snapshot {path.name}: {error}") from None
     try:

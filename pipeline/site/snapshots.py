@@ -17,6 +17,7 @@ from typing import Any
 
 import duckdb
 
+from audit.duckdb_corpus import read_only_connection
 from audit.errors import CorpusError
 from audit.report import is_partial
 from pipeline.site.contexts import RecordItem, SourceLine
@@ -115,7 +116,7 @@ def _load_one(
     trusted = trust_snapshot(path, trust, digests)
     manifest = trusted.manifest.model_dump(mode="json")
     try:
-        con = duckdb.connect(str(path), read_only=True)
+        con = read_only_connection(path)
     except duckdb.Error as error:
         raise CorpusError(f"cannot open snapshot {label}: {_one_line(error)}") from None
     try:

@@ -513,6 +513,7 @@ def _reader(parent: Path | None) -> Iterator[duckdb.DuckDBPyConnection | None]:
         yield None
         return
     con = duckdb.connect()
+    con.execute("SET enable_progress_bar = false")  # never on stdout (store.connect)
     try:
         try:
             quoted = str(parent).replace("'", "''")

@@ -221,3 +221,38 @@ def test_a_snapshot_connection_never_draws_a_progress_bar_on_standard_output(
     finally:
         con.close()
     assert row == (False,)
+
+
+def test_every_connection_citeseal_opens_has_the_progress_bar_off(tmp_path: Path) -> None:
+    """The class of that bug: each ``duckdb.connect`` outside the benches is one of the two
+    that turn the bar off (``store.connect``, ``read_only_connection``) or turns it off
+    itself on its next line; and ``read_only_connection`` does turn it off."""
+    import ast
+
+    from audit.duckdb_corpus import read_only_connection
+
+    root = Path(__file__).resolve().parents[3]
+    unquiet: list[str] = []
+    for file in sorted([*root.glob("audit/**/*.py"), *root.glob("pipeline/**/*.py")]):
+        if "bench" in file.parts:
+            continue
+        lines = file.read_text(encoding="utf-8").splitlines()
+        for node in ast.walk(ast.parse("\n".join(lines))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "connect"
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "duckdb"
+            ):
+                after = "\n".join(lines[node.lineno : node.lineno + 12])
+                if "enable_progress_bar = false" not in after:
+                    unquiet.append(f"{file.relative_to(root)}:{node.lineno}")
+    assert unquiet == []
+    path = tmp_path / "s.duckdb"
+    connect(path).close()
+    con = read_only_connection(path)
+    try:
+        assert con.execute("SELECT current_setting('enable_progress_bar')").fetchone() == (False,)
+    finally:
+        con.close()
