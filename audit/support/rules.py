@@ -253,6 +253,24 @@ def best_match(claim: str, evidence: Evidence) -> _Match | None:
     return best
 
 
+def no_therapy_match(claim: str, evidence: Evidence) -> _Match | None:
+    """The first sentence of the evidence that says no treatment is known ("no vaccine", "no
+    specific treatment") and shares a term with the claim, or None."""
+    text = evidence.text
+    if not cues.no_therapy(text, 0, len(text)):
+        return None
+    names, entity_spans = _entity_index(evidence)
+    terms = _claim_terms(claim, names)
+    for span in sentences(text):
+        if not cues.no_therapy(text, span[0], span[1]):
+            continue
+        shared = len(terms & _sentence_terms(text, span, entity_spans))
+        if shared:
+            similarity = fuzz.token_set_ratio(claim.lower(), text[span[0] : span[1]].lower())
+            return _Match(span, shared, len(terms), similarity / 100)
+    return None
+
+
 def _figures(claim: Stance, ev: Stance, claim_text: str, ev_text: str) -> tuple[str, str] | None:
     """``("agree"|"disagree", figure)`` for the claim figures the span also quantifies."""
     verdict: tuple[str, str] | None = None
@@ -358,13 +376,20 @@ class RulesJudge:
             found = self._result("abstain", "the passage has no text to read.", evidence, None)
             return [found] * len(grid)
         reading = _Reading(claim, evidence.text, match)
+        if reading.cure_claimed and not reading.seen.no_therapy:
+            # a claimed cure is read against the sentence that says no treatment is known,
+            # wherever it stands in the passage
+            elsewhere = no_therapy_match(claim, evidence)
+            if elsewhere is not None:
+                reading = _Reading(claim, evidence.text, elsewhere)
         return [self._decide(reading, evidence, limits) for limits in grid]
 
     def _decide(self, reading: _Reading, evidence: Evidence, limits: Thresholds) -> SupportResult:
         match = reading.match
         span = match.span
         terms = f"{match.shared} of {match.total} claim terms"
-        if match.overlap < limits.mention:
+        no_cure = reading.cure_claimed and bool(reading.seen.no_therapy) and match.shared >= 1
+        if match.overlap < limits.mention and not no_cure:
             where = span if match.shared else None
             if match.total < limits.mention_terms:
                 return self._result(
@@ -380,7 +405,7 @@ class RulesJudge:
         said, seen, figures = reading.said, reading.seen, reading.figures
         denial = reading.denial
         strong = match.overlap >= limits.contradict and match.shared >= limits.contradict_terms
-        if said.therapy and seen.no_therapy and not said.negative:
+        if no_cure:
             strong = True  # "no treatment for Y" denies "X cures Y" whatever X is
         if denial and strong:
             if seen.hedge:
@@ -457,6 +482,11 @@ class _Reading:
     @cached_property
     def seen(self) -> Stance:
         return _stance(self.text, self.match.span[0], self.match.span[1])
+
+    @cached_property
+    def cure_claimed(self) -> bool:
+        """Whether the claim asserts (does not deny) that something cures, treats, prevents."""
+        return self.said.therapy and not self.said.negative
 
     @cached_property
     def figures(self) -> tuple[str, str] | None:

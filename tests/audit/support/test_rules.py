@@ -211,6 +211,33 @@ def test_no_known_treatment_contradicts_a_cure() -> None:
     )
 
 
+def test_no_known_vaccine_anywhere_in_the_passage_contradicts_a_claimed_protection() -> None:
+    # the sentence that denies a vaccine shares one term of twelve, and is not the best match
+    passage = (
+        "Farrow syndrome was first described in monkeys in Farrowland in 2019. "
+        "At present there is no vaccine available."
+    )
+    result = judge(
+        "A candidate vaccine made by Zentra Labs protected rhesus monkeys from Farrow syndrome "
+        "in a small trial lasting twelve weeks.",
+        passage,
+    )
+    assert result.label == "contradicted"
+    assert result.reason == (
+        'the passage says there is "no vaccine" where the claim asserts one (1 of 15 claim terms).'
+    )
+    assert result.evidence is not None
+    assert result.evidence.text == "At present there is no vaccine available."
+
+
+def test_no_known_treatment_needs_a_shared_term_and_an_asserted_cure() -> None:
+    passage = "There is no vaccine for Farrow syndrome."
+    unrelated = judge("Does ultraviolet light kill the zentravirus? No", passage)
+    assert unrelated.label == "not_mentioned"
+    denied = judge("A vaccine does not protect against Farrow syndrome.", passage)
+    assert denied.label != "contradicted"
+
+
 def test_entities_with_one_identifier_are_one_term_whatever_their_words() -> None:
     text = "Vitamin D levels were measured. Cholecalciferol lowered the rate of falls."
     entities = (
