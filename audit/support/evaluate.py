@@ -329,6 +329,9 @@ class CrossValidation(BaseModel):
     """With tuning inside the folds: the candidate each fold's training part chose."""
     coverage_floor: float | None = None
     """With tuning inside the folds: the training coverage a choice had to keep."""
+    trained_on_all: bool = False
+    """With tuning on one part: each fold chose on every other pair of the file (the other
+    part included), not only on the other folds of its part."""
 
 
 def _figure(result: Evaluation, name: str) -> float | None:
@@ -413,8 +416,9 @@ def cross_validation_text(result: CrossValidation) -> list[str]:
             )
         lines.append(line)
     if result.coverage_floor is not None:
+        where = "every other claim of the file" if result.trained_on_all else "the other folds"
         lines.append(
-            f"chosen on the other folds: contradicted precision >= {PRECISION_FLOOR} and "
+            f"chosen on {where}: contradicted precision >= {PRECISION_FLOOR} and "
             f"coverage >= {result.coverage_floor:g}, then the highest macro-F1"
         )
     for name in FOLD_FIGURES:
@@ -490,6 +494,43 @@ def cross_validate_tuned(
         pairs, predicted, folds, judge=judge, judge_version=judge_version, part=part
     )
     return result.model_copy(update={"choices": choices, "coverage_floor": coverage_floor})
+
+
+def cross_validate_part_tuned(
+    pairs: Sequence[Pair],
+    candidates: Mapping[str, Sequence[str]],
+    scored: Sequence[int],
+    folds: int,
+    *,
+    judge: str,
+    judge_version: str,
+    part: str,
+    coverage_floor: float = COVERAGE_FLOOR,
+) -> CrossValidation:
+    """:func:`cross_validate_tuned` on the pairs ``scored`` (one part of the claims), each fold
+    choosing on every other pair of ``pairs`` — the other folds *and* the other part — never
+    on a claim of the fold itself."""
+    if any(len(p) != len(pairs) for p in candidates.values()):
+        raise ValueError("one prediction per pair for every candidate")
+    chosen = [pairs[i] for i in scored]
+    fold_of = claim_folds(chosen, folds)
+    fold_of_claim = {claim_key(p.claim): f for p, f in zip(chosen, fold_of, strict=True)}
+    predicted: list[str] = [""] * len(chosen)
+    choices: list[Choice] = []
+    for fold in range(folds):
+        training = [
+            i for i, p in enumerate(pairs) if fold_of_claim.get(claim_key(p.claim)) != fold
+        ]
+        choice = choose(pairs, candidates, training, coverage_floor=coverage_floor)
+        choices.append(choice)
+        for n, (i, f) in enumerate(zip(scored, fold_of, strict=True)):
+            if f == fold:
+                predicted[n] = candidates[choice.candidate][i]
+    result = cross_validate(
+        chosen, predicted, folds, judge=judge, judge_version=judge_version, part=part
+    )
+    update = {"choices": choices, "coverage_floor": coverage_floor, "trained_on_all": True}
+    return result.model_copy(update=update)
 
 
 def _pct(value: float | None) -> str:

@@ -33,7 +33,9 @@ from audit.support.evaluate import (
     Evaluation,
     Part,
     claim_folds,
+    claim_part,
     cross_validate,
+    cross_validate_part_tuned,
     cross_validate_tuned,
     cross_validation_text,
     parse_label_map,
@@ -105,22 +107,25 @@ def evaluate_file(
     if folds is not None:
         claim_folds(chosen, folds)  # refuse too many folds before judging anything
     if tune and folds is not None:
+        floor = COVERAGE_FLOOR if min_coverage is None else min_coverage
         grid = threshold_grid()
         rules = RulesJudge()
+        # with a part, every pair is read: each fold chooses on all the claims outside it
         readings = [
             [r.label for r in rules.judge_many(p.claim, Evidence(text=p.evidence), grid)]
-            for p in chosen
+            for p in (chosen if part == "all" else pairs)
         ]
         candidates = {t.label: [row[i] for row in readings] for i, t in enumerate(grid)}
-        return cross_validate_tuned(
-            chosen,
-            candidates,
-            folds,
-            judge=judge.name,
-            judge_version=judge.version,
-            part=part,
-            coverage_floor=COVERAGE_FLOOR if min_coverage is None else min_coverage,
-        )
+        if part == "all":
+            return cross_validate_tuned(
+                chosen, candidates, folds, judge=judge.name, judge_version=judge.version,
+                part=part, coverage_floor=floor,
+            )  # fmt: skip
+        scored = [i for i, p in enumerate(pairs) if claim_part(p.claim) == part]
+        return cross_validate_part_tuned(
+            pairs, candidates, scored, folds, judge=judge.name, judge_version=judge.version,
+            part=part, coverage_floor=floor,
+        )  # fmt: skip
     predicted = [judge.judge(p.claim, Evidence(text=p.evidence)).label for p in chosen]
     if folds is not None:
         return cross_validate(
