@@ -518,9 +518,7 @@ def cross_validate_part_tuned(
     predicted: list[str] = [""] * len(chosen)
     choices: list[Choice] = []
     for fold in range(folds):
-        training = [
-            i for i, p in enumerate(pairs) if fold_of_claim.get(claim_key(p.claim)) != fold
-        ]
+        training = [i for i, p in enumerate(pairs) if fold_of_claim.get(claim_key(p.claim)) != fold]
         choice = choose(pairs, candidates, training, coverage_floor=coverage_floor)
         choices.append(choice)
         for n, (i, f) in enumerate(zip(scored, fold_of, strict=True)):
