@@ -59,12 +59,24 @@ def test_a_paraphrase_with_the_same_direction_is_supported() -> None:
 
 def test_an_unrelated_passage_is_not_mentioned_without_a_span() -> None:
     result = judge(
-        "zentravir raises the risk of stroke",
+        "zentravir raises the risk of stroke in older adults with kidney disease",
         "The invented registry followed patients in Farrowland for five years.",
     )
     assert result.label == "not_mentioned"
-    assert result.reason == "no sentence of the passage holds the claim (best: 0 of 4 claim terms)."
+    assert result.reason == "no sentence of the passage holds the claim (best: 0 of 8 claim terms)."
     assert result.evidence is None
+
+
+def test_a_claim_under_eight_terms_none_of_whose_words_appear_is_abstained_on() -> None:
+    result = judge(
+        "zentravir raises the risk of stroke",
+        "The invented registry followed patients in Farrowland for five years.",
+    )
+    assert (result.label, result.reason) == (
+        "abstain",
+        "the claim has only 4 terms, too few to say the passage does not mention it "
+        "(best: 0 of 4 claim terms).",
+    )
 
 
 MORTALITY_13 = "Mortality was 13 % among zentravir patients."
@@ -233,7 +245,8 @@ def test_no_known_vaccine_anywhere_in_the_passage_contradicts_a_claimed_protecti
 def test_no_known_treatment_needs_a_shared_term_and_an_asserted_cure() -> None:
     passage = "There is no vaccine for Farrow syndrome."
     unrelated = judge("Does ultraviolet light kill the zentravirus? No", passage)
-    assert unrelated.label == "not_mentioned"
+    assert unrelated.label == "abstain"
+    assert unrelated.reason.startswith("the claim has only 4 terms")
     denied = judge("A vaccine does not protect against Farrow syndrome.", passage)
     assert denied.label != "contradicted"
 
@@ -347,7 +360,7 @@ def test_a_short_claim_is_not_mentioned_when_the_minimum_is_lowered() -> None:
 def test_thresholds_name_every_setting_and_the_grid_holds_the_default_first() -> None:
     grid = threshold_grid()
     assert grid[0] == Thresholds()
-    assert Thresholds().label == "mention=0.1,support=0.3,contradict=0.3,mention_terms=4"
+    assert Thresholds().label == "mention=0.1,support=0.3,contradict=0.25,mention_terms=8"
     assert len(grid) == len({t.label for t in grid}) == 3 * 3 * 3 * 4  # the default is one of them
 
 
