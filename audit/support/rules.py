@@ -378,7 +378,7 @@ class RulesJudge:
             found = self._result("abstain", "the passage has no text to read.", evidence, None)
             return [found] * len(grid)
         reading = _Reading(claim, evidence.text, match)
-        if reading.cure_claimed and not reading.seen.no_therapy:
+        if reading.no_therapy_anywhere and reading.cure_claimed and not reading.seen.no_therapy:
             # a claimed cure is read against the sentence that says no treatment is known,
             # wherever it stands in the passage
             elsewhere = no_therapy_match(claim, evidence)
@@ -390,7 +390,8 @@ class RulesJudge:
         match = reading.match
         span = match.span
         terms = f"{match.shared} of {match.total} claim terms"
-        no_cure = reading.cure_claimed and bool(reading.seen.no_therapy) and match.shared >= 1
+        no_cure = reading.no_therapy_anywhere and match.shared >= 1 and reading.cure_claimed
+        no_cure = no_cure and bool(reading.seen.no_therapy)
         if match.overlap < limits.mention and not no_cure:
             where = span if match.shared else None
             if match.total < limits.mention_terms:
@@ -484,6 +485,12 @@ class _Reading:
     @cached_property
     def seen(self) -> Stance:
         return _stance(self.text, self.match.span[0], self.match.span[1])
+
+    @cached_property
+    def no_therapy_anywhere(self) -> bool:
+        """Whether any sentence of the passage says no treatment is known (a cheap first look,
+        so most pairs never read the claim's stance for it)."""
+        return cues.no_therapy(self.text, 0, len(self.text)) is not None
 
     @cached_property
     def cure_claimed(self) -> bool:
