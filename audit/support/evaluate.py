@@ -34,6 +34,8 @@ predictions. Rules:
   coverage floor (else of all), and the fold says so — so a candidate that abstains on most
   pairs is never chosen for a macro-F1 that rests on few of them. The fold's figures are the
   chosen candidate's on the fold itself, so every figure is on claims its setting never saw.
+  Scoring one part of the claims, each fold chooses on every other pair of the file (the
+  other folds of the part and the whole other part), still never on a claim of the fold.
 """
 
 from __future__ import annotations
@@ -476,43 +478,17 @@ def cross_validate_tuned(
     judge_version: str,
     part: str = "all",
     coverage_floor: float = COVERAGE_FLOOR,
+    scored: Sequence[int] | None = None,
 ) -> CrossValidation:
-    """Cross-validate with a candidate chosen inside each fold's training part."""
+    """Cross-validate with a candidate chosen inside each fold's training part.
+
+    ``scored`` (row indexes of one part of the claims; default every row) are the pairs dealt
+    into folds and scored; each fold chooses on every other pair of ``pairs`` — the other
+    folds *and* the rows outside ``scored`` — never on a claim of the fold itself."""
     if any(len(p) != len(pairs) for p in candidates.values()):
         raise ValueError("one prediction per pair for every candidate")
-    fold_of = claim_folds(pairs, folds)
-    predicted: list[str] = [""] * len(pairs)
-    choices: list[Choice] = []
-    for fold in range(folds):
-        training = [i for i, f in enumerate(fold_of) if f != fold]
-        choice = choose(pairs, candidates, training, coverage_floor=coverage_floor)
-        choices.append(choice)
-        for i, f in enumerate(fold_of):
-            if f == fold:
-                predicted[i] = candidates[choice.candidate][i]
-    result = cross_validate(
-        pairs, predicted, folds, judge=judge, judge_version=judge_version, part=part
-    )
-    return result.model_copy(update={"choices": choices, "coverage_floor": coverage_floor})
-
-
-def cross_validate_part_tuned(
-    pairs: Sequence[Pair],
-    candidates: Mapping[str, Sequence[str]],
-    scored: Sequence[int],
-    folds: int,
-    *,
-    judge: str,
-    judge_version: str,
-    part: str,
-    coverage_floor: float = COVERAGE_FLOOR,
-) -> CrossValidation:
-    """:func:`cross_validate_tuned` on the pairs ``scored`` (one part of the claims), each fold
-    choosing on every other pair of ``pairs`` — the other folds *and* the other part — never
-    on a claim of the fold itself."""
-    if any(len(p) != len(pairs) for p in candidates.values()):
-        raise ValueError("one prediction per pair for every candidate")
-    chosen = [pairs[i] for i in scored]
+    rows = range(len(pairs)) if scored is None else scored
+    chosen = [pairs[i] for i in rows]
     fold_of = claim_folds(chosen, folds)
     fold_of_claim = {claim_key(p.claim): f for p, f in zip(chosen, fold_of, strict=True)}
     predicted: list[str] = [""] * len(chosen)
@@ -521,13 +497,17 @@ def cross_validate_part_tuned(
         training = [i for i, p in enumerate(pairs) if fold_of_claim.get(claim_key(p.claim)) != fold]
         choice = choose(pairs, candidates, training, coverage_floor=coverage_floor)
         choices.append(choice)
-        for n, (i, f) in enumerate(zip(scored, fold_of, strict=True)):
+        for n, (i, f) in enumerate(zip(rows, fold_of, strict=True)):
             if f == fold:
                 predicted[n] = candidates[choice.candidate][i]
     result = cross_validate(
         chosen, predicted, folds, judge=judge, judge_version=judge_version, part=part
     )
-    update = {"choices": choices, "coverage_floor": coverage_floor, "trained_on_all": True}
+    update = {
+        "choices": choices,
+        "coverage_floor": coverage_floor,
+        "trained_on_all": scored is not None,
+    }
     return result.model_copy(update=update)
 
 

@@ -7,8 +7,9 @@ coverage, per-class precision/recall, contradicted precision, the abstention rat
 confusion matrix. ``--folds K`` scores the chosen part on K claim-grouped folds instead
 (figures per fold, mean ± sd, and pooled); with ``--tune-thresholds`` (the rules judge only)
 each fold's thresholds are chosen from :func:`audit.support.rules.threshold_grid` on the other
-folds (``--min-coverage F``: among those judging at least F of the training pairs), so no
-figure is on a claim its thresholds were chosen on. A malformed CSV (a missing
+folds (``--min-coverage F``: among those judging at least F of the training pairs; with
+``--part``, on every claim of the file outside the fold), so no figure is on a claim its
+thresholds were chosen on. A malformed CSV (a missing
 column, a short row, an unmapped label) is a one-line error naming the row, exit 2; nothing is
 written.
 """
@@ -35,7 +36,6 @@ from audit.support.evaluate import (
     claim_folds,
     claim_part,
     cross_validate,
-    cross_validate_part_tuned,
     cross_validate_tuned,
     cross_validation_text,
     parse_label_map,
@@ -110,21 +110,16 @@ def evaluate_file(
         floor = COVERAGE_FLOOR if min_coverage is None else min_coverage
         grid = threshold_grid()
         rules = RulesJudge()
-        # with a part, every pair is read: each fold chooses on all the claims outside it
+        # every pair is read, whatever the part: each fold chooses on all claims outside it
         readings = [
             [r.label for r in rules.judge_many(p.claim, Evidence(text=p.evidence), grid)]
-            for p in (chosen if part == "all" else pairs)
+            for p in pairs
         ]
         candidates = {t.label: [row[i] for row in readings] for i, t in enumerate(grid)}
-        if part == "all":
-            return cross_validate_tuned(
-                chosen, candidates, folds, judge=judge.name, judge_version=judge.version,
-                part=part, coverage_floor=floor,
-            )  # fmt: skip
         scored = [i for i, p in enumerate(pairs) if claim_part(p.claim) == part]
-        return cross_validate_part_tuned(
-            pairs, candidates, scored, folds, judge=judge.name, judge_version=judge.version,
-            part=part, coverage_floor=floor,
+        return cross_validate_tuned(
+            pairs, candidates, folds, judge=judge.name, judge_version=judge.version,
+            part=part, coverage_floor=floor, scored=None if part == "all" else scored,
         )  # fmt: skip
     predicted = [judge.judge(p.claim, Evidence(text=p.evidence)).label for p in chosen]
     if folds is not None:

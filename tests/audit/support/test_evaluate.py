@@ -15,7 +15,6 @@ from audit.support.evaluate import (
     claim_folds,
     claim_part,
     cross_validate,
-    cross_validate_part_tuned,
     cross_validate_tuned,
     cross_validation_text,
     parse_label_map,
@@ -312,8 +311,8 @@ def test_tuning_on_one_part_chooses_on_every_claim_outside_the_fold_the_other_pa
     outside = ["not_mentioned" if i in scored else "supported" for i in range(len(pairs))]
     inside = ["supported" if i in scored else "not_mentioned" for i in range(len(pairs))]
     candidates: dict[str, list[str]] = {"outside": outside, "inside": inside}
-    result = cross_validate_part_tuned(
-        pairs, candidates, scored, 3, judge="fake", judge_version="0", part="held-out"
+    result = cross_validate_tuned(
+        pairs, candidates, 3, judge="fake", judge_version="0", part="held-out", scored=scored
     )
     assert result.choices is not None
     assert [c.candidate for c in result.choices] == ["outside"] * 3
