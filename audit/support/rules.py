@@ -57,6 +57,9 @@ class Thresholds:
     contradict: float = 0.25
     contradict_terms: int = 2
     """Minimum number of shared claim terms for ``contradicted``."""
+    support_terms: int = 2
+    """Minimum number of shared claim terms for ``supported`` (one shared word, often the
+    topic's name, is not a restatement of a three-word claim)."""
     mention_terms: int = 8
     """Minimum number of claim terms for ``not_mentioned`` (a shorter claim is abstained on:
     on HealthVer dev, ``not_mentioned`` for claims of 4-7 terms was wrong more often than
@@ -434,7 +437,7 @@ class RulesJudge:
             return self._result(
                 "abstain", f"the directions differ on different outcomes ({terms}).", evidence, span
             )
-        if match.overlap >= limits.support:
+        if match.overlap >= limits.support and match.shared >= limits.support_terms:
             doubt = reading.doubt
             if doubt:
                 return self._result("abstain", f"{doubt} ({terms}).", evidence, span)

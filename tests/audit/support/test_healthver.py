@@ -58,25 +58,25 @@ def test_healthver_dev_is_the_whole_split(figures: dict[str, Evaluation]) -> Non
 
 def test_on_the_tuning_half_the_goals_are_met(figures: dict[str, Evaluation]) -> None:
     tune = figures["tune"]
-    assert tune.macro_f1 > 0.60
+    assert tune.macro_f1 > 0.64
     assert tune.contradicted_precision is not None and tune.contradicted_precision >= 0.9
-    assert tune.coverage >= 0.38
+    assert tune.coverage >= 0.37
 
 
 def test_on_the_whole_dev_split_the_goals_are_met(figures: dict[str, Evaluation]) -> None:
     whole = figures["all"]
     assert whole.contradicted_precision is not None and whole.contradicted_precision >= 0.85
-    assert whole.macro_f1 > 0.55
-    assert whole.coverage >= 0.36
+    assert whole.macro_f1 > 0.57
+    assert whole.coverage >= 0.34
 
 
 def test_on_the_held_out_half_the_figures_do_not_fall_below_those_reported(
     figures: dict[str, Evaluation],
 ) -> None:
     held = figures["held-out"]  # contradicted precision below the goal: see docs/support.md
-    assert held.macro_f1 >= 0.46
+    assert held.macro_f1 >= 0.47
     assert held.contradicted_precision is not None and held.contradicted_precision >= 0.7
-    assert held.coverage >= 0.34
+    assert held.coverage >= 0.30
 
 
 def test_on_five_claim_grouped_folds_the_mean_macro_f1_stays_above_the_goal(
@@ -84,12 +84,12 @@ def test_on_five_claim_grouped_folds_the_mean_macro_f1_stays_above_the_goal(
 ) -> None:
     pairs, labels = judged
     folds = cross_validate(pairs, labels, 5, judge="rules", judge_version="-")
-    assert (folds.spread["macro_f1"].mean or 0) > 0.54
+    assert (folds.spread["macro_f1"].mean or 0) > 0.57
     assert (folds.spread["contradicted_precision"].mean or 0) >= 0.85
-    assert (folds.spread["coverage"].mean or 0) >= 0.36
+    assert (folds.spread["coverage"].mean or 0) >= 0.34
     held = [i for i, p in enumerate(select(pairs, "all")) if claim_part(p.claim) == "held-out"]
     held_folds = cross_validate(
         [pairs[i] for i in held], [labels[i] for i in held], 5, judge="rules", judge_version="-"
     )
     assert (held_folds.spread["macro_f1"].mean or 0) > 0.47
-    assert (held_folds.spread["coverage"].mean or 0) >= 0.33
+    assert (held_folds.spread["coverage"].mean or 0) >= 0.30

@@ -57,6 +57,16 @@ def test_a_paraphrase_with_the_same_direction_is_supported() -> None:
     assert result.evidence.text == "Zentravir use was associated with a higher risk of stroke."
 
 
+def test_one_shared_term_is_too_few_to_support_even_a_three_term_claim() -> None:
+    one = judge("zentravir relieves coughing", "Coughing was common in the invented cohort.")
+    assert (one.label, one.reason) == (
+        "abstain",
+        "the best-matching sentence holds only 1 of 3 claim terms, too few for a verdict.",
+    )
+    two = judge("zentravir relieves coughing", "Zentravir relieved coughing in the cohort.")
+    assert two.label == "supported"
+
+
 def test_an_unrelated_passage_is_not_mentioned_without_a_span() -> None:
     result = judge(
         "zentravir raises the risk of stroke in older adults with kidney disease",
