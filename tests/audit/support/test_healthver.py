@@ -3,7 +3,7 @@
 The figures are floors just under what was measured (docs/support.md): version 1.0's
 thresholds were tuned on the ``tune`` half of the claims; ``held-out`` is the other half;
 version 1.2's defaults are the thresholds every fold chose on its training claims
-(``--tune-thresholds --min-coverage 0.35``); the five claim-grouped folds give the spread.
+(``--tune-thresholds --min-coverage 0.3``); the five claim-grouped folds give the spread.
 Every pair is judged once.
 """
 
