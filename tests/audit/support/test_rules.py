@@ -77,18 +77,6 @@ def test_an_unrelated_passage_is_not_mentioned_without_a_span() -> None:
     assert result.evidence is None
 
 
-def test_a_claim_under_eight_terms_none_of_whose_words_appear_is_abstained_on() -> None:
-    result = judge(
-        "zentravir raises the risk of stroke",
-        "The invented registry followed patients in Farrowland for five years.",
-    )
-    assert (result.label, result.reason) == (
-        "abstain",
-        "the claim has only 4 terms, too few to say the passage does not mention it "
-        "(best: 0 of 4 claim terms).",
-    )
-
-
 MORTALITY_13 = "Mortality was 13 % among zentravir patients."
 MORTALITY_30 = "Mortality was 30 % among zentravir patients."
 
@@ -351,12 +339,18 @@ def test_a_question_answered_in_the_claim_is_read_as_an_assertion() -> None:
     assert result.label == "supported"
 
 
-def test_a_short_claim_none_of_whose_words_appear_is_abstained_on_not_called_unmentioned() -> None:
-    result = judge("zentravir lowers mortality", "The registry followed adults in Farrowland.")
+@pytest.mark.parametrize(
+    ("claim", "terms"),
+    [("zentravir lowers mortality", 3), ("zentravir raises the risk of stroke in adults", 5)],
+)
+def test_a_claim_under_eight_terms_none_of_whose_words_appear_is_abstained_on(
+    claim: str, terms: int
+) -> None:
+    result = judge(claim, "The registry followed patients in Farrowland.")
     assert (result.label, result.reason, result.evidence) == (
         "abstain",
-        "the claim has only 3 terms, too few to say the passage does not mention it "
-        "(best: 0 of 3 claim terms).",
+        f"the claim has only {terms} terms, too few to say the passage does not mention it "
+        f"(best: 0 of {terms} claim terms).",
         None,
     )
 
