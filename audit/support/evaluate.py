@@ -34,6 +34,8 @@ predictions. Rules:
   coverage floor (else of all), and the fold says so — so a candidate that abstains on most
   pairs is never chosen for a macro-F1 that rests on few of them. The fold's figures are the
   chosen candidate's on the fold itself, so every figure is on claims its setting never saw.
+  Scoring one part of the claims, each fold chooses on every other pair of the file (the
+  other folds of the part and the whole other part), still never on a claim of the fold.
 """
 
 from __future__ import annotations
@@ -329,6 +331,9 @@ class CrossValidation(BaseModel):
     """With tuning inside the folds: the candidate each fold's training part chose."""
     coverage_floor: float | None = None
     """With tuning inside the folds: the training coverage a choice had to keep."""
+    trained_on_all: bool = False
+    """With tuning on one part: each fold chose on every other pair of the file (the other
+    part included), not only on the other folds of its part."""
 
 
 def _figure(result: Evaluation, name: str) -> float | None:
@@ -413,8 +418,9 @@ def cross_validation_text(result: CrossValidation) -> list[str]:
             )
         lines.append(line)
     if result.coverage_floor is not None:
+        where = "every other claim of the file" if result.trained_on_all else "the other folds"
         lines.append(
-            f"chosen on the other folds: contradicted precision >= {PRECISION_FLOOR} and "
+            f"chosen on {where}: contradicted precision >= {PRECISION_FLOOR} and "
             f"coverage >= {result.coverage_floor:g}, then the highest macro-F1"
         )
     for name in FOLD_FIGURES:
@@ -472,24 +478,37 @@ def cross_validate_tuned(
     judge_version: str,
     part: str = "all",
     coverage_floor: float = COVERAGE_FLOOR,
+    scored: Sequence[int] | None = None,
 ) -> CrossValidation:
-    """Cross-validate with a candidate chosen inside each fold's training part."""
+    """Cross-validate with a candidate chosen inside each fold's training part.
+
+    ``scored`` (row indexes of one part of the claims; default every row) are the pairs dealt
+    into folds and scored; each fold chooses on every other pair of ``pairs`` — the other
+    folds *and* the rows outside ``scored`` — never on a claim of the fold itself."""
     if any(len(p) != len(pairs) for p in candidates.values()):
         raise ValueError("one prediction per pair for every candidate")
-    fold_of = claim_folds(pairs, folds)
-    predicted: list[str] = [""] * len(pairs)
+    rows = range(len(pairs)) if scored is None else scored
+    chosen = [pairs[i] for i in rows]
+    fold_of = claim_folds(chosen, folds)
+    fold_of_claim = {claim_key(p.claim): f for p, f in zip(chosen, fold_of, strict=True)}
+    predicted: list[str] = [""] * len(chosen)
     choices: list[Choice] = []
     for fold in range(folds):
-        training = [i for i, f in enumerate(fold_of) if f != fold]
+        training = [i for i, p in enumerate(pairs) if fold_of_claim.get(claim_key(p.claim)) != fold]
         choice = choose(pairs, candidates, training, coverage_floor=coverage_floor)
         choices.append(choice)
-        for i, f in enumerate(fold_of):
+        for n, (i, f) in enumerate(zip(rows, fold_of, strict=True)):
             if f == fold:
-                predicted[i] = candidates[choice.candidate][i]
+                predicted[n] = candidates[choice.candidate][i]
     result = cross_validate(
-        pairs, predicted, folds, judge=judge, judge_version=judge_version, part=part
+        chosen, predicted, folds, judge=judge, judge_version=judge_version, part=part
     )
-    return result.model_copy(update={"choices": choices, "coverage_floor": coverage_floor})
+    update = {
+        "choices": choices,
+        "coverage_floor": coverage_floor,
+        "trained_on_all": scored is not None,
+    }
+    return result.model_copy(update=update)
 
 
 def _pct(value: float | None) -> str:

@@ -41,7 +41,7 @@ from audit.support import cues, numbers
 from audit.support.model import Evidence, EvidenceSpan, SupportLabel, SupportResult
 
 NAME = "rules"
-VERSION = "1.1"
+VERSION = "1.2"
 MAX_TEXT = 200_000
 """Characters of claim or evidence read; longer input is abstained on (never truncated)."""
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])|\n\s*\n")
@@ -54,15 +54,20 @@ class Thresholds:
 
     mention: float = 0.1
     support: float = 0.3
-    contradict: float = 0.3
+    contradict: float = 0.25
     contradict_terms: int = 2
     """Minimum number of shared claim terms for ``contradicted``."""
-    mention_terms: int = 4
-    """Minimum number of claim terms for ``not_mentioned`` (a shorter claim is abstained on)."""
+    support_terms: int = 2
+    """Minimum number of shared claim terms for ``supported`` (one shared word, often the
+    topic's name, is not a restatement of a three-word claim)."""
+    mention_terms: int = 8
+    """Minimum number of claim terms for ``not_mentioned`` (a shorter claim is abstained on:
+    on HealthVer dev, ``not_mentioned`` for claims of 4-7 terms was wrong more often than
+    right)."""
 
     @property
     def label(self) -> str:
-        """``mention=0.1,support=0.3,contradict=0.3,mention_terms=4``: a candidate's name."""
+        """``mention=0.1,support=0.3,contradict=0.25,mention_terms=8``: a candidate's name."""
         return (
             f"mention={self.mention},support={self.support},contradict={self.contradict},"
             f"mention_terms={self.mention_terms}"
@@ -253,6 +258,24 @@ def best_match(claim: str, evidence: Evidence) -> _Match | None:
     return best
 
 
+def no_therapy_match(claim: str, evidence: Evidence) -> _Match | None:
+    """The first sentence of the evidence that says no treatment is known ("no vaccine", "no
+    specific treatment") and shares a term with the claim, or None."""
+    text = evidence.text
+    if not cues.no_therapy(text, 0, len(text)):
+        return None
+    names, entity_spans = _entity_index(evidence)
+    terms = _claim_terms(claim, names)
+    for span in sentences(text):
+        if not cues.no_therapy(text, span[0], span[1]):
+            continue
+        shared = len(terms & _sentence_terms(text, span, entity_spans))
+        if shared:
+            similarity = fuzz.token_set_ratio(claim.lower(), text[span[0] : span[1]].lower())
+            return _Match(span, shared, len(terms), similarity / 100)
+    return None
+
+
 def _figures(claim: Stance, ev: Stance, claim_text: str, ev_text: str) -> tuple[str, str] | None:
     """``("agree"|"disagree", figure)`` for the claim figures the span also quantifies."""
     verdict: tuple[str, str] | None = None
@@ -358,13 +381,21 @@ class RulesJudge:
             found = self._result("abstain", "the passage has no text to read.", evidence, None)
             return [found] * len(grid)
         reading = _Reading(claim, evidence.text, match)
+        if reading.no_therapy_anywhere and reading.cure_claimed and not reading.seen.no_therapy:
+            # a claimed cure is read against the sentence that says no treatment is known,
+            # wherever it stands in the passage
+            elsewhere = no_therapy_match(claim, evidence)
+            if elsewhere is not None:
+                reading = _Reading(claim, evidence.text, elsewhere)
         return [self._decide(reading, evidence, limits) for limits in grid]
 
     def _decide(self, reading: _Reading, evidence: Evidence, limits: Thresholds) -> SupportResult:
         match = reading.match
         span = match.span
         terms = f"{match.shared} of {match.total} claim terms"
-        if match.overlap < limits.mention:
+        no_cure = reading.no_therapy_anywhere and match.shared >= 1 and reading.cure_claimed
+        no_cure = no_cure and bool(reading.seen.no_therapy)
+        if match.overlap < limits.mention and not no_cure:
             where = span if match.shared else None
             if match.total < limits.mention_terms:
                 return self._result(
@@ -380,7 +411,7 @@ class RulesJudge:
         said, seen, figures = reading.said, reading.seen, reading.figures
         denial = reading.denial
         strong = match.overlap >= limits.contradict and match.shared >= limits.contradict_terms
-        if said.therapy and seen.no_therapy and not said.negative:
+        if no_cure:
             strong = True  # "no treatment for Y" denies "X cures Y" whatever X is
         if denial and strong:
             if seen.hedge:
@@ -406,7 +437,7 @@ class RulesJudge:
             return self._result(
                 "abstain", f"the directions differ on different outcomes ({terms}).", evidence, span
             )
-        if match.overlap >= limits.support:
+        if match.overlap >= limits.support and match.shared >= limits.support_terms:
             doubt = reading.doubt
             if doubt:
                 return self._result("abstain", f"{doubt} ({terms}).", evidence, span)
@@ -457,6 +488,17 @@ class _Reading:
     @cached_property
     def seen(self) -> Stance:
         return _stance(self.text, self.match.span[0], self.match.span[1])
+
+    @cached_property
+    def no_therapy_anywhere(self) -> bool:
+        """Whether any sentence of the passage says no treatment is known (a cheap first look,
+        so most pairs never read the claim's stance for it)."""
+        return cues.no_therapy(self.text, 0, len(self.text)) is not None
+
+    @cached_property
+    def cure_claimed(self) -> bool:
+        """Whether the claim asserts (does not deny) that something cures, treats, prevents."""
+        return self.said.therapy and not self.said.negative
 
     @cached_property
     def figures(self) -> tuple[str, str] | None:

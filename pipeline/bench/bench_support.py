@@ -33,6 +33,7 @@ CLAIMS = (
     "{drug} lowers {outcome} by 30 %",
     "{drug} does not change {outcome}",
     "{drug} is associated with {outcome}",
+    "{drug} raises {outcome} in older adults with kidney disease and heart failure",
 )
 FINDINGS = (
     "{drug} does not increase {outcome}.",

@@ -7,8 +7,9 @@ coverage, per-class precision/recall, contradicted precision, the abstention rat
 confusion matrix. ``--folds K`` scores the chosen part on K claim-grouped folds instead
 (figures per fold, mean ± sd, and pooled); with ``--tune-thresholds`` (the rules judge only)
 each fold's thresholds are chosen from :func:`audit.support.rules.threshold_grid` on the other
-folds (``--min-coverage F``: among those judging at least F of the training pairs), so no
-figure is on a claim its thresholds were chosen on. A malformed CSV (a missing
+folds (``--min-coverage F``: among those judging at least F of the training pairs; with
+``--part``, on every claim of the file outside the fold), so no figure is on a claim its
+thresholds were chosen on. A malformed CSV (a missing
 column, a short row, an unmapped label) is a one-line error naming the row, exit 2; nothing is
 written.
 """
@@ -33,6 +34,7 @@ from audit.support.evaluate import (
     Evaluation,
     Part,
     claim_folds,
+    claim_part,
     cross_validate,
     cross_validate_tuned,
     cross_validation_text,
@@ -105,22 +107,20 @@ def evaluate_file(
     if folds is not None:
         claim_folds(chosen, folds)  # refuse too many folds before judging anything
     if tune and folds is not None:
+        floor = COVERAGE_FLOOR if min_coverage is None else min_coverage
         grid = threshold_grid()
         rules = RulesJudge()
+        # every pair is read, whatever the part: each fold chooses on all claims outside it
         readings = [
             [r.label for r in rules.judge_many(p.claim, Evidence(text=p.evidence), grid)]
-            for p in chosen
+            for p in pairs
         ]
         candidates = {t.label: [row[i] for row in readings] for i, t in enumerate(grid)}
+        scored = [i for i, p in enumerate(pairs) if claim_part(p.claim) == part]
         return cross_validate_tuned(
-            chosen,
-            candidates,
-            folds,
-            judge=judge.name,
-            judge_version=judge.version,
-            part=part,
-            coverage_floor=COVERAGE_FLOOR if min_coverage is None else min_coverage,
-        )
+            pairs, candidates, folds, judge=judge.name, judge_version=judge.version,
+            part=part, coverage_floor=floor, scored=None if part == "all" else scored,
+        )  # fmt: skip
     predicted = [judge.judge(p.claim, Evidence(text=p.evidence)).label for p in chosen]
     if folds is not None:
         return cross_validate(

@@ -15,11 +15,11 @@ from pipeline.cli import evaluate_support_cmd, main
 CSV = (
     "id,evidence,claim,label,topic_ip,question\n"
     '1,"In this cohort, zentravir does not increase the risk of stroke.",'
-    "Zentravir raises the risk of stroke,Refutes,1,q\n"
+    "Zentravir raises the risk of stroke in older adults with kidney disease,Refutes,1,q\n"
     "2,Zentravir use was associated with a higher risk of stroke.,"
-    "Zentravir raises the risk of stroke,Supports,1,q\n"
+    "Zentravir raises the risk of stroke in older adults with kidney disease,Supports,1,q\n"
     "3,The invented registry followed patients in Farrowland.,"
-    "Zentravir raises the risk of stroke,Neutral,1,q\n"
+    "Zentravir raises the risk of stroke in older adults with kidney disease,Neutral,1,q\n"
     "4,Zentravir may not lower mortality.,Zentravir lowers mortality,Refutes,2,q\n"
 )
 
@@ -55,7 +55,7 @@ def test_text_output_states_coverage_macro_f1_classes_and_the_confusion_matrix(
     done = run(str(labelled), monkeypatch=monkeypatch, capsys=capsys)
     assert done.code == 0, done.err
     lines = done.out.splitlines()
-    assert lines[0] == "judge rules 1.1; part all: 4 pairs, 2 claims"
+    assert lines[0] == "judge rules 1.2; part all: 4 pairs, 2 claims"
     assert lines[1] == "coverage 0.750 (3 judged, 1 abstained; abstention rate 0.250)"
     assert lines[2] == (
         "macro-F1 1.000 over judged pairs; accuracy 1.000; contradicted precision 1.000"
@@ -144,11 +144,11 @@ def test_folds_print_one_line_per_fold_the_spread_and_the_pooled_figures(
     done = run(str(labelled), "--folds", "2", monkeypatch=monkeypatch, capsys=capsys)
     assert done.code == 0, done.err
     lines = done.out.splitlines()
-    assert lines[0] == "judge rules 1.1; part all; 2 claim-grouped folds"
+    assert lines[0] == "judge rules 1.2; part all; 2 claim-grouped folds"
     assert [line.split()[:3] for line in lines[2:4]] == [["1", "1", "1"], ["2", "3", "1"]]
     assert lines[4].startswith("coverage mean ")
     assert lines[11] == "pooled over the folds:"
-    assert lines[12] == "judge rules 1.1; part all: 4 pairs, 2 claims"
+    assert lines[12] == "judge rules 1.2; part all: 4 pairs, 2 claims"
 
 
 def test_folds_as_json_hold_each_fold_the_spread_and_the_pooled_evaluation(

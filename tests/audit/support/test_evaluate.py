@@ -299,3 +299,30 @@ def test_tuning_inside_folds_chooses_on_the_other_folds_and_scores_on_the_fold_i
         "chosen on the other folds: contradicted precision >= 0.8 and coverage >= 0.5, "
         "then the highest macro-F1"
     )
+
+
+def test_tuning_on_one_part_chooses_on_every_claim_outside_the_fold_the_other_part_included() -> (
+    None
+):
+    pairs = _claims(8, 2)
+    scored = list(range(6))  # claims 0-2 are the part; claims 3-7 (10 pairs) are not
+    # "outside" is right on the other part only, "inside" on the part only: choosing on the
+    # other folds of the part alone would take "inside"; the other part outweighs them
+    outside = ["not_mentioned" if i in scored else "supported" for i in range(len(pairs))]
+    inside = ["supported" if i in scored else "not_mentioned" for i in range(len(pairs))]
+    candidates: dict[str, list[str]] = {"outside": outside, "inside": inside}
+    result = cross_validate_tuned(
+        pairs, candidates, 3, judge="fake", judge_version="0", part="held-out", scored=scored
+    )
+    assert result.choices is not None
+    assert [c.candidate for c in result.choices] == ["outside"] * 3
+    assert [f.accuracy for f in result.folds] == [0.0, 0.0, 0.0]
+    assert (result.pooled.pairs, result.pooled.claims, result.trained_on_all) == (6, 3, True)
+    assert cross_validation_text(result)[5].startswith(
+        "chosen on every other claim of the file: contradicted precision >= 0.8"
+    )
+    alone = cross_validate_tuned(
+        [pairs[i] for i in scored], {k: [v[i] for i in scored] for k, v in candidates.items()},
+        3, judge="fake", judge_version="0",
+    )  # fmt: skip
+    assert alone.choices is not None and {c.candidate for c in alone.choices} == {"inside"}

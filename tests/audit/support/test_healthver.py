@@ -1,8 +1,10 @@
 """The rules judge on HealthVer dev (../shared/datasets; skipped when it is not there).
 
-The figures are floors just under what was measured (docs/support.md): the thresholds were
-tuned on the ``tune`` half of the claims; ``held-out`` is the other half; the five
-claim-grouped folds give the spread. Every pair is judged once.
+The figures are floors just under what was measured (docs/support.md): version 1.0's
+thresholds were tuned on the ``tune`` half of the claims; ``held-out`` is the other half;
+version 1.2's defaults are the thresholds every fold chose on its training claims
+(``--tune-thresholds --min-coverage 0.3``); the five claim-grouped folds give the spread.
+Every pair is judged once.
 """
 
 from __future__ import annotations
@@ -56,25 +58,25 @@ def test_healthver_dev_is_the_whole_split(figures: dict[str, Evaluation]) -> Non
 
 def test_on_the_tuning_half_the_goals_are_met(figures: dict[str, Evaluation]) -> None:
     tune = figures["tune"]
-    assert tune.macro_f1 > 0.50
+    assert tune.macro_f1 > 0.64
     assert tune.contradicted_precision is not None and tune.contradicted_precision >= 0.9
-    assert tune.coverage >= 0.45
+    assert tune.coverage >= 0.37
 
 
 def test_on_the_whole_dev_split_the_goals_are_met(figures: dict[str, Evaluation]) -> None:
     whole = figures["all"]
-    assert whole.contradicted_precision is not None and whole.contradicted_precision >= 0.8
-    assert whole.macro_f1 > 0.47
-    assert whole.coverage >= 0.45
+    assert whole.contradicted_precision is not None and whole.contradicted_precision >= 0.85
+    assert whole.macro_f1 > 0.57
+    assert whole.coverage >= 0.34
 
 
 def test_on_the_held_out_half_the_figures_do_not_fall_below_those_reported(
     figures: dict[str, Evaluation],
 ) -> None:
-    held = figures["held-out"]  # below the goals: see docs/support.md
-    assert held.macro_f1 >= 0.42
+    held = figures["held-out"]  # contradicted precision below the goal: see docs/support.md
+    assert held.macro_f1 >= 0.47
     assert held.contradicted_precision is not None and held.contradicted_precision >= 0.7
-    assert held.coverage >= 0.45
+    assert held.coverage >= 0.30
 
 
 def test_on_five_claim_grouped_folds_the_mean_macro_f1_stays_above_the_goal(
@@ -82,10 +84,12 @@ def test_on_five_claim_grouped_folds_the_mean_macro_f1_stays_above_the_goal(
 ) -> None:
     pairs, labels = judged
     folds = cross_validate(pairs, labels, 5, judge="rules", judge_version="-")
-    assert (folds.spread["macro_f1"].mean or 0) > 0.465
-    assert (folds.spread["contradicted_precision"].mean or 0) >= 0.8
+    assert (folds.spread["macro_f1"].mean or 0) > 0.57
+    assert (folds.spread["contradicted_precision"].mean or 0) >= 0.85
+    assert (folds.spread["coverage"].mean or 0) >= 0.34
     held = [i for i, p in enumerate(select(pairs, "all")) if claim_part(p.claim) == "held-out"]
     held_folds = cross_validate(
         [pairs[i] for i in held], [labels[i] for i in held], 5, judge="rules", judge_version="-"
     )
-    assert (held_folds.spread["macro_f1"].mean or 0) >= 0.42  # below the goal: docs/support.md
+    assert (held_folds.spread["macro_f1"].mean or 0) > 0.47
+    assert (held_folds.spread["coverage"].mean or 0) >= 0.30

@@ -57,13 +57,23 @@ def test_a_paraphrase_with_the_same_direction_is_supported() -> None:
     assert result.evidence.text == "Zentravir use was associated with a higher risk of stroke."
 
 
+def test_one_shared_term_is_too_few_to_support_even_a_three_term_claim() -> None:
+    one = judge("zentravir relieves coughing", "Coughing was common in the invented cohort.")
+    assert (one.label, one.reason) == (
+        "abstain",
+        "the best-matching sentence holds only 1 of 3 claim terms, too few for a verdict.",
+    )
+    two = judge("zentravir relieves coughing", "Zentravir relieved coughing in the cohort.")
+    assert two.label == "supported"
+
+
 def test_an_unrelated_passage_is_not_mentioned_without_a_span() -> None:
     result = judge(
-        "zentravir raises the risk of stroke",
+        "zentravir raises the risk of stroke in older adults with kidney disease",
         "The invented registry followed patients in Farrowland for five years.",
     )
     assert result.label == "not_mentioned"
-    assert result.reason == "no sentence of the passage holds the claim (best: 0 of 4 claim terms)."
+    assert result.reason == "no sentence of the passage holds the claim (best: 0 of 8 claim terms)."
     assert result.evidence is None
 
 
@@ -211,6 +221,34 @@ def test_no_known_treatment_contradicts_a_cure() -> None:
     )
 
 
+def test_no_known_vaccine_anywhere_in_the_passage_contradicts_a_claimed_protection() -> None:
+    # the sentence that denies a vaccine shares one term of twelve, and is not the best match
+    passage = (
+        "Farrow syndrome was first described in monkeys in Farrowland in 2019. "
+        "At present there is no vaccine available."
+    )
+    result = judge(
+        "A candidate vaccine made by Zentra Labs protected rhesus monkeys from Farrow syndrome "
+        "in a small trial lasting twelve weeks.",
+        passage,
+    )
+    assert result.label == "contradicted"
+    assert result.reason == (
+        'the passage says there is "no vaccine" where the claim asserts one (1 of 15 claim terms).'
+    )
+    assert result.evidence is not None
+    assert result.evidence.text == "At present there is no vaccine available."
+
+
+def test_no_known_treatment_needs_a_shared_term_and_an_asserted_cure() -> None:
+    passage = "There is no vaccine for Farrow syndrome."
+    unrelated = judge("Does ultraviolet light kill the zentravirus? No", passage)
+    assert unrelated.label == "abstain"
+    assert unrelated.reason.startswith("the claim has only 4 terms")
+    denied = judge("A vaccine does not protect against Farrow syndrome.", passage)
+    assert denied.label != "contradicted"
+
+
 def test_entities_with_one_identifier_are_one_term_whatever_their_words() -> None:
     text = "Vitamin D levels were measured. Cholecalciferol lowered the rate of falls."
     entities = (
@@ -301,12 +339,18 @@ def test_a_question_answered_in_the_claim_is_read_as_an_assertion() -> None:
     assert result.label == "supported"
 
 
-def test_a_short_claim_none_of_whose_words_appear_is_abstained_on_not_called_unmentioned() -> None:
-    result = judge("zentravir lowers mortality", "The registry followed adults in Farrowland.")
+@pytest.mark.parametrize(
+    ("claim", "terms"),
+    [("zentravir lowers mortality", 3), ("zentravir raises the risk of stroke in adults", 5)],
+)
+def test_a_claim_under_eight_terms_none_of_whose_words_appear_is_abstained_on(
+    claim: str, terms: int
+) -> None:
+    result = judge(claim, "The registry followed patients in Farrowland.")
     assert (result.label, result.reason, result.evidence) == (
         "abstain",
-        "the claim has only 3 terms, too few to say the passage does not mention it "
-        "(best: 0 of 3 claim terms).",
+        f"the claim has only {terms} terms, too few to say the passage does not mention it "
+        f"(best: 0 of {terms} claim terms).",
         None,
     )
 
@@ -320,7 +364,7 @@ def test_a_short_claim_is_not_mentioned_when_the_minimum_is_lowered() -> None:
 def test_thresholds_name_every_setting_and_the_grid_holds_the_default_first() -> None:
     grid = threshold_grid()
     assert grid[0] == Thresholds()
-    assert Thresholds().label == "mention=0.1,support=0.3,contradict=0.3,mention_terms=4"
+    assert Thresholds().label == "mention=0.1,support=0.3,contradict=0.25,mention_terms=8"
     assert len(grid) == len({t.label for t in grid}) == 3 * 3 * 3 * 4  # the default is one of them
 
 
