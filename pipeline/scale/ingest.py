@@ -17,7 +17,7 @@ carry) is counted in the manifest and reported, never dropped silently.
 
 The folders must be readable at the same path on every executor (local mode: this machine;
 a cluster: a shared file system), and every executor needs citeseal installed in the Python
-that ``spark.pyspark.python`` names (docs/scale.md).
+that ``PYSPARK_PYTHON`` names (docs/scale.md).
 """
 
 from __future__ import annotations
@@ -263,8 +263,9 @@ def spark_session(master: str, conf: Mapping[str, str] | None = None) -> Iterato
     builder = SparkSession.builder.master(master).appName("citeseal scale")
     local = master.startswith("local")
     settings = {**BASE_CONF, **(LOCAL_CONF if local else {}), **(conf or {})}
-    if local:
-        settings.setdefault("spark.pyspark.python", sys.executable)  # this venv's citeseal
+    if local:  # the workers run this Python, which has citeseal (PySpark reads only the env)
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     for key, value in settings.items():
         builder = builder.config(key, value)
     session = _job(builder.getOrCreate)
