@@ -152,5 +152,8 @@ release-publish: $(UV) ## Upload dist/ to PyPI by trusted publishing (release.ym
 bench: $(STAMP) ## Measure throughput (generated corpora, figures printed)
 	$(RUN)/python -m pipeline.bench
 
+bench-scale: $(STAMP) jre ## Measure citeseal scale ingest on Spark (200,000 generated records; minutes)
+	$(RUN)/python -m pipeline.bench scale
+
 clean: ## Remove built artefacts (keeps .venv)
 	rm -rf site/public dist .pytest_cache .ruff_cache

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from audit.folding import fold
 from pipeline.snapshot.ingest import passage_rows, record_row
@@ -114,10 +114,11 @@ def generation_ids(name: str, files: Sequence[InputFile]) -> list[str]:
     return [f"{name}-{last[g]}" for g in sorted(last)]
 
 
-@dataclass(frozen=True)
-class Event:
+class Event(NamedTuple):
     """What one file says of one record: its content (a version to be) or its deletion.
-    ``order`` sorts the events of a record: (generation, file number, deletion last, place)."""
+    ``order`` sorts the events of a record: (generation, file number, deletion last, place).
+    A tuple, not a dataclass: events are pickled between Spark's Python workers, and a tuple
+    pickles without its field names."""
 
     order: tuple[int, int, int, int]
     content_hash: str = ""
