@@ -33,37 +33,11 @@ DOCTYPE = (
 )
 REVISE_EVERY = 50  # each update file revises one baseline record in this many
 LABELS = ("BACKGROUND", "METHODS", "RESULTS", "CONCLUSIONS")
-WORDS = [
-    "synthetic",
-    "cohort",
-    "exposure",
-    "outcome",
-    "hazard",
-    "ratio",
-    "interval",
-    "placebo",
-    "randomised",
-    "trial",
-    "adverse",
-    "events",
-    "hepatic",
-    "dose",
-    "incidence",
-    "baseline",
-    "participants",
-    "analysis",
-    "adjusted",
-    "confidence",
-    "follow-up",
-    "zentravir",
-    "quorvalide",
-    "marbetin",
-    "tolvanex",
-    "prevalence",
-    "sensitivity",
-    "specificity",
-    "biomarker",
-]
+_VOCABULARY = """
+synthetic registry enrolled sibling kinase plasma serum tablet infusion cohort onset relapse
+remission tolvanex quorvalide marbetin zentravir biomarker specificity sensitivity prevalence
+mortality admission discharge weekly monthly nightly"""
+WORDS = _VOCABULARY.split()
 SPICE = ("α-synuclein", "β-blockers", "≥ 65 years", "2–4 weeks", "IL-6 ≤ 7 pg/mL")
 
 
