@@ -11,8 +11,9 @@ On a generated baseline (:mod:`pipeline.scale.generate`: :data:`RECORDS` records
 * bytes per record of the Parquet written, beside the gzipped input's.
 
 Not in plain ``make bench`` (it needs a JVM and takes minutes): ``make bench-scale`` runs it.
-``CITESEAL_BENCH_SCALE_RECORDS`` shrinks it for a quick look (the figures are then not the
-ones docs/scale.md quotes).
+``CITESEAL_BENCH_SCALE_RECORDS`` and ``CITESEAL_BENCH_SCALE_ROUNDS`` shrink it (a round of
+200,000 records takes several minutes even on a quiet host); each measurement is also
+printed to stderr as it is taken.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import os
 import shutil
 import statistics
+import sys
 import time
 from pathlib import Path
 
@@ -30,7 +32,7 @@ from pipeline.sources.pubmed_files import file_bytes, input_files, read_file
 
 RECORDS = int(os.environ.get("CITESEAL_BENCH_SCALE_RECORDS", "200000"))
 FILES = 20  # 10,000 records a file (real baseline files hold about 30,000)
-ROUNDS = 3
+ROUNDS = int(os.environ.get("CITESEAL_BENCH_SCALE_ROUNDS", "3"))
 CORES = (1, 2)
 
 
@@ -47,6 +49,14 @@ def _reference(paths: list[Path], *, rows: bool) -> tuple[float, int]:
         else:
             records += len(read_file(item.name, data).records)
     return time.perf_counter() - started, records
+
+
+def _note(rates: dict[str, list[float]], name: str, rate: float) -> None:
+    rates.setdefault(name, []).append(rate)
+    load = os.getloadavg()[0]
+    print(
+        f"  ({name}: {rate:,.1f} records/s per core, load {load:.1f})", file=sys.stderr, flush=True
+    )
 
 
 def _parquet_bytes(folder: Path) -> int:
@@ -69,14 +79,14 @@ def run(workdir: Path) -> list[Figure]:
     loads = [os.getloadavg()[0]]
     for round_no in range(ROUNDS):
         seconds, count = _reference(folders, rows=False)
-        rates.setdefault("parse", []).append(count / seconds)
+        _note(rates, "parse", count / seconds)
         seconds, count = _reference(folders, rows=True)
-        rates.setdefault("rows", []).append(count / seconds)
+        _note(rates, "rows", count / seconds)
         for cores in CORES:
             out = workdir / f"out-{cores}-{round_no}"
             result = ingest(made.baseline, made.updates, out, master=f"local[{cores}]")
             records = sum(f.records for f in result.manifest.files)
-            rates.setdefault(f"local[{cores}]", []).append(records / result.job_seconds / cores)
+            _note(rates, f"local[{cores}]", records / result.job_seconds / cores)
             starts.append(result.seconds - result.job_seconds)
             size = _parquet_bytes(out)
             distinct = result.manifest.rows["state"]
