@@ -209,10 +209,11 @@ def _manifest(
 def _job(run: Any) -> Any:
     """Run one Spark action; a failure in the JVM or a Python worker is one ScaleError."""
     from py4j.protocol import Py4JError
+    from pyspark.errors import PySparkException  # a JVM that did not start, a worker's error
 
     try:
         return run()
-    except Py4JError as error:
+    except (Py4JError, PySparkException) as error:
         raise ScaleError(f"the Spark job failed: {_last_line(error)}") from None
 
 
@@ -229,8 +230,10 @@ def java_missing() -> str | None:
     except ImportError:
         return "PySpark is not installed (pip install 'citeseal[scale]')"
     java_home = os.environ.get("JAVA_HOME")
-    if java_home and (Path(java_home) / "bin" / "java").is_file():
-        return None
+    if java_home:  # Spark runs JAVA_HOME's java when it is set, whatever PATH holds
+        if (Path(java_home) / "bin" / "java").is_file():
+            return None
+        return f"JAVA_HOME={java_home} holds no bin/java (unset it, or point it at a Java 17 or 21)"
     if shutil.which("java") is None:
         return (
             "no Java runtime (java not on PATH, JAVA_HOME not set); Spark needs Java 17 or 21 "

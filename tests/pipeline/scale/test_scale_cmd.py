@@ -67,3 +67,18 @@ def test_snapshot_of_a_folder_whose_manifest_is_broken(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert done.stderr.startswith(f"error: {tmp_path / MANIFEST_NAME} is not a scale manifest: ")
+
+
+def test_ingest_without_a_java_says_so_in_one_line(tmp_path: Path) -> None:
+    import os
+
+    citeseal("scale", "generate", str(tmp_path / "g"), "--records", "3", "--files", "1")
+    env = {**os.environ, "JAVA_HOME": str(tmp_path / "no-java")}
+    args = ("--baseline", str(tmp_path / "g" / "baseline"), "--out", str(tmp_path / "o"))
+    done = citeseal("scale", "ingest", *args, env=env)
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"error: citeseal scale cannot start Spark: JAVA_HOME={tmp_path / 'no-java'} holds no "
+        "bin/java (unset it, or point it at a Java 17 or 21)\n"
+    )
+    assert not (tmp_path / "o").exists()
