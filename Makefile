@@ -27,7 +27,7 @@ export UV_COMPILE_BYTECODE := 1
 
 .PHONY: help venv test browser lint format check-accuracy golden-references demo snapshot need-archive need-key snapshot-pull \
 	snapshot-verify snapshot-push snapshot-prune snapshot-summary site-pull site release-check \
-	release-dist release-publish bench clean
+	release-dist release-publish bench bench-scale jre clean
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-17s %s\n", $$1, $$2}'
@@ -56,7 +56,7 @@ $(ACTIONLINT): $(STAMP)
 # The suite runs on TEST_WORKERS processes (pytest-xdist; 1 runs it in this process).
 TEST_WORKERS ?= 2
 
-test: $(STAMP) $(ACTIONLINT) browser ## Run the test suite (offline; TEST_WORKERS=2 processes)
+test: $(STAMP) $(ACTIONLINT) browser jre ## Run the test suite (offline; TEST_WORKERS=2 processes)
 	$(RUN)/python -m pytest $(if $(filter 1,$(TEST_WORKERS)),,-n $(TEST_WORKERS))
 
 # The browser tests drive Debian's Chromium; install it when missing and we are allowed to.
@@ -67,6 +67,16 @@ browser:
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
 		|| echo "warning: could not install chromium; the browser tests will be skipped"; \
 	else echo "note: chromium missing and not root; the browser tests will be skipped"; fi
+
+# citeseal scale runs PySpark, which needs a Java runtime (17 or 21); install Debian's when
+# missing and we are allowed to.
+jre: ## Install a Java runtime for citeseal scale (Debian's default-jre-headless) when missing
+	@if command -v java >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "installing Debian's default-jre-headless for citeseal scale (Spark)"; \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq default-jre-headless >/dev/null) \
+		|| echo "warning: could not install a Java runtime; the Spark tests will be skipped"; \
+	else echo "note: java missing and not root; the Spark tests will be skipped"; fi
 
 lint: $(STAMP) $(ACTIONLINT) ## uv lock --check, ruff check, ruff format --check, pyright, actionlint
 	$(UV) lock --check
@@ -153,6 +163,9 @@ release-publish: $(UV) ## Upload dist/ to PyPI by trusted publishing (release.ym
 
 bench: $(STAMP) ## Measure throughput (generated corpora, figures printed)
 	$(RUN)/python -m pipeline.bench
+
+bench-scale: $(STAMP) jre ## Measure citeseal scale ingest on Spark (200,000 generated records; minutes)
+	$(RUN)/python -m pipeline.bench scale
 
 clean: ## Remove built artefacts (keeps .venv)
 	rm -rf site/public dist .pytest_cache .ruff_cache

@@ -14,6 +14,8 @@ CiteSealError (audit.errors)
 ├── SnapshotError               a snapshot cannot be built, verified or read
 │   └── TamperedSnapshotError   it fails a check against its sealed manifest (exit 1)
 ├── ArchiveError                an archive of snapshots cannot be reached or refuses (exit 3)
+├── ScaleError                  citeseal scale cannot run (no Java, no PySpark, a Spark job
+│                               failed) or a scale folder is not one
 ├── ServeError                  citeseal serve --http cannot listen (address taken, not here)
 └── CallDeadlineError           an MCP tool call did not finish within its deadline (the
                                 client gets deadline_exceeded; pipeline.serve.calls)
@@ -78,6 +80,11 @@ class ArchiveError(CiteSealError):
     """An archive of sealed snapshots cannot be reached, or refuses what was asked."""
 
     exit_code = 3
+
+
+class ScaleError(CiteSealError):
+    """``citeseal scale`` cannot run here, its Spark job failed, or a folder given to it is
+    not a complete scale folder (pipeline/scale)."""
 
 
 class ServeError(CiteSealError):

@@ -116,6 +116,42 @@ def record_row(record: Record, version: str, content_hash: str) -> tuple[Any, ..
     )
 
 
+def passage_rows(
+    record: Record, version: str, fold: Callable[[str], str]
+) -> tuple[list[tuple[Any, ...]], list[str]]:
+    """The ``passages`` rows of one version of ``record`` — ``(record_id, version, path, seq,
+    section, text, folded)``, ``folded`` None where it equals the text (schema 3) — and a
+    warning for each passage left out because its path repeats an earlier one's (the first
+    is kept). Pure: ``snapshot build`` and ``scale ingest`` (:mod:`pipeline.scale`) both
+    write passages through it."""
+    rows: list[tuple[Any, ...]] = []
+    warnings: list[str] = []
+    plain_ok = fold is audit_fold  # the fast path below is only proven for that fold
+    paths: set[str] = set()
+    for seq, passage in enumerate(record.passages, start=1):
+        if passage.path in paths:
+            warnings.append(
+                f"{record.record_id}: duplicate passage path {passage.path!r} "
+                "(the first one is kept)"
+            )
+            continue
+        paths.add(passage.path)
+        text = passage.text
+        folded = text.strip() if plain_ok and _plain(text) else fold(text)
+        rows.append(
+            (
+                record.record_id,
+                version,
+                passage.path,
+                seq,
+                passage.section,
+                text,
+                None if folded == text else folded,
+            )
+        )
+    return rows, warnings
+
+
 BATCH_PASSAGES = 10_000  # new passages per staged batch at most (one record may exceed it)
 BATCH_TEXT = 8_000_000  # characters of new passage text per staged batch at most (ditto)
 
@@ -334,35 +370,12 @@ class Ingest:
 
     def _passage_rows(self, new: list[tuple[Record, str, Decision]]) -> list[tuple[Any, ...]]:
         rows: list[tuple[Any, ...]] = []
-        fold = self.fold
-        plain_ok = fold is audit_fold  # the fast path below is only proven for that fold
         for record, _, decision in new:
-            paths: set[str] = set()
-            for seq, passage in enumerate(record.passages, start=1):
-                if passage.path in paths:
-                    self.stats.warnings.append(
-                        f"{record.record_id}: duplicate passage path {passage.path!r} "
-                        "(the first one is kept)"
-                    )
-                    continue
-                paths.add(passage.path)
-                text = passage.text
-                folded = text.strip() if plain_ok and _plain(text) else fold(text)
+            passages, warnings = passage_rows(record, decision.version, self.fold)
+            self.stats.warnings.extend(warnings)
+            for row in passages:
                 self._docid += 1
-                # the folded text is stored only where it differs from the text (schema 3)
-                rows.append(
-                    (
-                        self._docid - 1,
-                        record.record_id,
-                        decision.version,
-                        passage.path,
-                        seq,
-                        passage.section,
-                        passage.text,
-                        None if folded == passage.text else folded,
-                        ascii_words(text),
-                    )
-                )
+                rows.append((self._docid - 1, *row, ascii_words(row[5])))
         return rows
 
     def _relation_rows(

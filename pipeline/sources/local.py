@@ -64,7 +64,7 @@ from pipeline.sources.local_text import (
     pdf_passages,
     text_passages,
 )
-from pipeline.sources.spec_types import Strict
+from pipeline.sources.spec_types import Strict, relative_folder
 
 NAME = "local"
 FORMATS = {".pdf": "pdf", ".md": "markdown", ".markdown": "markdown", ".txt": "text"}
@@ -84,12 +84,7 @@ class LocalSpec(Strict):
     @field_validator("folder")
     @classmethod
     def _relative(cls, value: str) -> str:
-        if Path(value).is_absolute() or PurePosixPath(value).is_absolute() or value[0] == "~":
-            raise ValueError(
-                "expected a folder relative to the spec file (an absolute path would be "
-                f"stored in every snapshot), got {value!r}"
-            )
-        return value
+        return relative_folder(value)
 
     @model_validator(mode="after")
     def _locate(self, info: ValidationInfo) -> LocalSpec:

@@ -10,14 +10,23 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 from lxml import etree  # pyright: ignore[reportAttributeAccessIssue]  (no stubs)
-from pydantic import Field, StrictBool
+from pydantic import (
+    Field,
+    PrivateAttr,
+    StrictBool,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from pipeline.errors import ParseError
 from pipeline.http import HttpClient, is_rate_limit_body
 from pipeline.records import ParseResult, Record
+from pipeline.sources import pubmed_files
 from pipeline.sources.base import (
     Asked,
     ById,
@@ -34,9 +43,10 @@ from pipeline.sources.base import (
     Unit,
     replay_ids,
 )
+from pipeline.sources.local import SPEC_DIR
 from pipeline.sources.paging import send, walk
 from pipeline.sources.pubmed_xml import CONTENT_TYPES, ESEARCH_CAP, SOURCE, parse
-from pipeline.sources.spec_types import PMID, Limit, Strict, Window, id_list
+from pipeline.sources.spec_types import PMID, Limit, Strict, Window, id_list, relative_folder
 
 if TYPE_CHECKING:
     import httpx
@@ -262,13 +272,42 @@ class PubMedQuery(Window):
 
 
 class PubMedSpec(Strict):
-    """The ``[pubmed]`` table of a corpus spec."""
+    """The ``[pubmed]`` table of a corpus spec: queries and ids asked of E-utilities, or the
+    folders of baseline and update files to read instead (:mod:`pipeline.sources.pubmed_files`,
+    relative to the spec file)."""
 
     queries: list[PubMedQuery] = Field(default_factory=list)
     ids: Annotated[list[str], id_list(PMID, "a PMID (1 to 10 digits)")] = Field(
         default_factory=list
     )
     annotations: StrictBool = False  # PubTator3 annotations for every PubMed record
+    baseline: str | None = Field(default=None, min_length=1)
+    updates: str | None = Field(default=None, min_length=1)
+    _spec_dir: Path | None = PrivateAttr(default=None)
+
+    @field_validator("baseline", "updates")
+    @classmethod
+    def _relative(cls, value: str | None) -> str | None:
+        return relative_folder(value) if value is not None else None
+
+    @model_validator(mode="after")
+    def _files(self, info: ValidationInfo) -> PubMedSpec:
+        if self.updates is not None and self.baseline is None:
+            raise ValueError("updates needs baseline: update files apply to a baseline")
+        if self.baseline is not None and (self.queries or self.ids):
+            raise ValueError(
+                "baseline cannot be combined with queries or ids: the files are the whole "
+                "of what the [pubmed] table holds (their listing withdraws the rest)"
+            )
+        spec_dir = (info.context or {}).get(SPEC_DIR)
+        if isinstance(spec_dir, Path):
+            self._spec_dir = spec_dir
+        return self
+
+    def folder(self, name: str | None) -> Path | None:
+        """A folder of the table on disk; None when not named, or for a spec read back from a
+        snapshot (nothing is read then)."""
+        return self._spec_dir / name if name is not None and self._spec_dir else None
 
 
 def ncbi_date(value: str | None) -> str | None:
@@ -297,6 +336,10 @@ def _search(q: PubMedQuery) -> Search:
 
 
 def _searches(options: PubMedSpec) -> list[Search]:
+    if options.baseline is not None:
+        baseline, updates = options.folder(options.baseline), options.folder(options.updates)
+        shown = f"files {options.baseline}" + (f" + {options.updates}" if options.updates else "")
+        return pubmed_files.searches(baseline, updates, shown)
     return [_search(q) for q in options.queries]
 
 

@@ -59,15 +59,45 @@ def parse(body: str | bytes, *, url: str | None = None) -> ParseResult:
     if tag == "eSearchResult":
         return _parse_esearch_xml(root)
     if tag == "PubmedArticleSet":
-        records, refused = citable.partition(  # each PMID checked as its record is built
-            _article(node) if node.tag == "PubmedArticle" else _book(node)
-            for node in root[:]
-            if node.tag in {"PubmedArticle", "PubmedBookArticle"}
-        )
-        return ParseResult(source=SOURCE, records=records, refused=refused)
+        return _article_set(root)
     if tag in {"eFetchResult", "ERROR"}:
         raise ParseError(f"NCBI answered with an error: {text_of(root)[:200]}")
     raise ParseError(f"expected PubMed XML (PubmedArticleSet or eSearchResult) but got <{tag}>")
+
+
+def _article_set(root: Element) -> ParseResult:
+    records, refused = citable.partition(  # each PMID checked as its record is built
+        _article(node) if node.tag == "PubmedArticle" else _book(node)
+        for node in root[:]
+        if node.tag in {"PubmedArticle", "PubmedBookArticle"}
+    )
+    return ParseResult(source=SOURCE, records=records, refused=refused)
+
+
+def parse_update_file(body: bytes) -> tuple[ParseResult, list[str]]:
+    """One (uncompressed) baseline or update file of PubMed's annual baseline: a
+    ``PubmedArticleSet`` whose records :func:`parse` reads, and the record ids (``pmid:N``)
+    its ``DeleteCitation`` elements delete, in document order. A deleted PMID that is not a
+    citable id is a refusal of the result, never a silent drop."""
+    root = parse_xml(body, what="a PubMed baseline or update file (PubmedArticleSet)")
+    tag = root.tag if isinstance(root.tag, str) else ""
+    if tag != "PubmedArticleSet":
+        raise ParseError(f"expected a PubmedArticleSet but got <{tag}>")
+    result = _article_set(root)
+    deleted: list[str] = []
+    for node in root[:]:
+        if node.tag != "DeleteCitation":
+            continue
+        for pmid in node[:]:
+            if pmid.tag != "PMID":
+                continue
+            rid = f"pmid:{text_of(pmid)}"
+            refusal = citable.refusal(rid)
+            if refusal is None:
+                deleted.append(rid)
+            else:
+                result.refused.append(refusal)
+    return result, deleted
 
 
 def _parse_esearch_json(text: str) -> ParseResult:

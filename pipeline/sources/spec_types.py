@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from datetime import date
+from pathlib import Path, PurePosixPath
 from typing import Annotated
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
@@ -60,6 +61,17 @@ class Window(Strict):
         if self.mindate and self.maxdate and self.mindate > self.maxdate:
             raise ValueError(f"mindate {self.mindate} is after maxdate {self.maxdate}")
         return self
+
+
+def relative_folder(value: str) -> str:
+    """``value`` when it names a folder relative to the spec file, else ValueError: an
+    absolute path (or ``~``) would be stored in every snapshot with the spec."""
+    if Path(value).is_absolute() or PurePosixPath(value).is_absolute() or value[0] == "~":
+        raise ValueError(
+            "expected a folder relative to the spec file (an absolute path would be "
+            f"stored in every snapshot), got {value!r}"
+        )
+    return value
 
 
 def id_list(pattern: re.Pattern[str], what: str) -> BeforeValidator:

@@ -79,7 +79,7 @@ def test_dates_are_checked_and_europe_pmc_windows_become_query_syntax() -> None:
             "annotations = true",
             "annotations = true\ncolour = 1",
             "snapshots/x.toml:8: [pubmed].colour: unknown key; "
-            "expected one of annotations, ids, queries",
+            "expected one of annotations, baseline, ids, queries, updates",
         ),
         (
             "[clinicaltrials]",
