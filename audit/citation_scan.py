@@ -53,6 +53,7 @@ _TRAILING = ".:!?-"
 # does not close a curly quote, so '“a "b" c”' is one quote).
 QUOTE_CLOSERS = {'"': '"', "“": "”", "„": "“”", "«": "»", "”": "”"}
 QUOTE_MARKS = frozenset("".join(QUOTE_CLOSERS) + "".join(QUOTE_CLOSERS.values()))
+_LEFT_OVER = QUOTE_MARKS | {"‘"}  # in a group outside a quote: unreadable (‘ opens no quote)
 UNCLOSED_QUOTE = (
     "the quote marks of this citation do not pair up (a quote runs to its own closing mark), "
     "so its quote cannot be read"
@@ -279,7 +280,7 @@ def _unclosed(text: str, tokens: list[_Token]) -> bool:
         ):
             around |= {before.end - 1, after.start}
     return any(
-        t.kind == "text" and text[i] in QUOTE_MARKS and i not in around
+        t.kind == "text" and text[i] in _LEFT_OVER and i not in around
         for t in tokens
         for i in range(t.start, t.end)
     )

@@ -97,6 +97,7 @@ def test_brackets_and_other_marks_inside_a_quote_are_quote_text(
         f'Risk fell [""["]({H}).',  # a link text after an unclosed bracket
         f"Risk fell [{H} “risk”“fell”].",  # a quote glued to the one before opens none
         f'Risk fell [{H} "risk"fell"].',  # nor one glued to a word
+        f"Risk fell [{H} ‘does not increase the risk’].",  # single quotes are not quote marks
     ],
 )
 def test_a_quote_that_cannot_be_read_whole_makes_the_citation_malformed(answer: str) -> None:
