@@ -13,13 +13,17 @@ Pure functions over a string; every span is an offset into that string. The step
    rest holds ``/`` or ``~``: it is cited, but its text stays in the display text. An
    unknown-scheme token right after non-ASCII text starts where that text starts (so
    ``ꓑmid:…``, a homoglyph the skeleton does not map, is one malformed token, not ``mid:…``).
-2. :func:`bracket_pairs` — matching ``[]`` and ``()`` pairs, tolerant of unbalanced text.
+2. :func:`bracket_pairs` — matching ``[]`` and ``()`` pairs, tolerant of unbalanced text; a
+   quote opened inside a bracket runs to its own closing mark, and its brackets are quote text.
 3. :func:`find_units` — each candidate's container: a Markdown link ``[text](handle)``, a
    group ``[…]``/``(…)`` with handles, optional quotes and separators, or nothing (a bare
    handle, possibly wrapped in ``**``/``__``/backticks and followed by a quote). A unit is
    the span that leaves the display text, with what replaces it and its citation elements;
    every candidate is the handle of at least one element. Footnote markers passed as
-   ``hidden`` spans never stay in a unit's display text (they are cited on their own).
+   ``hidden`` spans never stay in a unit's display text (they are cited on their own). A
+   quote that cannot be read whole (unclosed, nested, left-over marks, a quote that ran past
+   its group) gives its elements an ``error``: the citation is malformed, never audited with
+   a shorter quote or none (docs/contract.md, "Quotes in citations").
 """
 
 from __future__ import annotations
