@@ -124,3 +124,23 @@ def test_bracket_pairs_skips_a_quote_opened_inside_a_bracket() -> None:
     text = 'a [h "x ] y"] (z "(" w)'
     assert bracket_pairs(text) == {2: 12, 14: 22}
     assert bracket_pairs('a "x ] y" [b]') == {10: 12}  # outside brackets quotes are not read
+
+
+@pytest.mark.parametrize(
+    ("sentence", "quote", "malformed"),
+    [
+        (f'Risk fell [{H} "risk fell] in adults"].', "risk fell] in adults", False),
+        (
+            f'Risk fell [{H} “risk of "Farrow" did not rise”].',
+            'risk of "Farrow" did not rise',
+            False,
+        ),
+        (f'Risk fell [{H} "does not increase].', None, True),
+    ],
+)
+def test_a_quote_written_in_a_claims_sentence_is_read_as_in_prose(
+    sentence: str, quote: str | None, malformed: bool
+) -> None:
+    claims = {"claims": [{"sentence": sentence, "citations": []}]}
+    [citation] = parse_claims(json.dumps(claims)).citations
+    assert (citation.quote, citation.handle is None) == (quote, malformed)
