@@ -545,31 +545,26 @@ def find_units(text: str, hidden: list[tuple[int, int]] | None = None) -> list[U
     return _runaway(text, units, pairs, skipped)
 
 
-_RUN_ON = re.compile("[" + "".join(sorted(QUOTE_MARKS)) + r"\[\]()]")
+_RUN_ON = re.compile("[" + "".join(sorted(QUOTE_MARKS)) + r"][\])]")  # a mark, then a closer
 
 
 def _runaway(
     text: str, units: list[Unit], pairs: dict[int, int], skipped: list[tuple[int, int]]
 ) -> list[Unit]:
     """The units, malformed on a line that also holds, outside them and outside the quotes
-    :func:`bracket_pairs` skipped, a quote mark and an unmatched bracket (``[h “a”] b”]``,
-    ``[""]" h]``, ``[""["](h)``): a quote may have run past its group there."""
-    paired = set(pairs) | set(pairs.values())
+    :func:`bracket_pairs` skipped, a quote mark right before a ``]`` or ``)`` that closes
+    nothing (``[h “a”] b”]``): a quote may have run past its group there."""
+    closed = set(pairs.values())
     quoted = {i for start, end in skipped for i in range(start, end)}
     starts = [u.start for u in units]
     line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
-    strays: set[int] = set()
-    marks: set[int] = set()
+    lines: set[int] = set()
     for match in _RUN_ON.finditer(text):
-        at = match.start()
+        at = match.end() - 1
         inside = bisect_left(starts, at + 1) - 1
-        if inside >= 0 and at < units[inside].end:
+        if at in closed or at in quoted or (inside >= 0 and at < units[inside].end):
             continue
-        if text[at] in QUOTE_MARKS:
-            marks.add(bisect_right(line_starts, at))
-        elif at not in paired and at not in quoted:
-            strays.add(bisect_right(line_starts, at))
-    lines = strays & marks
+        lines.add(bisect_right(line_starts, at))
     if not lines:
         return units
     return [

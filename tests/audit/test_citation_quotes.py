@@ -93,8 +93,6 @@ def test_brackets_and_other_marks_inside_a_quote_are_quote_text(
         f'Risk fell ["risk" fell"]({H}).',  # quote marks at both ends of a link text, not one quote
         f'Risk fell [1].\n\n[1]: {H} "does not increase\n',  # a footnote definition
         f"Risk fell [{H} “risk”] fell”].",  # a closing mark, then a bracket nothing opened
-        f'Risk fell [""]" {H}].',  # a quote before the handle ran past the group
-        f'Risk fell [""["]({H}).',  # a link text after an unclosed bracket
         f"Risk fell [{H} “risk”“fell”].",  # a quote glued to the one before opens none
         f'Risk fell [{H} "risk"fell"].',  # nor one glued to a word
         f"Risk fell [{H} ‘does not increase the risk’].",  # single quotes are not quote marks
@@ -105,6 +103,18 @@ def test_a_quote_that_cannot_be_read_whole_makes_the_citation_malformed(answer: 
     assert found and all(malformed for _, malformed in found)
     error = next(c.error for c in parse_answer(answer).citations if c.handle_text == H)
     assert error is not None and "quote marks" in error
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        f'He said "a ] b" and [{H} "risk"].',
+        f'Risk (a) fell; b) rose, "x" [{H} "risk"].',
+        f'Risk (see "a ] b") fell [{H} "risk"].',
+    ],
+)
+def test_quote_marks_and_brackets_in_the_prose_around_a_citation_are_prose(answer: str) -> None:
+    assert _citations_of_h(answer) == [("risk", False)]
 
 
 def test_quote_marks_around_a_handle_quote_the_handle() -> None:
