@@ -13,20 +13,24 @@ Pure functions over a string; every span is an offset into that string. The step
    rest holds ``/`` or ``~``: it is cited, but its text stays in the display text. An
    unknown-scheme token right after non-ASCII text starts where that text starts (so
    ``ꓑmid:…``, a homoglyph the skeleton does not map, is one malformed token, not ``mid:…``).
-2. :func:`bracket_pairs` — matching ``[]`` and ``()`` pairs, tolerant of unbalanced text.
+2. :func:`bracket_pairs` — matching ``[]`` and ``()`` pairs, tolerant of unbalanced text; a
+   quote opened inside a bracket runs to its own closing mark, and its brackets are quote text.
 3. :func:`find_units` — each candidate's container: a Markdown link ``[text](handle)``, a
    group ``[…]``/``(…)`` with handles, optional quotes and separators, or nothing (a bare
    handle, possibly wrapped in ``**``/``__``/backticks and followed by a quote). A unit is
    the span that leaves the display text, with what replaces it and its citation elements;
    every candidate is the handle of at least one element. Footnote markers passed as
-   ``hidden`` spans never stay in a unit's display text (they are cited on their own).
+   ``hidden`` spans never stay in a unit's display text (they are cited on their own). A
+   quote that cannot be read whole (unclosed, nested, left-over marks, a quote that ran past
+   its group) gives its elements an ``error``: the citation is malformed, never audited with
+   a shorter quote or none (docs/contract.md, "Quotes in citations").
 """
 
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
-from dataclasses import dataclass
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass, replace
 
 from audit.handles import SCHEMES
 from audit.lookalikes import skeleton
@@ -48,11 +52,19 @@ _CANDIDATE = re.compile(
 _GLUED = re.compile(rf"[{_GLUE}]")
 _STOP_CHARS = frozenset("[](){}<>\"'“”‘’„«»,;*`|")
 _TRAILING = ".:!?-"
-_BRACKET = re.compile(r"[\[\]()]")
-_CLOSER_OF = {"[": "]", "(": ")"}
 
-# Opening quote → the characters that may close it.
-QUOTE_CLOSERS = {'"': '"', "“": '”"', "„": '“”"', "«": "»", "”": "”"}
+# Opening quote → the characters that may close it: only its own closing mark (an ASCII '"'
+# does not close a curly quote, so '“a "b" c”' is one quote).
+QUOTE_CLOSERS = {'"': '"', "“": "”", "„": "“”", "«": "»", "”": "”"}
+QUOTE_MARKS = frozenset("".join(QUOTE_CLOSERS) + "".join(QUOTE_CLOSERS.values()))
+_LEFT_OVER = QUOTE_MARKS | {"‘"}  # in a group outside a quote: unreadable (‘ opens no quote)
+UNCLOSED_QUOTE = (
+    "the quote marks of this citation do not pair up (a quote runs to its own closing mark), "
+    "so its quote cannot be read"
+)
+# What bracket_pairs visits: brackets, and quote openers (a quote opened inside a bracket runs to
+# its own closing mark on the same line, and the brackets in it are quote text).
+_PAIRED = re.compile(r"[\[\]()" + "".join(QUOTE_CLOSERS) + "]")
 
 _FILLER_WORDS = frozenset(
     {"see", "also", "cf", "cf.", "e.g.", "e.g.,", "i.e.", "and", "or", "from", "in"}
@@ -80,6 +92,7 @@ class Element:
     raw_start: int
     raw_end: int
     quote_start: int = -1
+    error: str | None = None  # set when the markup around the handle cannot be read
 
 
 @dataclass(frozen=True)
@@ -125,22 +138,43 @@ def find_candidates(text: str) -> list[Candidate]:
     return found
 
 
-def bracket_pairs(text: str) -> dict[int, int]:
+def bracket_pairs(text: str, skipped: list[tuple[int, int]] | None = None) -> dict[int, int]:
     """Matching ``[``/``(`` → ``]``/``)`` positions; unmatched brackets are ignored.
 
     A closer pops openers down to its own kind (dropping unclosed ones above it); a closer
-    with no opener of its kind open is skipped. Linear time; only the brackets are visited.
+    with no opener of its kind open is skipped. A quote that opens inside a bracket and closes
+    (with its own closing mark, :data:`QUOTE_CLOSERS`) on the same line is skipped whole: its
+    brackets are quote text, so ``[h "a ] b"]`` is one group; ``skipped`` (when given) gets
+    the span of each such quote. Linear time.
     """
     pairs: dict[int, int] = {}
     stack: list[tuple[str, int]] = []
     open_count = {"]": 0, ")": 0}
-    for match in _BRACKET.finditer(text):
-        char, index = match.group(), match.start()
-        closer = _CLOSER_OF.get(char)
-        if closer is not None:
-            stack.append((closer, index))
-            open_count[closer] += 1
-        elif open_count[char]:
+    closer_of = {"[": "]", "(": ")"}
+    line_end = -1
+    next_at: dict[str, int] = {}  # closing mark → its next position (line_end: none)
+    resume = 0
+    for match in _PAIRED.finditer(text):
+        index, char = match.start(), match.group()
+        if index < resume or (char in QUOTE_CLOSERS and not stack):
+            continue
+        if char in QUOTE_CLOSERS:
+            if index >= line_end:
+                line_end = text.find("\n", index)
+                line_end = len(text) if line_end < 0 else line_end
+            for mark in QUOTE_CLOSERS[char]:
+                if next_at.get(mark, -1) <= index:
+                    found = text.find(mark, index + 1, line_end)
+                    next_at[mark] = line_end if found < 0 else found
+            close = min(next_at[mark] for mark in QUOTE_CLOSERS[char])
+            if close < line_end:
+                resume = close + 1
+                if skipped is not None:
+                    skipped.append((index, resume))
+        elif char in closer_of:
+            stack.append((closer_of[char], index))
+            open_count[closer_of[char]] += 1
+        elif open_count.get(char):
             while True:
                 kind, opened = stack.pop()
                 open_count[kind] -= 1
@@ -218,7 +252,10 @@ def _tokens(text: str, start: int, end: int, cands: list[Candidate]) -> list[_To
             index = starts[index].end
             continue
         limit = next_starts[bisect_left(next_starts, index)] if index < next_starts[-1] else end
-        close = quote_end(index, min(limit, end))
+        after_handle = bool(tokens) and tokens[-1].kind == "handle" and tokens[-1].end == index
+        before = text[index - 1]  # a mark right after a word or a quote opens none
+        glued = (before.isalnum() or before in QUOTE_MARKS) and not after_handle
+        close = None if glued else quote_end(index, min(limit, end))
         if close is not None:
             tokens.append(_Token("quote", index, close + 1))
             index = close + 1
@@ -234,17 +271,48 @@ def _tokens(text: str, start: int, end: int, cands: list[Candidate]) -> list[_To
     return tokens
 
 
+def _unclosed(text: str, tokens: list[_Token]) -> bool:
+    """True when a quote mark outside every closed quote is left in the tokens; quote marks
+    right around a handle (``"h"``, a Markdown link title) quote the handle and are not."""
+    around: set[int] = set()
+    for before, handle, after in zip(tokens, tokens[1:], tokens[2:], strict=False):
+        opener = text[before.end - 1]
+        if (
+            before.kind == after.kind == "text"
+            and handle.kind == "handle"
+            and text[after.start] in QUOTE_CLOSERS.get(opener, "")
+        ):
+            around |= {before.end - 1, after.start}
+    return any(
+        t.kind == "text" and text[i] in _LEFT_OVER and i not in around
+        for t in tokens
+        for i in range(t.start, t.end)
+    )
+
+
+def _failed(elements: list[Element], failed: bool) -> list[Element]:
+    """The elements, each with :data:`UNCLOSED_QUOTE` as its error when ``failed``."""
+    return [replace(e, error=UNCLOSED_QUOTE) for e in elements] if failed else elements
+
+
 def _element(text: str, handle: _Token, quote: _Token | None) -> Element:
     if quote is None:
         return Element(handle.start, handle.end, None, handle.start, handle.end)
+    words = text[quote.start + 1 : quote.end - 1]
     return Element(
         handle.start,
         handle.end,
-        text[quote.start + 1 : quote.end - 1],
+        words,
         min(handle.start, quote.start),
         max(handle.end, quote.end),
         quote_start=quote.start,
+        error=UNCLOSED_QUOTE if _nested(text[quote.start], words) else None,
     )
+
+
+def _nested(opener: str, words: str) -> bool:
+    """True for a quote holding its own opening mark (“a “b” c”): where it ends is unclear."""
+    return opener not in QUOTE_CLOSERS[opener] and opener in words
 
 
 def _pair_up(text: str, tokens: list[_Token]) -> list[Element]:
@@ -325,7 +393,7 @@ def _group_unit(
 ) -> Unit:
     """A group ``[…]``/``(…)`` (or a link with handles in its text) spanning ``[start, end]``."""
     tokens = _tokens(text, start + 1, end, cands)
-    elements = _pair_up(text, tokens)
+    elements = _failed(_pair_up(text, tokens), _unclosed(text, tokens))
     text_close = pairs[start]
     # "[handle](url)": only the bracketed part can hold prose worth keeping.
     leftover = _leftover(text, [t for t in tokens if t.end <= text_close], hidden)
@@ -346,12 +414,19 @@ def _link_unit(
     quoted link text is the quote."""
     text_close = pairs[start]
     link_text = text[start + 1 : text_close]
-    elements = _pair_up(text, _tokens(text, text_close + 2, end, cands))
+    tokens = _tokens(text, text_close + 2, end, cands)
+    elements = _failed(_pair_up(text, tokens), _unclosed(text, tokens))
     stripped = link_text.strip()
-    if stripped and closed_quote(stripped, 0, len(stripped)) == len(stripped) - 1:
+    wholly = closed_quote(stripped, 0, len(stripped)) == len(stripped) - 1 if stripped else False
+    at_both_ends = len(stripped) > 1 and stripped[-1] in QUOTE_CLOSERS.get(stripped[0], "")
+    if at_both_ends and (not wholly or _nested(stripped[0], stripped[1:-1])):
+        elements = _failed(elements, True)  # ["a" b"](h), [“a “b” c”](h): not one quote
+    elif wholly:
         quote_start = start + 1 + link_text.index(stripped[0])
         elements = [
-            Element(e.handle_start, e.handle_end, stripped[1:-1], start, end + 1, quote_start)
+            replace(
+                e, quote=stripped[1:-1], raw_start=start, raw_end=end + 1, quote_start=quote_start
+            )
             if e.quote is None
             else e
             for e in elements
@@ -369,10 +444,12 @@ def _wrapped(text: str, cand: Candidate) -> tuple[int, int]:
     return start, end
 
 
-def _bare_unit(text: str, cand: Candidate, limit: int) -> Unit:
+def _bare_unit(text: str, cand: Candidate, limit: int, pairs: dict[int, int]) -> Unit:
     """A bare handle; a closed quote after a space or ':' (before ``limit``) is its quote.
 
-    A glued handle (the end of a URL, say) is cited and stays in the display text."""
+    A glued handle (the end of a URL, say) is cited and stays in the display text. A handle
+    right after a ``[``/``(`` that never closes (``[h "a"["]``) is in a group that cannot be
+    read: malformed."""
     if cand.glued:
         element = Element(cand.start, cand.end, None, cand.start, cand.end)
         return Unit(cand.start, cand.end, text[cand.start : cand.end], (element,))
@@ -382,10 +459,19 @@ def _bare_unit(text: str, cand: Candidate, limit: int) -> Unit:
         after += 1
     close = closed_quote(text, after, limit) if end < after < limit else None
     handle = _Token("handle", cand.start, cand.end)
+    before = start
+    while before > 0 and text[before - 1] in " \t":
+        before -= 1
+    unclosed_group = before > 0 and text[before - 1] in "[(" and before - 1 not in pairs
     if close is not None:
         quote = _Token("quote", after, close + 1)
-        return Unit(start, close + 1, "", (_element(text, handle, quote),))
-    return Unit(start, end, "", (_element(text, handle, None),))
+        element = _element(text, handle, quote)
+        end = close + 1
+    else:
+        element = _element(text, handle, None)
+    if unclosed_group or (close is None and end < after < limit and text[after] in QUOTE_CLOSERS):
+        element = replace(element, error=UNCLOSED_QUOTE)  # "h "unclosed…": not unquoted
+    return Unit(start, end, "", (element,))
 
 
 def _root(
@@ -435,7 +521,8 @@ def find_units(text: str, hidden: list[tuple[int, int]] | None = None) -> list[U
     cands = find_candidates(text)
     if not cands:
         return []
-    pairs = bracket_pairs(text)
+    skipped: list[tuple[int, int]] = []
+    pairs = bracket_pairs(text, skipped)
     bare, spans = _roots(text, cands, pairs)
     units: list[Unit] = []
     for (start, end), members in spans.items():
@@ -453,6 +540,36 @@ def find_units(text: str, hidden: list[tuple[int, int]] | None = None) -> list[U
         at = bisect_left(span_starts, cand.end)
         if at < len(span_starts):
             limit = min(limit, span_starts[at])
-        units.append(_bare_unit(text, cand, limit))
+        units.append(_bare_unit(text, cand, limit, pairs))
     units.sort(key=lambda unit: unit.start)
-    return units
+    return _runaway(text, units, pairs, skipped)
+
+
+_RUN_ON = re.compile("[" + "".join(sorted(QUOTE_MARKS)) + r"][\])]")  # a mark, then a closer
+
+
+def _runaway(
+    text: str, units: list[Unit], pairs: dict[int, int], skipped: list[tuple[int, int]]
+) -> list[Unit]:
+    """The units, malformed on a line that also holds, outside them and outside the quotes
+    :func:`bracket_pairs` skipped, a quote mark right before a ``]`` or ``)`` that closes
+    nothing (``[h “a”] b”]``): a quote may have run past its group there."""
+    closed = set(pairs.values())
+    quoted = {i for start, end in skipped for i in range(start, end)}
+    starts = [u.start for u in units]
+    line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+    lines: set[int] = set()
+    for match in _RUN_ON.finditer(text):
+        at = match.end() - 1
+        inside = bisect_left(starts, at + 1) - 1
+        if at in closed or at in quoted or (inside >= 0 and at < units[inside].end):
+            continue
+        lines.add(bisect_right(line_starts, at))
+    if not lines:
+        return units
+    return [
+        replace(u, elements=tuple(_failed(list(u.elements), True)))
+        if bisect_right(line_starts, u.start) in lines
+        else u
+        for u in units
+    ]

@@ -110,15 +110,19 @@ def make_citation(
     start: int,
     end: int,
     handle_span: tuple[int, int] | None = None,
+    markup_error: str | None = None,
 ) -> Citation:
     """A citation, parsed: ``handle`` set when the handle is plain ASCII without markup and
-    parses, else ``error`` (the look-alike, markup or grammar message)."""
+    parses, else ``error`` (the look-alike, markup or grammar message). A ``markup_error``
+    (the quote around it cannot be read) makes a handle that parses malformed too."""
     try:
         require_plain(handle_text)
         handle: Handle | None = parse_handle(handle_text)
-        error = None
+        error = markup_error
     except CitationSyntaxError as failure:
         handle, error = None, failure.message
+    if error is not None:
+        handle = None
     return Citation(raw, handle_text, handle, quote, error, start, end, handle_span)
 
 
@@ -196,6 +200,7 @@ class _Entry:
                     base + e.raw_start,
                     base + e.raw_end,
                     (base + e.handle_start, base + e.handle_end),
+                    e.error,
                 )
                 for e, content in self.elements
             ]
@@ -353,6 +358,7 @@ def _pieces(block: Block, text: str, refs: _References) -> list[_Piece]:
                     start,
                     block.to_answer(element.raw_end),
                     (block.to_answer(element.handle_start), block.to_answer(element.handle_end)),
+                    element.error,
                 )
             )
         pieces.append(_Piece(unit.start, unit.end, unit.replacement, citations))

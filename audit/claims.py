@@ -16,8 +16,10 @@ uncited, and a document that loses its claims reads as a clean answer:
   so 100,000 nested brackets are a one-line error rather than a ``RecursionError``;
 - bytes must be valid UTF-8 (or the UTF-16/32 that JSON detects), and every string valid
   Unicode: a lone surrogate escape (``"\\ud800"``) is refused;
-- a handle written in a sentence that the claim's citations do not list is audited as one of
-  its citations (found as in prose, :func:`audit.citation_scan.find_candidates`);
+- a handle written in a sentence is audited as one of its citations, read as in prose
+  (:func:`audit.citation_scan.find_units`): with the quote written with it, or malformed
+  when that quote cannot be read whole (one the citations list already is not cited again
+  unless the sentence gives it a quote);
 - no claim, or only headings and empty sentences without citations, is
   :class:`~audit.errors.NothingToAudit`.
 
@@ -31,7 +33,7 @@ from __future__ import annotations
 import json
 from typing import Any, NoReturn
 
-from audit.citation_scan import find_candidates
+from audit.citation_scan import find_units
 from audit.citations import (
     MAX_ANSWER_CHARS,
     SENTENCE_KINDS,
@@ -141,11 +143,16 @@ def _claim(raw: object, number: int) -> tuple[str, str, list[Citation]]:
         raise InputError(f"{where}: 'citations' must be a list")
     citations = [_claim_citation(c, f"{where}, citation {i}") for i, c in enumerate(listed, 1)]
     known = {c.handle_text for c in citations}
-    for cand in find_candidates(sentence):  # a handle in the sentence is never silently uncited
-        written = sentence[cand.start : cand.end]
-        if written not in known:
+    for unit in find_units(sentence):  # a handle in the sentence is never silently uncited
+        for element in unit.elements:
+            written = sentence[element.handle_start : element.handle_end]
+            plain = element.quote is None and element.error is None
+            if plain and written in known:
+                continue  # listed (or already cited), and the sentence adds no quote to it
             known.add(written)
-            citations.append(make_citation(written, written, None, 0, 0))
+            raw = sentence[element.raw_start : element.raw_end]
+            check_quote(element.quote, 0)
+            citations.append(make_citation(raw, written, element.quote, 0, 0, None, element.error))
     return sentence.strip(), kind, citations
 
 

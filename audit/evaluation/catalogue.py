@@ -16,7 +16,7 @@ from audit.evaluation import categories as c
 from audit.evaluation import handle_cases as hc
 from audit.evaluation import oracle
 from audit.evaluation.categories import Case, Category, Cite, Ctx
-from audit.evaluation.planting import FOOTNOTE
+from audit.evaluation.planting import DELIMITERS, FOOTNOTE, delimit
 from audit.evaluation.world import DASHES, DOUBLES, NO_BREAKS, SINGLES, TRIPLES
 
 _PROSE = "Zentravir changed the outcome in this cohort"
@@ -77,7 +77,7 @@ def _footnote_in_group(ctx: Ctx, one: Cite, two: Cite) -> tuple[str, tuple[Cite,
 
 
 def _link(ctx: Ctx, one: Cite, two: Cite) -> tuple[str, tuple[Cite, ...]]:
-    if ctx.rng.randrange(2) and _q(one) and not any(ch in (one.quote or "") for ch in "[]"):
+    if ctx.rng.randrange(2) and _q(one) and delimit(one.quote or "") is not None:
         return f'{_PROSE} ["{one.quote}"]({one.handle}).', (one,)
     return f"[{_PROSE}]({one.handle}).", (Cite(one.handle),)
 
@@ -109,6 +109,57 @@ def _unclosed(ctx: Ctx) -> list[Case]:
         opener = ctx.rng.choice(['"', "\u201c", "\u00ab"])
         text = f"Zentravir was called {opener}safe and effective as shown by {h} in children."
         out.append(Case("hidden_in_unclosed_quote", (Cite(h),), literal=text, claims=True))
+    return out
+
+
+def _bracketed(name: str, changed: bool) -> Callable[[Ctx], list[Case]]:
+    """Quotes holding the closing bracket of the group they are written in: ``[h «… ] …»]``,
+    ``(h "… ) …")``; ``changed``: one digit changed (a misquote the audit would miss if it
+    cut the quote at the bracket)."""
+
+    def build(ctx: Ctx) -> list[Case]:
+        out = []
+        for rec, version, path, text in ctx.passages():
+            for at in (i for i, ch in enumerate(text) if ch in "])"):
+                lo, hi = c.window(text, at, at + 1, ctx.rng)
+                quote = text[lo:hi]
+                digits = [i for i, ch in enumerate(quote) if ch.isascii() and ch.isdigit()]
+                if changed and not digits:
+                    continue
+                if changed:
+                    i = ctx.rng.choice(digits)
+                    quote = f"{quote[:i]}{(int(quote[i]) + 1) % 10}{quote[i + 1 :]}"
+                written = delimit(quote)
+                if written is None:
+                    continue
+                h = ctx.handle(rec.record_id, path, ctx.pin(rec, version))
+                shape = "[{} {}]" if text[at] == "]" else "({} {})"  # the group's own closer
+                group = shape.format(h, written)
+                literal = f"{_PROSE} {group}."
+                out.append(Case(name, (Cite(h, quote),), literal=literal, claims=False))
+        ctx.rng.shuffle(out)
+        return out
+
+    return build
+
+
+def _straight_in_curly(ctx: Ctx) -> list[Case]:
+    """A genuine quote with ASCII quote marks put around one of its words, delimited by
+    ``“…”`` or ``„…“``: a misquote from the mark on (the audit would miss it if the ``"``
+    closed the quote)."""
+    out = []
+    for cite in _genuine_pool(ctx):
+        words = (cite.quote or "").split(" ")
+        if len(words) < 3:
+            continue
+        k = ctx.rng.randrange(1, len(words))
+        quote = " ".join([*words[:k], f'"{words[k]}"', *words[k + 1 :]])
+        opener, closer, holds = ctx.rng.choice([d for d in DELIMITERS if d[0] in "\u201c\u201e"])
+        if any(mark in quote for mark in holds):
+            continue
+        literal = f"{_PROSE} [{cite.handle} {opener}{quote}{closer}]."
+        cites = (Cite(cite.handle, quote),)
+        out.append(Case("straight_quote_in_curly", cites, literal=literal, claims=False))
     return out
 
 
@@ -381,6 +432,19 @@ CATEGORIES: tuple[Category, ...] = (
     ),
     _cat("unpinned_older_version", "flags", "ok", hc.unpinned_old, against="issued"),
     _cat("hidden_in_unclosed_quote", "markup", "forged", _unclosed),
+    _cat(
+        "quote_with_bracket_in_group",
+        "markup",
+        "ok",
+        _bracketed("quote_with_bracket_in_group", changed=False),
+    ),
+    _cat(
+        "misquote_with_bracket_in_group",
+        "markup",
+        "quote_mismatch",
+        _bracketed("misquote_with_bracket_in_group", changed=True),
+    ),
+    _cat("straight_quote_in_curly", "markup", "quote_mismatch", _straight_in_curly),
     _cat("footnote", "markup", "ok", _markup("footnote", _footnote)),
     _cat(
         "footnote_marker_in_group",

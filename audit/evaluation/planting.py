@@ -9,14 +9,16 @@ Styles of answer text (docs/contract.md, "Citations in answers"):
     claims     {"sentence": ..., "citations": [{"handle": ..., "quote": ...}]}
 
 Cases about markup carry their own text (``Case.literal``) and are written as they are. A
-quote holding every kind of quote mark the grammar delimits with cannot be written in
-brackets, nor can a quote holding ``[`` or ``]`` (the group would end there: the parser
-closes the group at the first ``]``); such a case is scored as claims only.
+quote runs to its own closing mark (brackets in it are quote text), so a quote is written
+with a delimiter whose marks it does not hold; one holding every kind of quote mark the
+grammar delimits with, or a footnote marker (``[1]``, which a reference list would resolve),
+is scored as claims only.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -27,12 +29,13 @@ TEXT_STYLES = ("bracket", "parens", "bare", "footnote")
 STYLES = (*TEXT_STYLES, "claims")
 PROSE = "Zentravir changed the outcome in cohort {n}"
 FOOTNOTE = "\x00FN"  # where a literal case numbers its footnote
-_DELIMITERS = (  # (opening, closing, what the quote must not hold: a mark that could close it)
+DELIMITERS = (  # (opening, closing, what the quote must not hold: its own opening or closing)
     ("\u00ab", "\u00bb", "\u00ab\u00bb"),
     ('"', '"', '"'),
-    ("\u201c", "\u201d", '\u201c\u201d"\u201e'),
-    ("\u201e", "\u201c", '\u201e\u201c\u201d"'),
+    ("\u201c", "\u201d", "\u201c\u201d"),
+    ("\u201e", "\u201c", "\u201e\u201c\u201d"),
 )
+_MARKER = re.compile(r"\[\^?[0-9A-Za-z_-]{1,20}\]")  # a footnote marker's shape
 
 
 @dataclass(frozen=True)
@@ -44,10 +47,11 @@ class Item:
     kind: str = "sentence"  # for items without a case: "sentence" (uncited) or "heading"
 
 
-def _delimit(quote: str) -> str | None:
-    if "[" in quote or "]" in quote:  # a bracket would end the citation group (see docs)
+def delimit(quote: str) -> str | None:
+    """The quote between delimiters it does not hold, or None (see the module docstring)."""
+    if _MARKER.search(quote):
         return None
-    for left, right, closing in _DELIMITERS:
+    for left, right, closing in DELIMITERS:
         if not any(mark in quote for mark in closing):
             return f"{left}{quote}{right}"
     return None
@@ -56,7 +60,7 @@ def _delimit(quote: str) -> str | None:
 def _written(cite: Cite) -> str | None:
     if cite.quote is None:
         return cite.handle
-    quoted = _delimit(cite.quote)
+    quoted = delimit(cite.quote)
     return None if quoted is None else f"{cite.handle} {quoted}"
 
 

@@ -85,7 +85,7 @@ def evaluate_command(
 ) -> None:
     """Prove the audit's decisions on planted cases (exit 1 when any case fails).
 
-    Plants cases in 72 categories on a generated world and on the demo snapshot (or
+    Plants cases in 75 categories on a generated world and on the demo snapshot (or
     --snapshot), writes each as answer text in several citation styles and as claims, audits
     them and compares every verdict, flag, status, metric and the overall verdict with the
     oracle's."""
