@@ -1,0 +1,82 @@
+"""The fast path's regular expression of the handle grammar, built afresh (audit/handles.py).
+
+The module compiles :func:`audit.handles._form` once at import; these build it in the test, so
+the language it describes is pinned by itself (not only through the precise parser, which
+accepts the same strings and hides a fast path that rejects too much).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from audit.handles import _form
+from audit.quotes import closest_match
+
+SETID = "5eed0001-0000-4000-8000-000000000001"
+LOCATOR = re.compile(_form(r"\Z"))
+HANDLE_PATH_END = re.compile(_form("~") + "~.*")
+
+
+@pytest.mark.parametrize(
+    ("text", "groups"),
+    [
+        ("pmid:99000001/abstract.3", ("pmid:99000001", None, "abstract.3")),
+        ("pmid:1234567890@2/abstract", ("pmid:1234567890", "2", "abstract")),
+        ("pmcid:PMC99000001/body.s2.p1", ("pmcid:PMC99000001", None, "body.s2.p1")),
+        ("ppr:PPR990001@1/abstract.1", ("ppr:PPR990001", "1", "abstract.1")),
+        (
+            "nct:NCT99000001@2025-06-02/trial.arms.1",
+            ("nct:NCT99000001", "2025-06-02", "trial.arms.1"),
+        ),
+        (
+            f"setid:{SETID}@4/label.boxed_warning.1",
+            (f"setid:{SETID}", "4", "label.boxed_warning.1"),
+        ),
+        ("pmid:9/" + "a" * 200, ("pmid:9", None, "a" * 200)),
+        ("pmid:9@" + "v" * 40 + "/a", ("pmid:9", "v" * 40, "a")),
+    ],
+)
+def test_the_fast_form_accepts_each_scheme_and_splits_it(
+    text: str, groups: tuple[str, str | None, str]
+) -> None:
+    match = LOCATOR.fullmatch(text)
+    assert match is not None and match.groups() == groups
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "pmid:099000001/abstract.3",  # a leading zero
+        "pmid:12345678901/abstract",  # 11 digits
+        "pmcid:99000001/body",  # no PMC
+        "ppr:PPR990001/abstract.1",  # a pinned scheme without its version
+        "nct:NCT9900000@2025/trial",  # 7 digits
+        "nct:NCT99000001/trial",
+        f"setid:{SETID}/label.x",
+        "setid:5eed0001-0000-4000-80000-00000000001@4/label.x",  # a group of 5 where 4 go
+        "setid:5EED0001-0000-4000-8000-000000000001@4/label.x",  # upper-case hex
+        "pmid:9/" + "a" * 201,  # the path is over 200 characters
+        "pmid:9@" + "v" * 41 + "/a",  # the version is over 40 characters
+        "pmid:9@-1/a",  # a version starts with a letter or digit
+        "pmid:9/Abstract",
+        "pmid:9/.abstract",
+        "pmid:9/abstract..1",
+        "pmid:9/abstract.",
+        "pmid:9/abstract\n",
+        "local:notes-1@1/body",  # local ids go to the precise parser only
+    ],
+)
+def test_the_fast_form_rejects_what_the_grammar_rejects(text: str) -> None:
+    assert LOCATOR.fullmatch(text) is None
+
+
+def test_the_path_limit_of_a_handle_ends_at_its_check_code() -> None:
+    assert HANDLE_PATH_END.fullmatch("pmid:9/" + "a" * 200 + "~abcde") is not None
+    assert HANDLE_PATH_END.fullmatch("pmid:9/" + "a" * 201 + "~abcde") is None
+
+
+def test_a_closest_match_is_widened_to_the_whole_first_word() -> None:
+    closest = closest_match("alpha beta", "xalpha beta gamma")
+    assert closest is not None and closest.text == "xalpha beta"
