@@ -11,7 +11,8 @@ import re
 
 import pytest
 
-from audit.handles import _form
+from audit.errors import CitationSyntaxError
+from audit.handles import _form, parse_locator
 from audit.quotes import closest_match
 
 SETID = "5eed0001-0000-4000-8000-000000000001"
@@ -85,3 +86,17 @@ def test_the_path_limit_of_a_handle_ends_at_its_check_code() -> None:
 def test_a_closest_match_is_widened_to_the_whole_first_word() -> None:
     closest = closest_match("alpha beta", "xalpha beta gamma")
     assert closest is not None and closest.text == "xalpha beta"
+
+
+def test_a_check_code_after_a_locator_is_an_error_spanning_the_rest() -> None:
+    text = "pmid:99000001/abstract.3~awhr0"
+    with pytest.raises(CitationSyntaxError) as raised:
+        parse_locator(text)
+    error = raised.value
+    assert error.message == ("unexpected '~' after the passage path (a locator has no check code)")
+    assert (error.text, error.start, error.end, error.expected) == (
+        text,
+        text.index("~"),
+        len(text),
+        "end of locator",
+    )
