@@ -12,7 +12,7 @@ import re
 import pytest
 
 from audit.errors import CitationSyntaxError
-from audit.handles import _form, parse_locator
+from audit.handles import Locator, _form, parse_locator
 from audit.quotes import closest_match
 
 SETID = "5eed0001-0000-4000-8000-000000000001"
@@ -100,3 +100,12 @@ def test_a_check_code_after_a_locator_is_an_error_spanning_the_rest() -> None:
         len(text),
         "end of locator",
     )
+
+
+def test_a_locator_whose_text_reads_back_as_other_fields_is_refused_whole() -> None:
+    with pytest.raises(CitationSyntaxError) as raised:
+        Locator(scheme="pmid", id="99000001@2", path="abstract.3")
+    error = raised.value
+    text = "pmid:99000001@2/abstract.3"
+    assert error.message == f"locator {text!r} does not round-trip through the grammar"
+    assert (error.text, error.start, error.end, error.expected) == (text, 0, len(text), "locator")
