@@ -4,7 +4,8 @@
 mutmut leaves in ``mutants/audit/`` and prints one Markdown row per module: its mutants, how
 many were killed (a timeout counts as killed: the tests noticed), survived, had no test, and
 how many of the survivors are equivalent (listed with a reason in
-``tests/audit/data/mutation-equivalent.toml``). The score is killed / (mutants − equivalent),
+``tests/audit/data/mutation-equivalent.toml``), and the sum of its mutants' wall times as mutmut
+measured them (two run at once). The score is killed / (mutants − equivalent),
 over the modules whose every mutant was checked; a module with unchecked mutants is printed as
 ``not run`` and left out of the total, never counted as a pass. ``--min`` exits 1 when the
 total is below it; no results at all is an error (exit 2).
@@ -38,6 +39,7 @@ class ModuleScore:
     no_tests: list[str] = field(default_factory=list)
     other: list[str] = field(default_factory=list)  # unchecked, skipped, suspicious, ...
     equivalent: int = 0
+    seconds: float = 0.0  # the sum of each mutant's wall time (mutmut runs two at once)
 
     @property
     def mutants(self) -> int:
@@ -83,32 +85,39 @@ def percent(killed: int, counted: int) -> str:
 def load_scores(mutants: Path, equivalent: Mapping[str, str]) -> list[ModuleScore]:
     scores = []
     for meta in sorted((mutants / "audit").rglob("*.py.meta")):
-        codes = json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"]
+        data = json.loads(meta.read_text(encoding="utf-8"))
+        codes = data["exit_code_by_key"]
         if not codes:
             continue
         module = meta.relative_to(mutants).as_posix().removesuffix(".meta")
-        scores.append(score_module(module, codes, equivalent))
+        score = score_module(module, codes, equivalent)
+        score.seconds = sum(t or 0.0 for t in data.get("durations_by_key", {}).values())
+        scores.append(score)
     return scores
 
 
 def table(scores: list[ModuleScore]) -> tuple[str, float | None]:
     """The Markdown table and the total score (None when no module is complete)."""
     lines = [
-        "| module | mutants | killed | survived | no test | equivalent | score |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| module | mutants | killed | survived | no test | equivalent | score | mutant-seconds |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     killed = counted = 0
     for s in scores:
         if not s.complete:
-            lines.append(f"| {s.module} | {s.mutants} | not run | | | | |")
+            lines.append(f"| {s.module} | {s.mutants} | not run | | | | | |")
             continue
         killed += s.killed
         counted += s.counted
         lines.append(
             f"| {s.module} | {s.mutants} | {s.killed} | {len(s.survived)} | {len(s.no_tests)} "
-            f"| {s.equivalent} | {percent(s.killed, s.counted)} |"
+            f"| {s.equivalent} | {percent(s.killed, s.counted)} | {s.seconds:,.0f} |"
         )
-    lines.append(f"| **total (modules run)** | | {killed} | | | | {percent(killed, counted)} |")
+    seconds = sum(s.seconds for s in scores if s.complete)
+    lines.append(
+        f"| **total (modules run)** | | {killed} | | | | {percent(killed, counted)} "
+        f"| {seconds:,.0f} |"
+    )
     return "\n".join(lines), (100 * killed / counted if counted else None)
 
 

@@ -22,7 +22,7 @@ def test_a_timeout_counts_as_killed_and_an_equivalent_survivor_leaves_the_denomi
     )
     assert (score.mutants, score.equivalent, score.counted) == (4, 1, 3)
     text, total = table([score])
-    assert "| audit/m.py | 4 | 2 | 1 | 1 | 1 | 66.7 % |" in text
+    assert "| audit/m.py | 4 | 2 | 1 | 1 | 1 | 66.7 % | 0 |" in text
     assert total == pytest.approx(200 / 3)
 
 
@@ -37,14 +37,17 @@ def test_a_module_with_unchecked_mutants_is_not_run_and_not_counted() -> None:
     done = score_module("audit/m.py", {"m.x_a__mutmut_1": 1})
     pending = score_module("audit/n.py", {"n.x_a__mutmut_1": 0, "n.x_a__mutmut_2": None})
     text, total = table([done, pending])
-    assert "| audit/n.py | 2 | not run | | | | |" in text
+    assert "| audit/n.py | 2 | not run | | | | | |" in text
     assert total == 100.0
 
 
 def write_meta(root: Path, module: str, codes: dict[str, int | None]) -> None:
     meta = root / "audit" / f"{module}.meta"
     meta.parent.mkdir(parents=True, exist_ok=True)
-    meta.write_text(json.dumps({"exit_code_by_key": codes}), encoding="utf-8")
+    durations = dict.fromkeys(codes, 1.5)
+    meta.write_text(
+        json.dumps({"exit_code_by_key": codes, "durations_by_key": durations}), encoding="utf-8"
+    )
 
 
 def test_the_command_fails_below_the_floor_and_without_results(
@@ -56,6 +59,7 @@ def test_the_command_fails_below_the_floor_and_without_results(
     assert main(["--mutants", str(tmp_path), "--min", "50"]) == 0
     assert main(["--mutants", str(tmp_path), "--min", "92", "--survivors"]) == 1
     captured = capsys.readouterr()
+    assert "| audit/m.py | 2 | 1 | 1 | 0 | 0 | 50.0 % | 3 |" in captured.out
     assert "- audit.m.x_a__mutmut_2: survived" in captured.out
     assert "error: mutation score 50.0 % is below 92 %" in captured.err
 
