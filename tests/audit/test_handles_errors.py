@@ -26,6 +26,8 @@ from audit.handles import parse_handle
         ("pmid:1/~abcde", 7, 8, "path"),
         ("pmid:1/a.B~abcde", 9, 10, "path segment"),
         ("pmid:1/a..b~abcde", 9, 10, "path segment"),
+        ("pmid:1/aXb~abcde", 8, 9, "path segment"),  # an upper-case X stops nothing
+        ("pmid:1/ab.cD~abcde", 11, 12, "path segment"),  # the flaw inside a later segment
         ("pmid:1/" + "a" * 201 + "~abcde", 7, 208, "path"),
         ("pmid:1/a", 8, 9, "'~'"),
         ("pmid:1/a~abcd", 9, 13, "check code"),
