@@ -19,6 +19,7 @@ from audit.handles import parse_handle
         ("pmid;1/a~abcde", 4, 5, "':'"),
         ("pmid:01/a~abcde", 5, 7, "pmid id"),
         ("pmid:/a~abcde", 5, 6, "pmid id"),
+        ("pmid:12X4/a~abcde", 5, 9, "pmid id"),  # the id runs to '@', '/' or '~', not to X
         ("nct:NCT99000001/a~abcde", 15, 16, "'@' version"),
         ("pmid:1@/a~abcde", 7, 8, "version"),
         ("pmid:1@-x/a~abcde", 7, 9, "version"),
