@@ -43,3 +43,15 @@ def test_each_grammar_rule_reports_its_span_and_what_it_expected(
         parse_handle(text)
     error = raised.value
     assert (error.text, error.start, error.end, error.expected) == (text, start, end, expected)
+
+
+def test_a_local_id_of_the_right_characters_but_a_hidden_part_is_refused_there() -> None:
+    text = "local:.notes@1/body~abcde"
+    with pytest.raises(CitationSyntaxError) as raised:
+        parse_handle(text)
+    error = raised.value
+    assert error.message == (
+        "local id names an empty, '.'-led or hidden path part (got '.notes' in '.notes'), "
+        "got '.notes'"
+    )
+    assert (error.start, error.end, error.expected) == (6, 12, "local id")
