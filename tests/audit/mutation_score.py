@@ -7,7 +7,8 @@ how many of the survivors are equivalent (listed with a reason in
 ``tests/audit/data/mutation-equivalent.toml``), and the sum of its mutants' wall times as mutmut
 measured them (two run at once). The score is killed / (mutants − equivalent),
 over the modules whose every mutant was checked; a module with unchecked mutants is printed as
-``not run`` and left out of the total, never counted as a pass. ``--min`` exits 1 when the
+``not run (N left)``, with what was checked so far, and left out of the total, never counted
+as a pass. ``--min`` exits 1 when the
 total is below it; no results at all is an error (exit 2).
 """
 
@@ -104,14 +105,13 @@ def table(scores: list[ModuleScore]) -> tuple[str, float | None]:
     ]
     killed = counted = 0
     for s in scores:
-        if not s.complete:
-            lines.append(f"| {s.module} | {s.mutants} | not run | | | | | |")
-            continue
-        killed += s.killed
-        counted += s.counted
+        score = percent(s.killed, s.counted) if s.complete else f"not run ({len(s.other)} left)"
+        if s.complete:
+            killed += s.killed
+            counted += s.counted
         lines.append(
             f"| {s.module} | {s.mutants} | {s.killed} | {len(s.survived)} | {len(s.no_tests)} "
-            f"| {s.equivalent} | {percent(s.killed, s.counted)} | {s.seconds:,.0f} |"
+            f"| {s.equivalent} | {score} | {s.seconds:,.0f} |"
         )
     seconds = sum(s.seconds for s in scores if s.complete)
     lines.append(

@@ -37,7 +37,7 @@ def test_a_module_with_unchecked_mutants_is_not_run_and_not_counted() -> None:
     done = score_module("audit/m.py", {"m.x_a__mutmut_1": 1})
     pending = score_module("audit/n.py", {"n.x_a__mutmut_1": 0, "n.x_a__mutmut_2": None})
     text, total = table([done, pending])
-    assert "| audit/n.py | 2 | not run | | | | | |" in text
+    assert "| audit/n.py | 2 | 0 | 1 | 0 | 0 | not run (1 left) | 0 |" in text
     assert total == 100.0
 
 
