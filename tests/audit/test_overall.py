@@ -9,7 +9,10 @@ import pytest
 
 from audit.corpus import InMemoryCorpus
 from audit.engine import AnswerInput, CitationInput, SentenceInput, audit_answer
+from audit.overall import overall
+from audit.references.check import Flags, ReferenceCheck
 from audit.report import FailOnItem, Report
+from audit.support.model import SupportResult
 from tests.audit.planted import KEYRING, h, make_corpus, stale_corpus
 
 CORPUS = make_corpus()
@@ -305,3 +308,60 @@ def test_report_identity_fields() -> None:
     assert (report.key.demo, report.key.fingerprint) == (True, KEYRING.fingerprint)
     assert report.snapshot.name == "memory"
     assert "NOT SECRET" not in report.model_dump_json()
+
+
+# ---------------------------------------------------------------------------------------------
+# Counts above one, and metrics whose two readings differ (killing audit/overall.py's mutants)
+
+EOC = h("pmid:99000004/abstract.1")
+
+
+def test_metrics_count_verbatim_quotes_and_retracted_citations_apart() -> None:
+    report = audit(
+        S("One.", ((GOOD, "312 children were diagnosed"),)),
+        S("Two.", ((GOOD, "313 children"),)),
+        S("Three.", ((GOOD, "314 children"),)),
+        S("Four.", ((RETRACTED, None), (OLD_TRIAL, None), (EOC, None))),
+    )
+    m = report.metrics
+    assert (m.quotes, m.verbatim_quotes) == (3, 1)
+    assert m.retracted_cited == 1  # the version_changed and EoC citations are not retracted
+    assert m.citation_validity == 0.6667  # 4 ok of 6: four decimals
+
+
+def test_every_occurrence_is_counted_in_the_reasons() -> None:
+    report = audit(
+        S("A.", ((FORGED, None), (FORGED, None), (WITHDRAWN, None))),
+        S("B.", ((EOC, None), (EOC, None), (OLD_TRIAL, None), (OLD_TRIAL, None))),
+        fail_on=("expression_of_concern", "contradicted"),
+    )
+    assert report.verdict_reasons[:4] == [
+        "fail: 2 forged citations",
+        "fail: 2 citations of records with an expression of concern",
+        "fail: 4 ok citations not judged for claim support",
+        "warn: 1 withdrawn citation",
+    ]
+
+
+def test_contradicted_citations_and_flagged_references_are_counted() -> None:
+    report = audit(S("A.", ((GOOD, None), (GOOD, None))))
+    against = SupportResult(
+        label="contradicted", reason="the passage says otherwise", judge="t", judge_version="1"
+    )
+    (sentence,) = report.sentences
+    judged = sentence.model_copy(
+        update={
+            "citations": tuple(
+                c.model_copy(update={"support": against}) for c in sentence.citations
+            )
+        }
+    )
+    retracted = ReferenceCheck.model_construct(tier="verified", flags=Flags(retracted=True))
+    verdict, reasons = overall([judged], references=[retracted, retracted])
+    assert (verdict, reasons) == (
+        "warn",
+        [
+            "warn: 2 references to retracted records",
+            "warn: 2 citations whose passages contradict their sentences",
+        ],
+    )

@@ -1,0 +1,70 @@
+"""The mutation score tally (tests/audit/mutation_score.py, ``make mutation``)."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from tests.audit.mutation_score import EQUIVALENT, main, score_module, table
+
+CODES = {"m.x_a__mutmut_1": 1, "m.x_a__mutmut_2": 0, "m.x_a__mutmut_3": 36, "m.x_b__mutmut_1": 33}
+
+
+def test_a_timeout_counts_as_killed_and_an_equivalent_survivor_leaves_the_denominator() -> None:
+    score = score_module("audit/m.py", CODES, ["m.x_a__mutmut_2", "other.x__mutmut_1"])
+    assert (score.killed, score.survived, score.no_tests) == (
+        2,
+        ["m.x_a__mutmut_2"],
+        ["m.x_b__mutmut_1"],
+    )
+    assert (score.mutants, score.equivalent, score.counted) == (4, 1, 3)
+    text, total = table([score])
+    assert "| audit/m.py | 4 | 2 | 1 | 1 | 1 | 66.7 % | 0 |" in text
+    assert total == pytest.approx(200 / 3)
+
+
+def test_a_killed_mutant_listed_as_equivalent_is_an_error() -> None:
+    with pytest.raises(
+        ValueError, match=r"m\.x_a__mutmut_1 is listed as equivalent but was killed"
+    ):
+        score_module("audit/m.py", CODES, ["m.x_a__mutmut_1"])
+
+
+def test_a_module_with_unchecked_mutants_is_not_run_and_not_counted() -> None:
+    done = score_module("audit/m.py", {"m.x_a__mutmut_1": 1})
+    pending = score_module("audit/n.py", {"n.x_a__mutmut_1": 0, "n.x_a__mutmut_2": None})
+    text, total = table([done, pending])
+    assert "| audit/n.py | 2 | 0 | 1 | 0 | 0 | not run (1 left) | 0 |" in text
+    assert total == 100.0
+
+
+def write_meta(root: Path, module: str, codes: dict[str, int | None]) -> None:
+    meta = root / "audit" / f"{module}.meta"
+    meta.parent.mkdir(parents=True, exist_ok=True)
+    durations = dict.fromkeys(codes, 1.5)
+    meta.write_text(
+        json.dumps({"exit_code_by_key": codes, "durations_by_key": durations}), encoding="utf-8"
+    )
+
+
+def test_the_command_fails_below_the_floor_and_without_results(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--mutants", str(tmp_path)]) == 2
+    assert "error: no mutmut results in" in capsys.readouterr().err
+    write_meta(tmp_path, "m.py", {"audit.m.x_a__mutmut_1": 1, "audit.m.x_a__mutmut_2": 0})
+    assert main(["--mutants", str(tmp_path), "--min", "50"]) == 0
+    assert main(["--mutants", str(tmp_path), "--min", "92", "--survivors"]) == 1
+    captured = capsys.readouterr()
+    assert "| audit/m.py | 2 | 1 | 1 | 0 | 0 | 50.0 % | 3 |" in captured.out
+    assert "- audit.m.x_a__mutmut_2: survived" in captured.out
+    assert "error: mutation score 50.0 % is below 92 %" in captured.err
+
+
+def test_every_listed_equivalent_mutant_has_a_reason() -> None:
+    listed = tomllib.loads(EQUIVALENT.read_text(encoding="utf-8"))
+    assert listed
+    assert all(name.startswith("audit.") and reason.strip() for name, reason in listed.items())
