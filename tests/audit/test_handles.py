@@ -566,3 +566,10 @@ def test_a_local_locator_is_built_and_minted_through_the_precise_parser(
     assert parse_handle(handle).locator == locator
     with pytest.raises(CitationSyntaxError):
         Locator(scheme, ident.replace(".", "%2E"), "body.main.p1", version)  # not its spelling
+
+
+def test_a_handle_is_never_equal_to_its_text_or_to_anything_but_a_handle() -> None:
+    text = mint(KEYRING, parse_locator("pmid:99000001/abstract.1"))
+    handle = parse_handle(text)
+    assert handle == parse_handle(text) and hash(handle) == hash(parse_handle(text))
+    assert handle != text and handle != None and handle != 1  # noqa: E711
