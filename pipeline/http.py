@@ -191,10 +191,8 @@ class HttpClient:
     """httpx client with the retry policy, per-host pacing, polite params and redaction.
 
     Use as a context manager. ``transport`` lets tests and replay mode swap the network out; a
-    transport with ``offline = True`` (replay) is not paced, and one with a ``deadline`` (a
-    ``time.monotonic()`` instant past which it refuses every request, like the live server's
-    :class:`~pipeline.serve.online.DeadlineTransport`) never has a retry wait past that instant:
-    the wait is cut to it, and the next attempt is refused at once instead of sleeping on.
+    transport with ``offline = True`` (replay) is not paced; no retry waits past a transport's
+    ``deadline`` (``time.monotonic()``, :class:`~pipeline.serve.online.DeadlineTransport`).
     ``sleep`` and ``clock`` are injectable so tests can record waits instead of sleeping.
     """
 
@@ -549,9 +547,9 @@ class HttpClient:
         else:
             base = min(BACKOFF_CAP, BACKOFF_INITIAL * 2 ** (state.attempt_number - 1))
             wait = base / 2 + self._random.uniform(0, base / 2)
-        if self._until is not None:  # no sleeping past the transport's deadline
-            wait = min(wait, max(0.0, self._until - time.monotonic()))
-        return wait
+        if self._until is None:
+            return wait
+        return min(wait, max(0.0, self._until - time.monotonic()))  # not past the deadline
 
     def _log_retry(self, where: str, state: RetryCallState) -> None:
         outcome = state.outcome
