@@ -15,7 +15,8 @@ works (the generator's, not :mod:`pipeline.snapshot.works`):
 
 Latency: the same queries, plus one that matches nothing, on a generated snapshot of about
 :data:`LATENCY_PASSAGES` passages (cached under the system temp folder, keyed by the
-generator version, so reruns skip its minutes of generation), :data:`ROUNDS` interleaved
+generator and schema versions and a digest of the code that writes it, so reruns skip its
+generation and a change to the writer is never timed on a stale file), :data:`ROUNDS` interleaved
 rounds of (physical reference, search) per query. The reference is a bare DuckDB count of
 the query's postings (the ``search_postings`` rows of its terms, looked up and scanned as
 the search does: the least any BM25 over this index reads).
@@ -23,6 +24,7 @@ the search does: the least any BM25 over this index reads).
 
 from __future__ import annotations
 
+import hashlib
 import math
 import statistics
 import tempfile
@@ -127,11 +129,33 @@ def relevance(
     }
 
 
+WRITER_SOURCES = ("pipeline/snapshot", "pipeline/bench/bench_search_corpus.py", "audit/folding.py")
+"""What writes the latency snapshot: the cache is keyed by their source, so a change to how
+postings, works or passages are written builds a new one instead of timing a stale file."""
+
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+
+def writer_digest(root: Path = PROJECT_ROOT) -> str:
+    """A short digest of every :data:`WRITER_SOURCES` file's bytes, in path order."""
+    digest = hashlib.sha256()
+    for name in WRITER_SOURCES:
+        target = root / name
+        for file in sorted(target.rglob("*.py")) if target.is_dir() else [target]:
+            digest.update(file.relative_to(root).as_posix().encode() + b"\0")
+            digest.update(file.read_bytes() + b"\0")
+    return digest.hexdigest()[:12]
+
+
 def latency_snapshot() -> Path:
-    """The cached latency snapshot (written once per generator version)."""
+    """The cached latency snapshot (written once per generator, schema and writer source)."""
     folder = Path(tempfile.gettempdir()) / "citeseal-bench-search"
-    path = folder / f"{GENERATOR_VERSION}-schema{SCHEMA_VERSION}-{LATENCY_WORKS}.duckdb"
+    key = f"{GENERATOR_VERSION}-schema{SCHEMA_VERSION}-{writer_digest()}-{LATENCY_WORKS}"
+    path = folder / f"{key}.duckdb"
     if not path.exists():
+        for stale in folder.glob("*.duckdb"):  # another key's file: never read again
+            stale.unlink()
         temp = path.with_suffix(".partial")
         temp.unlink(missing_ok=True)
         write_snapshot(temp, generate(LATENCY_WORKS))

@@ -22,8 +22,8 @@ Labels follow from the generation alone, never from a ranker. A query asks for a
 and a work's grade is the best grade of its passages (:func:`grade`). The same generator
 with a larger ``works`` count writes the latency bench's 1M-passage snapshot
 (:func:`write_snapshot`: the real schema, ``records`` rows, search index and stored works, as
-a build writes them), keyed by :data:`GENERATOR_VERSION` and the schema version so a rerun
-reuses it.
+a build writes them), keyed by :data:`GENERATOR_VERSION`, the schema version and a digest of
+the writer's source (:func:`pipeline.bench.bench_search.writer_digest`) so a rerun reuses it.
 """
 
 from __future__ import annotations

@@ -40,6 +40,17 @@ def keyring_from_settings(
     )
 
 
+def sealing_keyring(settings: Settings, demo: bool) -> Keyring:
+    """The keyring that seals what a command writes: the demo key, else the installation's
+    (its key file created on first use, with a note)."""
+    path = key_file_path(settings)
+    existed = path.exists()
+    keyring = keyring_from_settings(settings, demo)
+    if not keyring.demo and env_key_text() is None and not existed:
+        typer.echo(f"note: created key file {path} (key id {keyring.fingerprint})", err=True)
+    return keyring
+
+
 def minting_keyring(
     settings: Settings, demo: bool, *, env: Mapping[str, str] | None = None
 ) -> Keyring:

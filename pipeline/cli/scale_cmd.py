@@ -77,7 +77,7 @@ def snapshot_command(
     json_out: JsonOpt = False,
 ) -> None:
     """Build a sealed snapshot from a scale folder (for audit, search and serve)."""
-    from pipeline.cli.snapshot_cmd import _sealing_keyring as sealing_keyring  # one rule
+    from pipeline.cli.common import sealing_keyring
     from pipeline.scale.snapshot import build_from_folder
     from pipeline.settings import Settings
 

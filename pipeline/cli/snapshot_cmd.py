@@ -19,15 +19,13 @@ from typing import Annotated, Any
 
 import typer
 
-from audit.keys import Keyring, key_file_path
 from audit.terminal import one_line
 from pipeline.cli import archive_cmd
 from pipeline.cli.common import (
     digest_cache,
-    env_key_text,
-    keyring_from_settings,
     note_unchecked,
     seal_policy,
+    sealing_keyring,
     trusted_snapshot,
 )
 from pipeline.cli.options import DemoKeyOpt, JsonOpt
@@ -141,7 +139,7 @@ def build_command(
     settings = Settings.from_env()
     if jobs is not None:
         settings = dataclasses.replace(settings, harvest_jobs=jobs)
-    keyring = _sealing_keyring(settings, demo_key)
+    keyring = sealing_keyring(settings, demo_key)
     with _progress() as progress:
         result = build_snapshot(
             spec,
@@ -158,17 +156,6 @@ def build_command(
             progress=progress,
         )
     _print_build(result, json_out)
-
-
-def _sealing_keyring(settings: Settings, demo: bool) -> Keyring:
-    """The keyring that seals what a command writes: the demo key, else the installation's
-    (its key file created on first use, with a note)."""
-    path = key_file_path(settings)
-    existed = path.exists()
-    keyring = keyring_from_settings(settings, demo)
-    if not keyring.demo and env_key_text() is None and not existed:
-        typer.echo(f"note: created key file {path} (key id {keyring.fingerprint})", err=True)
-    return keyring
 
 
 def _print_build(result: BuildResult, json_out: bool) -> None:
@@ -298,7 +285,7 @@ def seal_command(path: PathArg, demo_key: DemoKeyOpt = False) -> None:
     file against it and its contents), with the installation's key."""
     settings = Settings.from_env()
     snapshot = resolve_snapshot(path)
-    keyring = _sealing_keyring(settings, demo_key)
+    keyring = sealing_keyring(settings, demo_key)
     report = check_snapshot(snapshot, SealPolicy.of(keyring), digest_cache(settings))
     if report.ok:
         typer.echo(f"already sealed: {snapshot} ({_seal_line('sealed', keyring.fingerprint)})")
@@ -463,7 +450,7 @@ def rebuild_command(
 ) -> None:
     """Re-parse the stored responses with today's parsers into a new snapshot (offline)."""
     settings = Settings.from_env()
-    keyring = _sealing_keyring(settings, demo_key)
+    keyring = sealing_keyring(settings, demo_key)
     with _progress() as progress:
         result = rebuild_snapshot(
             resolve_snapshot(path),
@@ -498,7 +485,7 @@ def backfill_command(
     """Fetch pinned trial/label versions the snapshot lacks from the registry history into a
     new child snapshot (needs CITESEAL_HISTORY_BACKFILL=1)."""
     settings = Settings.from_env()
-    keyring = _sealing_keyring(settings, demo_key)
+    keyring = sealing_keyring(settings, demo_key)
     result = backfill_snapshot(
         resolve_snapshot(path), handles, keyring=keyring, replay=replay or (), settings=settings
     )

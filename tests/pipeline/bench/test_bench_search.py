@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.bench.bench_search import (
+    WRITER_SOURCES,
     dcg,
     judged,
     ndcg_at,
@@ -17,6 +18,7 @@ from pipeline.bench.bench_search import (
     relevance,
     work_gains,
     work_grades,
+    writer_digest,
 )
 from pipeline.bench.bench_search_corpus import (
     SYNONYMS,
@@ -156,3 +158,20 @@ def test_relevance_on_a_small_generated_snapshot_scores_every_query(tmp_path: Pa
     for ndcg, recall in scores.values():
         assert 0.0 < ndcg <= 1.0 and 0.0 < recall <= 1.0
     assert scores["work"][0] >= scores["passage"][0]
+
+
+def test_the_latency_cache_key_changes_with_the_code_that_writes_the_snapshot(
+    tmp_path: Path,
+) -> None:
+    root = Path(__file__).resolve().parents[3]
+    for name in WRITER_SOURCES:
+        source = root / name
+        for file in sorted(source.rglob("*.py")) if source.is_dir() else [source]:
+            copy = tmp_path / file.relative_to(root)
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            copy.write_bytes(file.read_bytes())
+    before = writer_digest(tmp_path)
+    assert writer_digest(tmp_path) == before  # deterministic
+    postings = tmp_path / "pipeline" / "snapshot" / "works.py"
+    postings.write_text(postings.read_text() + "\n# a change to how postings are written\n")
+    assert writer_digest(tmp_path) != before
