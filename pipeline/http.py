@@ -2,12 +2,12 @@
 
 :class:`HttpClient` wraps :class:`httpx.Client` with
 
-* **one retry policy** (tenacity): only HTTP 429, 500, 502, 503, 504, httpx transport errors
-  and timeouts, and NCBI's "API rate limit exceeded" delivered inside a 200 body are retried;
-  ``Retry-After`` (seconds or HTTP-date) is honoured up to :data:`RETRY_AFTER_CAP`, otherwise a
-  capped exponential backoff with jitter; once ``settings.max_attempts`` attempts are spent a
-  :class:`~pipeline.errors.TransientHarvestError` names the request, the last status and the
-  number of attempts. Any other unexpected status is a
+* **one retry policy** (tenacity, :mod:`pipeline.retry_policy`): only HTTP 429, 500, 502,
+  503, 504, httpx transport errors and timeouts, and NCBI's "API rate limit exceeded"
+  delivered inside a 200 body are retried; ``Retry-After`` (seconds or HTTP-date) is honoured
+  up to a cap, otherwise a capped exponential backoff with jitter; once
+  ``settings.max_attempts`` attempts are spent a :class:`~pipeline.errors.TransientHarvestError`
+  names the request, the last status and the number of attempts. Any other unexpected status is a
   :class:`~pipeline.errors.TerminalHarvestError` at once, and so is a request that cannot be
   made at all (a URL httpx refuses, a scheme other than http/https, a header that cannot be
   sent): every public method raises only :class:`~pipeline.errors.HarvestError`.
@@ -47,14 +47,12 @@ responses it was built from.
 
 from __future__ import annotations
 
-import email.utils
 import logging
 import random
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, BinaryIO
@@ -86,6 +84,12 @@ from pipeline.redact import (
     strip_credentials,
     strip_form_credentials,
 )
+from pipeline.retry_policy import (
+    RETRY_STATUSES,
+    Retryable,
+    retry_after_seconds,
+    wait_seconds,
+)
 from pipeline.settings import BASE_URLS, Settings
 from pipeline.sources import source as registered_source
 
@@ -100,13 +104,8 @@ log = logging.getLogger("citeseal.http")
 for _quiet in ("httpx", "httpcore"):
     logging.getLogger(_quiet).setLevel(logging.WARNING)
 
-RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
-RETRY_AFTER_CAP = 60.0  # seconds; a longer Retry-After is shortened to this
-BACKOFF_INITIAL = 1.0  # seconds before the second attempt (before jitter)
-BACKOFF_CAP = 30.0  # the exponential backoff never waits longer than this
 MAX_REDIRECTS = 5  # hops followed per request
 ACCEPT_ENCODING = "gzip, deflate"
-RATE_LIMIT_MARKER = b"api rate limit exceeded"
 SOURCE_EXTENSION = "citeseal_source"  # request extension carrying the source name
 
 
@@ -121,32 +120,6 @@ class Exchange:
     body: bytes
     source: str | None = None
     request_body: str | None = None
-
-
-def retry_after_seconds(value: str | None, *, now: datetime | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (delta-seconds or HTTP-date), or None."""
-    if value is None:
-        return None
-    value = value.strip()
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
-
-
-def is_rate_limit_body(body: bytes) -> bool:
-    """True when a (200) body is NCBI's "API rate limit exceeded" error (JSON, XML or text)."""
-    head = body[:1024].lower()
-    return RATE_LIMIT_MARKER in head and (b"error" in head or len(body) < 200)
 
 
 MIN_TRANSFER_RATE = 256 * 1024  # bytes/s: a file transfer slower than this is taken as stuck
@@ -173,18 +146,6 @@ class _FileStream(httpx.SyncByteStream):
         with self.path.open("rb") as handle:
             while block := handle.read(self.chunk):
                 yield block
-
-
-class _Retryable(Exception):
-    """Internal: one attempt failed in a way the policy retries."""
-
-    def __init__(
-        self, reason: str, *, retry_after: float | None = None, response: httpx.Response | None
-    ) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.retry_after = retry_after
-        self.response = response
 
 
 class HttpClient:
@@ -403,7 +364,7 @@ class HttpClient:
         method = request.method
         where = self._where(request)
         retrying = Retrying(
-            retry=retry_if_exception_type(_Retryable),
+            retry=retry_if_exception_type(Retryable),
             stop=stop_after_attempt(self._max_attempts),
             wait=self._wait,
             sleep=self._sleep,
@@ -412,7 +373,7 @@ class HttpClient:
         )
         try:
             response = retrying(self._attempt, request, source, expect, answer)
-        except _Retryable as final:
+        except Retryable as final:
             if final.response is not None:
                 self._emit(final.response.request, final.response, source)
             raise TransientHarvestError(
@@ -455,9 +416,9 @@ class HttpClient:
         )
         busy = busy_check(source, request.url.host)  # the source's Rate says how (pacing)
         if busy is not None and status in expect and busy(response.content):
-            raise _Retryable("API rate limit exceeded (reported in the body)", response=response)
+            raise Retryable("API rate limit exceeded (reported in the body)", response=response)
         if status in RETRY_STATUSES and status not in expect:
-            raise _Retryable(
+            raise Retryable(
                 f"HTTP {status} {response.reason_phrase}".rstrip(),
                 retry_after=retry_after_seconds(response.headers.get("retry-after")),
                 response=response,
@@ -519,7 +480,7 @@ class HttpClient:
             left = limit.left()
             if left <= 0:
                 late = f"no answer within the deadline of {limit.seconds:g} s"
-                raise _Retryable(late, response=None)
+                raise Retryable(late, response=None)
             timeout = httpx.Timeout(min(self.settings.timeout, left))
             request.extensions["timeout"] = timeout.as_dict()
             request.extensions[LIMIT_EXTENSION] = limit
@@ -532,7 +493,7 @@ class HttpClient:
                 reason = type(error).__name__
                 if limit.passed():
                     reason = f"no answer within the deadline of {limit.seconds:g} s"
-                raise _Retryable(reason, response=None) from error
+                raise Retryable(reason, response=None) from error
             except httpx.DecodingError as error:  # a transport below decoded the body itself
                 raise TerminalHarvestError(
                     f"{request.method} {where_of(request)} answered a body that cannot be decoded: "
@@ -542,11 +503,7 @@ class HttpClient:
     def _wait(self, state: RetryCallState) -> float:
         outcome = state.outcome
         error = outcome.exception() if outcome is not None else None
-        if isinstance(error, _Retryable) and error.retry_after is not None:
-            wait = min(error.retry_after, RETRY_AFTER_CAP)
-        else:
-            base = min(BACKOFF_CAP, BACKOFF_INITIAL * 2 ** (state.attempt_number - 1))
-            wait = base / 2 + self._random.uniform(0, base / 2)
+        wait = wait_seconds(state.attempt_number, error, self._random)
         if self._until is None:
             return wait
         return min(wait, max(0.0, self._until - time.monotonic()))  # not past the deadline
@@ -554,7 +511,7 @@ class HttpClient:
     def _log_retry(self, where: str, state: RetryCallState) -> None:
         outcome = state.outcome
         error = outcome.exception() if outcome is not None else None
-        reason = error.reason if isinstance(error, _Retryable) else repr(error)
+        reason = error.reason if isinstance(error, Retryable) else repr(error)
         wait = state.next_action.sleep if state.next_action is not None else 0.0
         log.warning(
             "%s",

@@ -52,10 +52,7 @@ import httpx
 from audit.paths import public_path
 from pipeline.bodies import read_limited
 from pipeline.errors import ParseError, ReplayMissError
-from pipeline.http import (
-    RETRY_STATUSES,
-    SOURCE_EXTENSION,
-)
+from pipeline.http import SOURCE_EXTENSION
 from pipeline.network import key_url
 from pipeline.pacing import busy_check
 from pipeline.redact import (
@@ -76,6 +73,7 @@ from pipeline.replay_match import (
     serves,
 )
 from pipeline.replay_units import place
+from pipeline.retry_policy import RETRY_STATUSES
 from pipeline.settings import Settings
 from pipeline.xmlsafe import decode_json, load_json
 

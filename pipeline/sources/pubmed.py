@@ -24,8 +24,9 @@ from pydantic import (
 )
 
 from pipeline.errors import ParseError
-from pipeline.http import HttpClient, is_rate_limit_body
+from pipeline.http import HttpClient
 from pipeline.records import ParseResult, Record
+from pipeline.retry_policy import is_rate_limit_body
 from pipeline.sources import pubmed_files
 from pipeline.sources.base import (
     Asked,

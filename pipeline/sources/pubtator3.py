@@ -35,8 +35,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pipeline.errors import ParseError
-from pipeline.http import HttpClient, is_rate_limit_body
+from pipeline.http import HttpClient
 from pipeline.records import Annotation, ParseResult, Passage, Record, Refusal
+from pipeline.retry_policy import is_rate_limit_body
 from pipeline.sources import citable
 from pipeline.sources import jsonshape as shape
 from pipeline.sources.base import (

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import email.utils
 import logging
+import random
 import threading
 import time
 import tracemalloc
@@ -22,15 +23,16 @@ import httpx
 import pytest
 
 from pipeline.errors import TerminalHarvestError, TransientHarvestError
-from pipeline.http import (
-    MAX_REDIRECTS,
+from pipeline.http import MAX_REDIRECTS, Exchange, HttpClient
+from pipeline.pacing import busy_check
+from pipeline.retry_policy import (
+    BACKOFF_CAP,
     RETRY_AFTER_CAP,
-    Exchange,
-    HttpClient,
+    Retryable,
     is_rate_limit_body,
     retry_after_seconds,
+    wait_seconds,
 )
-from pipeline.pacing import busy_check
 from pipeline.settings import Settings
 from pipeline.sources import registered
 from pipeline.sources.base import Rate
@@ -732,3 +734,13 @@ def test_refusals_without_a_callback_are_logged_once_per_reason_with_their_count
         http.report_refused("pubmed", refusals)
         http.report_refused("pubmed", [])
     assert [r.getMessage() for r in caplog.records] == [f"pubmed: refused 2 record(s): {rule}"]
+
+
+def test_backoff_doubles_from_the_initial_wait_up_to_its_cap_with_at_most_half_jitter() -> None:
+    rng = random.Random(7)
+    for attempt, base in ((1, 1.0), (2, 2.0), (3, 4.0), (6, 30.0), (20, BACKOFF_CAP)):
+        for _ in range(50):
+            assert base / 2 <= wait_seconds(attempt, None, rng) <= base
+    told = Retryable("HTTP 429", retry_after=5.0, response=None)
+    assert wait_seconds(9, told, rng) == 5.0  # the server's word, not the backoff
+    assert wait_seconds(1, Retryable("HTTP 503", retry_after=600.0, response=None), rng) == 60.0
