@@ -284,10 +284,14 @@ def _esc(text: str) -> str:
     return escape(text).replace(NBSP, "&#xa0;")
 
 
+INLINE_TAG = r"</?(?:i|b|sup|sub)>|<xref [^<>]*>|</xref>"
+"""Our own inline tags, kept as markup: emphasis, super- and subscripts, reference markers."""
+
+
 def _esc_markup(markup: str) -> str:
-    """Escape text that may hold our own inline tags (<i>, <sup>, <sub>) — keep those."""
-    parts = re.split(r"(</?(?:i|b|sup|sub)>)", markup)
-    return "".join(p if re.fullmatch(r"</?(?:i|b|sup|sub)>", p) else _esc(p) for p in parts)
+    """Escape text that may hold our own inline tags (:data:`INLINE_TAG`) — keep those."""
+    parts = re.split(f"({INLINE_TAG})", markup)
+    return "".join(p if re.fullmatch(INLINE_TAG, p) else _esc(p) for p in parts)
 
 
 def _article_xml(a: Article) -> str:

@@ -4,6 +4,7 @@ replayed harvest gives the demo records INTERFACES.md promises."""
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -116,6 +117,20 @@ def test_demo_passages(harvest: dict[str, Record]) -> None:
         "results",
         "discussion",
     }
+    [results] = [p for p in harvest["pmcid:PMC99000001"].passages if "sibling" in p.text]
+    assert results.text.endswith("sibling comparisons gave similar estimates [1].")
+
+
+def test_no_demo_passage_holds_markup_or_an_entity(harvest: dict[str, Record]) -> None:
+    """The fixtures write inline tags (emphasis, scripts, reference markers) as markup, so a
+    passage holds their text, never a literal tag or an escaped entity."""
+    leaks = [
+        (record.record_id, p.path, p.text)
+        for record in harvest.values()
+        for p in record.passages
+        if re.search(r"</?[a-z][\w-]*[\s>/]|&(?:[a-z]+|#x?[0-9a-f]+);", p.text, re.I)
+    ]
+    assert leaks == []
 
 
 def test_demo_annotations_sit_on_their_passage_text(harvest: dict[str, Record]) -> None:
