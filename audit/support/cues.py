@@ -9,10 +9,12 @@ Cues (all matched on lower-cased tokens):
   (decrease, reduce, lower, fewer, protective, prevent …);
 * **negation** — ``not``, ``no``, ``never``, ``without``, ``n't`` forms, ``neither``/``nor``,
   ``cannot``; a negation covers the next :data:`NEGATION_SCOPE` tokens and stops at a
-  clause break (``but``, ``however``, ``although``, ``whereas``, ``;``, ``:``);
+  clause break (``but``, ``however``, ``although``, ``whereas``, ``;``, ``:``); a negated
+  adverb ("not sufficiently treated") denies the manner, not the word it comes from;
 * **null finding** — phrases that report no effect: "no association", "not associated",
   "did not differ", "no significant", "no difference", "no effect", "no evidence",
-  "not significantly", "similar between" …;
+  "not significantly", "similar between", "has not been linked", "no strong (scientific)
+  evidence" …;
 * **significance** — "significant(ly)" within two words of a direction word;
 * **no known therapy** — "no specific treatment", "no vaccine", "not proven effective",
   which denies a claim that something cures, treats, prevents or protects;
@@ -118,7 +120,12 @@ NULL_PHRASES = (
     "have no",
 )
 NULL_PATTERN = re.compile(
-    r"\b(?:" + "|".join(re.escape(p) for p in NULL_PHRASES) + r")\b", re.IGNORECASE
+    r"\b(?:" + "|".join(re.escape(p) for p in NULL_PHRASES) + r")\b"
+    r"|\bnot\s+(?:been\s+|be\s+)(?:associated|linked|correlated)\b"
+    r"|\bno\s+(?:clear|strong|good|direct|robust|convincing|conclusive|consistent|reliable|"
+    r"scientific|clinical|supporting|published|high[- ]quality|credible)\s+"
+    r"(?:(?:scientific|clinical|direct|high[- ]quality)\s+)?evidence\b",
+    re.IGNORECASE,
 )
 HEDGE_PATTERN = re.compile(
     r"\b(?:" + "|".join(re.escape(p) for p in HEDGE_PHRASES) + r")\b", re.IGNORECASE
@@ -181,6 +188,15 @@ def direction(word: Token) -> str | None:
     if word.low in DOWN:
         return "down"
     return None
+
+
+def adverb(word: Token) -> bool:
+    """Whether a word is an adverb of manner or degree ("sufficiently", "fully"): negated, it
+    denies how something is done ("not sufficiently treated"), not the word it comes from."""
+    return word.low.endswith("ly") and len(word.low) > 4 and word.low not in _NOT_ADVERBS
+
+
+_NOT_ADVERBS = _words("""family supply apply reply rely italy july anomaly assembly""")
 
 
 def negated(text: str, words: list[Token], index: int) -> bool:

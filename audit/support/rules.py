@@ -104,6 +104,7 @@ class Stance:
     neg_down: bool
     null: str | None
     negated_stems: frozenset[str]
+    """Content words a negation bears on ("no vaccine"); see :attr:`denied_stems`."""
     asserted_stems: frozenset[str]
     ratio_effects: tuple[str, ...]
     quantities: tuple[numbers.Quantity, ...]
@@ -112,6 +113,15 @@ class Stance:
     therapy: bool
     no_therapy: str | None
     objects: dict[str, frozenset[str]] = field(default_factory=dict)
+
+    manner_stems: frozenset[str] = frozenset()
+    """The negated words of :attr:`negated_stems` that are adverbs ("not sufficiently
+    treated"): the text is negative, but it denies how, not the word the adverb comes from."""
+
+    @property
+    def denied_stems(self) -> frozenset[str]:
+        """The words the text denies: negated, and not adverbs."""
+        return self.negated_stems - self.manner_stems
 
     @property
     def negative(self) -> bool:
@@ -138,6 +148,7 @@ def _stance(text: str, start: int, end: int) -> Stance:
     words = cues.tokens(text, start, end)
     up = down = neg_up = neg_down = False
     negated_stems: set[str] = set()
+    manner: set[str] = set()
     asserted: set[str] = set()
     objects: dict[str, set[str]] = {"up": set(), "down": set()}
     meaningful = {w.stem for w in cues.content(words)}
@@ -151,7 +162,12 @@ def _stance(text: str, start: int, end: int) -> Stance:
                 up, down = up or way == "up", down or way == "down"
                 objects[way] |= {w.stem for w in cues.content(words[i + 1 : i + 4])}
         elif word.stem in meaningful:
-            (negated_stems if is_neg and _heads(words, i) else asserted).add(word.stem)
+            if is_neg and _heads(words, i):
+                negated_stems.add(word.stem)
+                if cues.adverb(word):
+                    manner.add(word.stem)
+            else:
+                asserted.add(word.stem)
     nulls = cues.null_findings(text, start, end)
     found_ratios = numbers.ratios(text, start, end)
     if not nulls and any(r.effect == "null" for r in found_ratios):
@@ -166,6 +182,7 @@ def _stance(text: str, start: int, end: int) -> Stance:
         null=null,
         negated_stems=frozenset(negated_stems - asserted),
         asserted_stems=frozenset(asserted),
+        manner_stems=frozenset(manner - asserted),
         ratio_effects=tuple(r.effect for r in found_ratios),
         quantities=tuple(numbers.quantities(text, start, end)),
         hedge=cues.hedged(text, words),
@@ -325,7 +342,7 @@ def _contradiction(claim: Stance, ev: Stance) -> str | None:
     ratios = set(ev.ratio_effects)
     if ratios and "null" not in ratios and claim.effect and not claim.effect & ratios:
         return "the passage's ratio and interval point the other way"
-    denied = claim.asserted_stems & ev.negated_stems
+    denied = claim.asserted_stems & ev.denied_stems
     if denied:
         return f'the passage negates "{sorted(denied)[0]}", which the claim asserts'
     return None

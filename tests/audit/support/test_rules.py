@@ -150,10 +150,35 @@ def test_a_hedged_denial_is_an_abstention_not_a_contradiction() -> None:
         "No association between zentravir and stroke was found.",
         "Stroke rates did not differ between zentravir and placebo groups.",
         "Zentravir was not significantly associated with stroke.",
+        "Zentravir has not been linked to stroke.",
+        "There is no strong evidence linking zentravir to stroke.",
+        "We found no clear scientific evidence that zentravir causes stroke.",
     ],
 )
 def test_null_finding_phrasing_contradicts_an_asserted_association(passage: str) -> None:
     assert judge("zentravir is associated with stroke", passage).label == "contradicted"
+
+
+@pytest.mark.parametrize(
+    "passage",
+    [
+        "There is strong evidence linking zentravir to stroke.",
+        "Zentravir has been linked to stroke.",
+    ],
+)
+def test_evidence_and_linked_without_a_negation_are_not_null_findings(passage: str) -> None:
+    assert judge("zentravir is associated with stroke", passage).label == "supported"
+
+
+def test_a_negated_adverb_denies_the_manner_not_the_word_it_comes_from() -> None:
+    claim = "Farrow patients with sufficient zentravir levels recover"
+    manner = judge(
+        claim, "Farrow patients whose zentravir levels were not sufficiently raised recover."
+    )
+    assert manner.label != "contradicted"
+    denied = judge(claim, "Farrow patients recover, though zentravir levels were not sufficient.")
+    assert denied.label == "contradicted"
+    assert denied.reason.startswith('the passage negates "sufficient", which the claim asserts')
 
 
 def test_a_significant_effect_contradicts_a_claim_of_no_change() -> None:
