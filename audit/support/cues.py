@@ -14,7 +14,8 @@ Cues (all matched on lower-cased tokens):
 * **null finding** — phrases that report no effect: "no association", "not associated",
   "did not differ", "no significant", "no difference", "no effect", "no evidence",
   "not significantly", "similar between", "has not been linked", "no strong (scientific)
-  evidence" …;
+  evidence" …; each is *about* some words (:func:`null_argument`): a phrase opening with "no"
+  is about the words after it in its clause, any other about its subject, the words before;
 * **significance** — "significant(ly)" within two words of a direction word;
 * **no known therapy** — "no specific treatment", "no vaccine", "not proven effective",
   which denies a claim that something cures, treats, prevents or protects;
@@ -251,3 +252,60 @@ def significant(text: str, start: int, end: int) -> bool:
 def null_findings(text: str, start: int, end: int) -> list[tuple[int, int]]:
     """The spans of null-finding phrases in ``text[start:end]``."""
     return [m.span() for m in NULL_PATTERN.finditer(text, start, end)]
+
+
+ARGUMENT_BREAK = re.compile(r",\s|[;:()\[\]]|\b(?:but|however|although|whereas|while|yet)\b", re.I)
+"""Where the words a null finding is about stop: a clause break, or a comma and a space (a
+comma inside a number, "408,748", is not one)."""
+ACRONYM = re.compile(r"[A-Z][A-Z0-9]*[A-Z]s?")
+
+
+@dataclass(frozen=True, slots=True)
+class NullFinding:
+    """A null-finding phrase and what it is about: ``about`` the stems, ``names`` the acronyms
+    ("ACEI") of the words it bears on (both empty when no word is found)."""
+
+    phrase: str
+    about: frozenset[str]
+    names: frozenset[str]
+    words: str
+    """The words it is about, as written ("ACEI ARB use")."""
+
+
+def null_argument(text: str, found: tuple[int, int], start: int, end: int) -> list[Token]:
+    """The content words a null finding at ``text[found[0]:found[1]]`` is about, within its
+    clause of ``text[start:end]``. A phrase that opens with "no" ("no association between X and
+    Y", "no strong evidence that X …") is about the words after it; any other ("X was not
+    associated with Y", "X did not reduce Y") is about its subject, the words before it.
+    Adverbs ("currently") are left out."""
+    if text[found[0] : found[1]].split()[0].lower() == "no":
+        stop = ARGUMENT_BREAK.search(text, found[1], end)
+        words = tokens(text, found[1], stop.start() if stop else end)
+    else:
+        breaks = list(ARGUMENT_BREAK.finditer(text, start, found[0]))
+        words = tokens(text, breaks[-1].end() if breaks else start, found[0])
+    return [w for w in content(words) if not adverb(w)]
+
+
+def null_finding(text: str, found: tuple[int, int], start: int, end: int) -> NullFinding:
+    """The :class:`NullFinding` of one phrase (see :func:`null_argument`)."""
+    words = null_argument(text, found, start, end)
+    names = {w.raw.rstrip("s") for w in words if ACRONYM.fullmatch(w.raw)}
+    return NullFinding(
+        text[found[0] : found[1]],
+        frozenset(w.stem for w in words),
+        frozenset(names),
+        " ".join(w.raw for w in words),
+    )
+
+
+def initialisms(words: list[Token]) -> frozenset[str]:
+    """The acronyms runs of two to five content words spell: each word gives its initial, or
+    itself when it is an acronym ("angiotensin receptor blockers" → ARB, "ACE inhibitors" →
+    ACEI)."""
+    parts = [w.raw.rstrip("s") if ACRONYM.fullmatch(w.raw) else w.raw[0] for w in content(words)]
+    found: set[str] = set()
+    for first in range(len(parts)):
+        for last in range(first + 2, min(len(parts), first + 5) + 1):
+            found.add("".join(parts[first:last]).upper())
+    return frozenset(found)

@@ -18,7 +18,8 @@
    whose few words are missing may still be paraphrased, so it is ``abstain``.
    ``contradicted`` needs an explicit signal (null finding, negated or opposite direction on
    the same object, a ratio, disagreeing figures, a negated shared word), an unhedged span,
-   and at least :attr:`Thresholds.contradict` of the claim's terms. ``supported`` needs
+   and at least :attr:`Thresholds.contradict` of the claim's terms; a null finding about
+   words the claim does not name (:func:`null_elsewhere`) is ``abstain``. ``supported`` needs
    :attr:`Thresholds.support` of the terms, the same polarity and direction, and no
    disagreeing figure, and none of the doubts of :func:`support_doubt` (a claimed direction
    the span does not restate, a claim that only asks a question): each makes it
@@ -41,7 +42,7 @@ from audit.support import cues, numbers
 from audit.support.model import Evidence, EvidenceSpan, SupportLabel, SupportResult
 
 NAME = "rules"
-VERSION = "1.2"
+VERSION = "1.3"
 MAX_TEXT = 200_000
 """Characters of claim or evidence read; longer input is abstained on (never truncated)."""
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])|\n\s*\n")
@@ -103,6 +104,8 @@ class Stance:
     neg_up: bool
     neg_down: bool
     null: str | None
+    nulls: tuple[cues.NullFinding, ...]
+    """The null-finding phrases and what each is about (a ratio's null has no phrase)."""
     negated_stems: frozenset[str]
     """Content words a negation bears on ("no vaccine"); see :attr:`denied_stems`."""
     asserted_stems: frozenset[str]
@@ -113,6 +116,8 @@ class Stance:
     therapy: bool
     no_therapy: str | None
     objects: dict[str, frozenset[str]] = field(default_factory=dict)
+    initialisms: frozenset[str] = frozenset()
+    """The acronyms the text's words spell (:func:`cues.initialisms`)."""
 
     manner_stems: frozenset[str] = frozenset()
     """The negated words of :attr:`negated_stems` that are adverbs ("not sufficiently
@@ -180,6 +185,7 @@ def _stance(text: str, start: int, end: int) -> Stance:
         neg_up=neg_up,
         neg_down=neg_down,
         null=null,
+        nulls=tuple(cues.null_finding(text, span, start, end) for span in nulls),
         negated_stems=frozenset(negated_stems - asserted),
         asserted_stems=frozenset(asserted),
         manner_stems=frozenset(manner - asserted),
@@ -190,6 +196,7 @@ def _stance(text: str, start: int, end: int) -> Stance:
         therapy=any(w.low in cues.THERAPY_CLAIM for w in words),
         no_therapy=cues.no_therapy(text, start, end),
         objects={k: frozenset(v) for k, v in objects.items()},
+        initialisms=cues.initialisms(words),
     )
 
 
@@ -322,6 +329,21 @@ def _context(text: str, start: int, end: int) -> set[str]:
     return {w.stem for w in before + cues.content(named)}
 
 
+def null_elsewhere(claim: Stance, ev: Stance) -> cues.NullFinding | None:
+    """The passage's null finding when every one it reports is about words the claim does not
+    name ("ACEI use was not associated with Y" against a claim about heart disease and Y), or
+    None. A null finding whose words are not found (a pronoun subject, a ratio) is not judged
+    elsewhere."""
+    if not ev.nulls:
+        return None
+    for found in ev.nulls:
+        if not found.about:
+            return None
+        if found.about & claim.asserted_stems or found.names & claim.initialisms:
+            return None
+    return ev.nulls[0]
+
+
 def _contradiction(claim: Stance, ev: Stance) -> str | None:
     """The explicit signal by which the span denies the claim, or None."""
     if claim.negative:
@@ -330,7 +352,7 @@ def _contradiction(claim: Stance, ev: Stance) -> str | None:
         return None
     if claim.therapy and ev.no_therapy:
         return f'the passage says there is "{ev.no_therapy}" where the claim asserts one'
-    if ev.null and (claim.effect or claim.asserted_stems):
+    if ev.null and (claim.effect or claim.asserted_stems) and not null_elsewhere(claim, ev):
         return f"the passage reports a null finding ({ev.null}) where the claim asserts an effect"
     for way, negated in (("up", ev.neg_up), ("down", ev.neg_down)):
         if negated and way in claim.effect:
@@ -446,6 +468,13 @@ class RulesJudge:
             return self._result(
                 "abstain", f"{denial}, but the sentence shares only {terms}.", evidence, span
             )
+        elsewhere = reading.null_elsewhere
+        if elsewhere is not None:
+            reason = (
+                f'the passage\'s null finding ("{elsewhere.phrase}") is about "{elsewhere.words}", '
+                f"which the claim does not name ({terms})."
+            )
+            return self._result("abstain", reason, evidence, span)
         if said.negative != seen.negative:
             side = "passage" if seen.negative else "claim"
             reason = f"only the {side} is negated, and no explicit denial was found ({terms})."
@@ -527,6 +556,13 @@ class _Reading:
         if self.figures and self.figures[0] == "disagree":
             denial = denial or f"the passage gives a different figure ({self.figures[1]})"
         return denial
+
+    @cached_property
+    def null_elsewhere(self) -> cues.NullFinding | None:
+        """The null finding that would deny an asserted claim but is about something else."""
+        if self.said.negative or not (self.said.effect or self.said.asserted_stems):
+            return None
+        return null_elsewhere(self.said, self.seen)
 
     @cached_property
     def doubt(self) -> str | None:
