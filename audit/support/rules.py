@@ -116,8 +116,6 @@ class Stance:
     therapy: bool
     no_therapy: str | None
     objects: dict[str, frozenset[str]] = field(default_factory=dict)
-    initialisms: frozenset[str] = frozenset()
-    """The acronyms the text's words spell (:func:`cues.initialisms`)."""
 
     manner_stems: frozenset[str] = frozenset()
     """The negated words of :attr:`negated_stems` that are adverbs ("not sufficiently
@@ -196,7 +194,6 @@ def _stance(text: str, start: int, end: int) -> Stance:
         therapy=any(w.low in cues.THERAPY_CLAIM for w in words),
         no_therapy=cues.no_therapy(text, start, end),
         objects={k: frozenset(v) for k, v in objects.items()},
-        initialisms=cues.initialisms(words),
     )
 
 
@@ -329,30 +326,35 @@ def _context(text: str, start: int, end: int) -> set[str]:
     return {w.stem for w in before + cues.content(named)}
 
 
-def null_elsewhere(claim: Stance, ev: Stance) -> cues.NullFinding | None:
+def null_elsewhere(claim_text: str, claim: Stance, ev: Stance) -> cues.NullFinding | None:
     """The passage's null finding when every one it reports is about words the claim does not
     name ("ACEI use was not associated with Y" against a claim about heart disease and Y), or
-    None. A null finding whose words are not found (a pronoun subject, a ratio) is not judged
-    elsewhere."""
+    None. A word is named when the claim asserts its stem, or when it is an acronym the
+    claim's words spell (:func:`cues.initialisms`). A null finding whose words are not found
+    (a pronoun subject, a ratio) is not judged elsewhere."""
     if not ev.nulls:
         return None
+    spelled: frozenset[str] | None = None
     for found in ev.nulls:
-        if not found.about:
+        if not found.about or found.about & claim.asserted_stems:
             return None
-        if found.about & claim.asserted_stems or found.names & claim.initialisms:
-            return None
+        if found.names:
+            spelled = spelled or cues.initialisms(cues.tokens(claim_text))
+            if found.names & spelled:
+                return None
     return ev.nulls[0]
 
 
-def _contradiction(claim: Stance, ev: Stance) -> str | None:
-    """The explicit signal by which the span denies the claim, or None."""
+def _contradiction(claim: Stance, ev: Stance, elsewhere: bool = False) -> str | None:
+    """The explicit signal by which the span denies the claim, or None (``elsewhere``: the
+    span's null finding is about words the claim does not name, so it denies nothing)."""
     if claim.negative:
         if not ev.negative and ev.effect and (ev.significant or ev.ratio_effects):
             return "the passage reports a significant effect where the claim denies one"
         return None
     if claim.therapy and ev.no_therapy:
         return f'the passage says there is "{ev.no_therapy}" where the claim asserts one'
-    if ev.null and (claim.effect or claim.asserted_stems) and not null_elsewhere(claim, ev):
+    if ev.null and (claim.effect or claim.asserted_stems) and not elsewhere:
         return f"the passage reports a null finding ({ev.null}) where the claim asserts an effect"
     for way, negated in (("up", ev.neg_up), ("down", ev.neg_down)):
         if negated and way in claim.effect:
@@ -552,7 +554,7 @@ class _Reading:
 
     @cached_property
     def denial(self) -> str | None:
-        denial = _contradiction(self.said, self.seen)
+        denial = _contradiction(self.said, self.seen, self.null_elsewhere is not None)
         if self.figures and self.figures[0] == "disagree":
             denial = denial or f"the passage gives a different figure ({self.figures[1]})"
         return denial
@@ -562,7 +564,7 @@ class _Reading:
         """The null finding that would deny an asserted claim but is about something else."""
         if self.said.negative or not (self.said.effect or self.said.asserted_stems):
             return None
-        return null_elsewhere(self.said, self.seen)
+        return null_elsewhere(self.claim, self.said, self.seen)
 
     @cached_property
     def doubt(self) -> str | None:
