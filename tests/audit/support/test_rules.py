@@ -236,6 +236,23 @@ def test_initialisms_spell_runs_of_content_words() -> None:
     assert "AR" in names and "A" not in names
 
 
+@pytest.mark.parametrize(
+    ("word", "is_adverb"),
+    [("sufficiently", True), ("fully", True), ("family", False), ("supply", False), ("fly", False)],
+)
+def test_adverbs_are_ly_words_that_are_not_nouns_or_verbs(word: str, is_adverb: bool) -> None:
+    assert cues.adverb(cues.tokens(word)[0]) is is_adverb
+
+
+def test_a_negated_noun_ending_in_ly_is_still_denied() -> None:
+    result = judge(
+        "Farrow syndrome runs in the family of zentravir users",
+        "Farrow syndrome is seen among zentravir users with no family history.",
+    )
+    assert result.label == "contradicted"
+    assert result.reason.startswith('the passage negates "fami", which the claim asserts')
+
+
 def test_a_negated_adverb_denies_the_manner_not_the_word_it_comes_from() -> None:
     claim = "Farrow patients with sufficient zentravir levels recover"
     manner = judge(
