@@ -9,10 +9,13 @@ Cues (all matched on lower-cased tokens):
   (decrease, reduce, lower, fewer, protective, prevent …);
 * **negation** — ``not``, ``no``, ``never``, ``without``, ``n't`` forms, ``neither``/``nor``,
   ``cannot``; a negation covers the next :data:`NEGATION_SCOPE` tokens and stops at a
-  clause break (``but``, ``however``, ``although``, ``whereas``, ``;``, ``:``);
+  clause break (``but``, ``however``, ``although``, ``whereas``, ``;``, ``:``); a negated
+  adverb ("not sufficiently treated") denies the manner, not the word it comes from;
 * **null finding** — phrases that report no effect: "no association", "not associated",
   "did not differ", "no significant", "no difference", "no effect", "no evidence",
-  "not significantly", "similar between" …;
+  "not significantly", "similar between", "has not been linked", "no strong (scientific)
+  evidence" …; each is *about* some words (:func:`null_argument`): a phrase opening with "no"
+  is about the words after it in its clause, any other about its subject, the words before;
 * **significance** — "significant(ly)" within two words of a direction word;
 * **no known therapy** — "no specific treatment", "no vaccine", "not proven effective",
   which denies a claim that something cures, treats, prevents or protects;
@@ -118,7 +121,12 @@ NULL_PHRASES = (
     "have no",
 )
 NULL_PATTERN = re.compile(
-    r"\b(?:" + "|".join(re.escape(p) for p in NULL_PHRASES) + r")\b", re.IGNORECASE
+    r"\b(?:" + "|".join(re.escape(p) for p in NULL_PHRASES) + r")\b"
+    r"|\bnot\s+(?:been\s+|be\s+)(?:associated|linked|correlated)\b"
+    r"|\bno\s+(?:clear|strong|good|direct|robust|convincing|conclusive|consistent|reliable|"
+    r"scientific|clinical|supporting|published|high[- ]quality|credible)\s+"
+    r"(?:(?:scientific|clinical|direct|high[- ]quality)\s+)?evidence\b",
+    re.IGNORECASE,
 )
 HEDGE_PATTERN = re.compile(
     r"\b(?:" + "|".join(re.escape(p) for p in HEDGE_PHRASES) + r")\b", re.IGNORECASE
@@ -183,6 +191,15 @@ def direction(word: Token) -> str | None:
     return None
 
 
+def adverb(word: Token) -> bool:
+    """Whether a word is an adverb of manner or degree ("sufficiently", "fully"): negated, it
+    denies how something is done ("not sufficiently treated"), not the word it comes from."""
+    return word.low.endswith("ly") and len(word.low) > 4 and word.low not in _NOT_ADVERBS
+
+
+_NOT_ADVERBS = _words("""family supply apply reply rely italy july anomaly assembly""")
+
+
 def negated(text: str, words: list[Token], index: int) -> bool:
     """Whether ``words[index]`` is within the scope of a negation cue (same clause)."""
     for back in range(max(0, index - NEGATION_SCOPE), index):
@@ -235,3 +252,60 @@ def significant(text: str, start: int, end: int) -> bool:
 def null_findings(text: str, start: int, end: int) -> list[tuple[int, int]]:
     """The spans of null-finding phrases in ``text[start:end]``."""
     return [m.span() for m in NULL_PATTERN.finditer(text, start, end)]
+
+
+ARGUMENT_BREAK = re.compile(r",\s|[;:()\[\]]|\b(?:but|however|although|whereas|while|yet)\b", re.I)
+"""Where the words a null finding is about stop: a clause break, or a comma and a space (a
+comma inside a number, "408,748", is not one)."""
+ACRONYM = re.compile(r"[A-Z][A-Z0-9]*[A-Z]s?")
+
+
+@dataclass(frozen=True, slots=True)
+class NullFinding:
+    """A null-finding phrase and what it is about: ``about`` the stems, ``names`` the acronyms
+    ("ACEI") of the words it bears on (both empty when no word is found)."""
+
+    phrase: str
+    about: frozenset[str]
+    names: frozenset[str]
+    words: str
+    """The words it is about, as written ("ACEI ARB use")."""
+
+
+def null_argument(text: str, found: tuple[int, int], start: int, end: int) -> list[Token]:
+    """The content words a null finding at ``text[found[0]:found[1]]`` is about, within its
+    clause of ``text[start:end]``. A phrase that opens with "no" ("no association between X and
+    Y", "no strong evidence that X …") is about the words after it; any other ("X was not
+    associated with Y", "X did not reduce Y") is about its subject, the words before it.
+    Adverbs ("currently") are left out."""
+    if text[found[0] : found[1]].split()[0].lower() == "no":
+        stop = ARGUMENT_BREAK.search(text, found[1], end)
+        words = tokens(text, found[1], stop.start() if stop else end)
+    else:
+        breaks = list(ARGUMENT_BREAK.finditer(text, start, found[0]))
+        words = tokens(text, breaks[-1].end() if breaks else start, found[0])
+    return [w for w in content(words) if not adverb(w)]
+
+
+def null_finding(text: str, found: tuple[int, int], start: int, end: int) -> NullFinding:
+    """The :class:`NullFinding` of one phrase (see :func:`null_argument`)."""
+    words = null_argument(text, found, start, end)
+    names = {w.raw.rstrip("s") for w in words if ACRONYM.fullmatch(w.raw)}
+    return NullFinding(
+        text[found[0] : found[1]],
+        frozenset(w.stem for w in words),
+        frozenset(names),
+        " ".join(w.raw for w in words),
+    )
+
+
+def initialisms(words: list[Token]) -> frozenset[str]:
+    """The acronyms runs of two to five content words spell: each word gives its initial, or
+    itself when it is an acronym ("angiotensin receptor blockers" → ARB, "ACE inhibitors" →
+    ACEI)."""
+    parts = [w.raw.rstrip("s") if ACRONYM.fullmatch(w.raw) else w.raw[0] for w in content(words)]
+    found: set[str] = set()
+    for first in range(len(parts)):
+        for last in range(first + 2, min(len(parts), first + 5) + 1):
+            found.add("".join(parts[first:last]).upper())
+    return frozenset(found)

@@ -13,7 +13,9 @@ predictions. Rules:
 * **Figures.** ``abstain`` is not a verdict: precision, recall and F1 per class, and their
   macro mean, are over the non-abstained pairs, and the coverage (non-abstained / all) is
   stated beside them; ``recall_all`` counts abstentions as misses. A class never predicted has
-  no precision (``None``) and F1 0.
+  no precision (``None``) and F1 0. Contradicted precision is given with its count (k of n)
+  and its Wilson 95 % interval (:func:`wilson_interval`), since it often rests on a few
+  predictions.
 * **Splits.** :func:`claim_part` puts every pair of one claim in the same part (by a hash of
   the claim text, case and spacing folded), so a tuning part never leaks a claim into the
   held-out part, as random pair splits would.
@@ -212,6 +214,8 @@ class Evaluation(BaseModel):
     macro_f1: float
     accuracy: float | None
     contradicted_precision: float | None
+    contradicted_precision_interval: tuple[float, float] | None = None
+    """The Wilson 95 % interval of :attr:`contradicted_precision` (None: no prediction)."""
     classes: list[ClassScore]
     confusion: dict[str, dict[str, int]]
     """gold label → predicted label (abstain included) → count."""
@@ -219,6 +223,25 @@ class Evaluation(BaseModel):
 
 def _ratio(top: int, bottom: int) -> float | None:
     return top / bottom if bottom else None
+
+
+WILSON_Z = 1.959964
+"""The standard normal quantile of a two-sided 95 % interval."""
+
+
+def wilson_interval(k: int, n: int, z: float = WILSON_Z) -> tuple[float, float] | None:
+    """The Wilson score interval of a proportion of ``k`` successes in ``n`` trials (None when
+    ``n`` is 0): unlike the normal approximation, it stays inside [0, 1] and is not empty at
+    ``k == n``, which matters for a precision resting on a handful of predictions."""
+    if not 0 <= k <= n:
+        raise ValueError(f"expected 0 <= k <= n, got k={k}, n={n}")
+    if n == 0:
+        return None
+    share = k / n
+    middle = (share + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * (share * (1 - share) / n + z * z / (4 * n * n)) ** 0.5
+    low = 0.0 if k == 0 else max(0.0, middle - half)
+    return low, 1.0 if k == n else min(1.0, middle + half)
 
 
 def score(
@@ -274,6 +297,7 @@ def score(
         macro_f1=sum(c.f1 for c in classes) / len(classes),
         accuracy=_ratio(sum(c.correct for c in classes), judged),
         contradicted_precision=classes[1].precision,
+        contradicted_precision_interval=wilson_interval(classes[1].correct, classes[1].predicted),
         classes=classes,
         confusion=confusion,
     )
@@ -399,7 +423,7 @@ def cross_validation_text(result: CrossValidation) -> list[str]:
         f"judge {result.judge} {result.judge_version}; part {result.part}; "
         f"{result.k} claim-grouped folds",
         f"{'fold':<6} {'pairs':>5} {'claims':>6} {'cover':>6} {'macroF1':>7} {'acc':>6} "
-        f"{'contra P':>8} {'R':>6} {'R(all)':>7}",
+        f"{'contra P':>8} {'R':>6} {'R(all)':>7} {'k/n':>5}",
     ]
     for index, fold in enumerate(result.folds, start=1):
         contra = fold.classes[1]
@@ -407,7 +431,7 @@ def cross_validation_text(result: CrossValidation) -> list[str]:
             f"{index:<6} {fold.pairs:>5} {fold.claims:>6} {_pct(fold.coverage):>6} "
             f"{_pct(fold.macro_f1):>7} {_pct(fold.accuracy):>6} "
             f"{_pct(fold.contradicted_precision):>8} {_pct(contra.recall):>6} "
-            f"{_pct(contra.recall_all):>7}"
+            f"{_pct(contra.recall_all):>7} {f'{contra.correct}/{contra.predicted}':>5}"
         )
         if result.choices is not None:
             choice = result.choices[index - 1]
@@ -515,6 +539,18 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
+def _precision(result: Evaluation) -> str:
+    """``0.714 (5 of 7; Wilson 95 % 0.359-0.918)``, or ``-`` with no prediction."""
+    interval = result.contradicted_precision_interval
+    if result.contradicted_precision is None or interval is None:
+        return "-"
+    contra = result.classes[1]
+    return (
+        f"{_pct(result.contradicted_precision)} ({contra.correct} of {contra.predicted}; "
+        f"Wilson 95 % {_pct(interval[0])}-{_pct(interval[1])})"
+    )
+
+
 def to_text(result: Evaluation) -> list[str]:
     """A readable report of an evaluation."""
     lines = [
@@ -523,7 +559,7 @@ def to_text(result: Evaluation) -> list[str]:
         f"coverage {_pct(result.coverage)} ({result.pairs - result.abstained} judged, "
         f"{result.abstained} abstained; abstention rate {_pct(result.abstention_rate)})",
         f"macro-F1 {_pct(result.macro_f1)} over judged pairs; accuracy {_pct(result.accuracy)}; "
-        f"contradicted precision {_pct(result.contradicted_precision)}",
+        f"contradicted precision {_precision(result)}",
         f"{'class':<14} {'gold':>5} {'pred':>5} {'P':>6} {'R':>6} {'R(all)':>7} {'F1':>6}",
     ]
     for c in result.classes:

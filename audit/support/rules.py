@@ -18,7 +18,8 @@
    whose few words are missing may still be paraphrased, so it is ``abstain``.
    ``contradicted`` needs an explicit signal (null finding, negated or opposite direction on
    the same object, a ratio, disagreeing figures, a negated shared word), an unhedged span,
-   and at least :attr:`Thresholds.contradict` of the claim's terms. ``supported`` needs
+   and at least :attr:`Thresholds.contradict` of the claim's terms; a null finding about
+   words the claim does not name (:func:`null_elsewhere`) is ``abstain``. ``supported`` needs
    :attr:`Thresholds.support` of the terms, the same polarity and direction, and no
    disagreeing figure, and none of the doubts of :func:`support_doubt` (a claimed direction
    the span does not restate, a claim that only asks a question): each makes it
@@ -41,7 +42,7 @@ from audit.support import cues, numbers
 from audit.support.model import Evidence, EvidenceSpan, SupportLabel, SupportResult
 
 NAME = "rules"
-VERSION = "1.2"
+VERSION = "1.3"
 MAX_TEXT = 200_000
 """Characters of claim or evidence read; longer input is abstained on (never truncated)."""
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])|\n\s*\n")
@@ -103,7 +104,10 @@ class Stance:
     neg_up: bool
     neg_down: bool
     null: str | None
+    nulls: tuple[cues.NullFinding, ...]
+    """The null-finding phrases and what each is about (a ratio's null has no phrase)."""
     negated_stems: frozenset[str]
+    """Content words a negation bears on ("no vaccine"); see :attr:`denied_stems`."""
     asserted_stems: frozenset[str]
     ratio_effects: tuple[str, ...]
     quantities: tuple[numbers.Quantity, ...]
@@ -112,6 +116,15 @@ class Stance:
     therapy: bool
     no_therapy: str | None
     objects: dict[str, frozenset[str]] = field(default_factory=dict)
+
+    manner_stems: frozenset[str] = frozenset()
+    """The negated words of :attr:`negated_stems` that are adverbs ("not sufficiently
+    treated"): the text is negative, but it denies how, not the word the adverb comes from."""
+
+    @property
+    def denied_stems(self) -> frozenset[str]:
+        """The words the text denies: negated, and not adverbs."""
+        return self.negated_stems - self.manner_stems
 
     @property
     def negative(self) -> bool:
@@ -138,6 +151,7 @@ def _stance(text: str, start: int, end: int) -> Stance:
     words = cues.tokens(text, start, end)
     up = down = neg_up = neg_down = False
     negated_stems: set[str] = set()
+    manner: set[str] = set()
     asserted: set[str] = set()
     objects: dict[str, set[str]] = {"up": set(), "down": set()}
     meaningful = {w.stem for w in cues.content(words)}
@@ -151,7 +165,12 @@ def _stance(text: str, start: int, end: int) -> Stance:
                 up, down = up or way == "up", down or way == "down"
                 objects[way] |= {w.stem for w in cues.content(words[i + 1 : i + 4])}
         elif word.stem in meaningful:
-            (negated_stems if is_neg and _heads(words, i) else asserted).add(word.stem)
+            if is_neg and _heads(words, i):
+                negated_stems.add(word.stem)
+                if cues.adverb(word):
+                    manner.add(word.stem)
+            else:
+                asserted.add(word.stem)
     nulls = cues.null_findings(text, start, end)
     found_ratios = numbers.ratios(text, start, end)
     if not nulls and any(r.effect == "null" for r in found_ratios):
@@ -164,8 +183,10 @@ def _stance(text: str, start: int, end: int) -> Stance:
         neg_up=neg_up,
         neg_down=neg_down,
         null=null,
+        nulls=tuple(cues.null_finding(text, span, start, end) for span in nulls),
         negated_stems=frozenset(negated_stems - asserted),
         asserted_stems=frozenset(asserted),
+        manner_stems=frozenset(manner - asserted),
         ratio_effects=tuple(r.effect for r in found_ratios),
         quantities=tuple(numbers.quantities(text, start, end)),
         hedge=cues.hedged(text, words),
@@ -305,15 +326,35 @@ def _context(text: str, start: int, end: int) -> set[str]:
     return {w.stem for w in before + cues.content(named)}
 
 
-def _contradiction(claim: Stance, ev: Stance) -> str | None:
-    """The explicit signal by which the span denies the claim, or None."""
+def null_elsewhere(claim_text: str, claim: Stance, ev: Stance) -> cues.NullFinding | None:
+    """The passage's null finding when every one it reports is about words the claim does not
+    name ("ACEI use was not associated with Y" against a claim about heart disease and Y), or
+    None. A word is named when the claim asserts its stem, or when it is an acronym the
+    claim's words spell (:func:`cues.initialisms`). A null finding whose words are not found
+    (a pronoun subject, a ratio) is not judged elsewhere."""
+    if not ev.nulls:
+        return None
+    spelled: frozenset[str] | None = None
+    for found in ev.nulls:
+        if not found.about or found.about & claim.asserted_stems:
+            return None
+        if found.names:
+            spelled = spelled or cues.initialisms(cues.tokens(claim_text))
+            if found.names & spelled:
+                return None
+    return ev.nulls[0]
+
+
+def _contradiction(claim: Stance, ev: Stance, elsewhere: bool = False) -> str | None:
+    """The explicit signal by which the span denies the claim, or None (``elsewhere``: the
+    span's null finding is about words the claim does not name, so it denies nothing)."""
     if claim.negative:
         if not ev.negative and ev.effect and (ev.significant or ev.ratio_effects):
             return "the passage reports a significant effect where the claim denies one"
         return None
     if claim.therapy and ev.no_therapy:
         return f'the passage says there is "{ev.no_therapy}" where the claim asserts one'
-    if ev.null and (claim.effect or claim.asserted_stems):
+    if ev.null and (claim.effect or claim.asserted_stems) and not elsewhere:
         return f"the passage reports a null finding ({ev.null}) where the claim asserts an effect"
     for way, negated in (("up", ev.neg_up), ("down", ev.neg_down)):
         if negated and way in claim.effect:
@@ -325,7 +366,7 @@ def _contradiction(claim: Stance, ev: Stance) -> str | None:
     ratios = set(ev.ratio_effects)
     if ratios and "null" not in ratios and claim.effect and not claim.effect & ratios:
         return "the passage's ratio and interval point the other way"
-    denied = claim.asserted_stems & ev.negated_stems
+    denied = claim.asserted_stems & ev.denied_stems
     if denied:
         return f'the passage negates "{sorted(denied)[0]}", which the claim asserts'
     return None
@@ -429,6 +470,13 @@ class RulesJudge:
             return self._result(
                 "abstain", f"{denial}, but the sentence shares only {terms}.", evidence, span
             )
+        elsewhere = reading.null_elsewhere
+        if elsewhere is not None:
+            reason = (
+                f'the passage\'s null finding ("{elsewhere.phrase}") is about "{elsewhere.words}", '
+                f"which the claim does not name ({terms})."
+            )
+            return self._result("abstain", reason, evidence, span)
         if said.negative != seen.negative:
             side = "passage" if seen.negative else "claim"
             reason = f"only the {side} is negated, and no explicit denial was found ({terms})."
@@ -506,10 +554,17 @@ class _Reading:
 
     @cached_property
     def denial(self) -> str | None:
-        denial = _contradiction(self.said, self.seen)
+        denial = _contradiction(self.said, self.seen, self.null_elsewhere is not None)
         if self.figures and self.figures[0] == "disagree":
             denial = denial or f"the passage gives a different figure ({self.figures[1]})"
         return denial
+
+    @cached_property
+    def null_elsewhere(self) -> cues.NullFinding | None:
+        """The null finding that would deny an asserted claim but is about something else."""
+        if self.said.negative or not (self.said.effect or self.said.asserted_stems):
+            return None
+        return null_elsewhere(self.claim, self.said, self.seen)
 
     @cached_property
     def doubt(self) -> str | None:

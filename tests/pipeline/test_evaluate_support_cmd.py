@@ -55,10 +55,11 @@ def test_text_output_states_coverage_macro_f1_classes_and_the_confusion_matrix(
     done = run(str(labelled), monkeypatch=monkeypatch, capsys=capsys)
     assert done.code == 0, done.err
     lines = done.out.splitlines()
-    assert lines[0] == "judge rules 1.2; part all: 4 pairs, 2 claims"
+    assert lines[0] == "judge rules 1.3; part all: 4 pairs, 2 claims"
     assert lines[1] == "coverage 0.750 (3 judged, 1 abstained; abstention rate 0.250)"
     assert lines[2] == (
-        "macro-F1 1.000 over judged pairs; accuracy 1.000; contradicted precision 1.000"
+        "macro-F1 1.000 over judged pairs; accuracy 1.000; contradicted precision 1.000 "
+        "(1 of 1; Wilson 95 % 0.207-1.000)"
     )
     assert lines[4].split() == ["supported", "1", "1", "1.000", "1.000", "1.000", "1.000"]
     assert lines[5].split() == ["contradicted", "2", "1", "1.000", "1.000", "0.500", "1.000"]
@@ -73,6 +74,7 @@ def test_json_output_is_the_same_figures_as_data(
     data = json.loads(done.out)
     assert (data["judge"], data["pairs"], data["abstained"]) == ("rules", 4, 1)
     assert data["contradicted_precision"] == 1.0
+    assert data["contradicted_precision_interval"] == [pytest.approx(0.2065, abs=1e-4), 1.0]
     assert data["confusion"]["contradicted"] == {
         "supported": 0, "contradicted": 1, "not_mentioned": 0, "abstain": 1,
     }  # fmt: skip
@@ -144,11 +146,11 @@ def test_folds_print_one_line_per_fold_the_spread_and_the_pooled_figures(
     done = run(str(labelled), "--folds", "2", monkeypatch=monkeypatch, capsys=capsys)
     assert done.code == 0, done.err
     lines = done.out.splitlines()
-    assert lines[0] == "judge rules 1.2; part all; 2 claim-grouped folds"
+    assert lines[0] == "judge rules 1.3; part all; 2 claim-grouped folds"
     assert [line.split()[:3] for line in lines[2:4]] == [["1", "1", "1"], ["2", "3", "1"]]
     assert lines[4].startswith("coverage mean ")
     assert lines[11] == "pooled over the folds:"
-    assert lines[12] == "judge rules 1.2; part all: 4 pairs, 2 claims"
+    assert lines[12] == "judge rules 1.3; part all: 4 pairs, 2 claims"
 
 
 def test_folds_as_json_hold_each_fold_the_spread_and_the_pooled_evaluation(

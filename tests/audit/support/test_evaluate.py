@@ -22,6 +22,7 @@ from audit.support.evaluate import (
     score,
     select,
     to_text,
+    wilson_interval,
 )
 from audit.support.model import SupportLabel
 
@@ -221,7 +222,7 @@ def test_cross_validation_scores_each_fold_and_states_mean_and_sample_sd() -> No
     assert [f.part for f in result.folds] == ["all fold 1/2", "all fold 2/2"]
     lines = cross_validation_text(result)
     assert lines[0] == "judge fake 0; part all; 2 claim-grouped folds"
-    assert lines[2].split() == ["1", "4", "2", "1.000", "0.333", "1.000", "-", "-", "-"]
+    assert lines[2].split() == ["1", "4", "2", "1.000", "0.333", "1.000", "-", "-", "-", "0/0"]
     assert "coverage mean 0.500 ± 0.707" in lines
     assert "accuracy mean 1.000 ± - (over 1 of 2 folds; the others have none)" in lines
 
@@ -326,3 +327,36 @@ def test_tuning_on_one_part_chooses_on_every_claim_outside_the_fold_the_other_pa
         3, judge="fake", judge_version="0",
     )  # fmt: skip
     assert alone.choices is not None and {c.candidate for c in alone.choices} == {"inside"}
+
+
+@pytest.mark.parametrize(
+    ("k", "n", "interval"),
+    [
+        (5, 7, (0.3589, 0.9178)),
+        (21, 24, (0.6900, 0.9566)),
+        (5, 5, (0.5655, 1.0)),
+        (0, 3, (0.0, 0.5615)),
+        (1, 1, (0.2065, 1.0)),
+    ],
+)
+def test_the_wilson_interval_of_a_precision(k: int, n: int, interval: tuple[float, float]) -> None:
+    low, high = wilson_interval(k, n) or (-1.0, -1.0)
+    assert (low, high) == (
+        pytest.approx(interval[0], abs=1e-4),
+        pytest.approx(interval[1], abs=1e-4),
+    )
+
+
+def test_the_wilson_interval_needs_a_trial_and_a_count_within_it() -> None:
+    assert wilson_interval(0, 0) is None
+    with pytest.raises(ValueError, match="expected 0 <= k <= n, got k=3, n=2"):
+        wilson_interval(3, 2)
+
+
+def test_contradicted_precision_is_stated_with_its_count_and_interval() -> None:
+    pairs = [Pair(i + 2, f"claim {i}", "e", "contradicted") for i in range(3)]
+    result = score(
+        pairs, ["contradicted", "contradicted", "supported"], judge="j", judge_version="0"
+    )
+    assert result.contradicted_precision == 1.0
+    assert "contradicted precision 1.000 (2 of 2; Wilson 95 % 0.342-1.000)" in to_text(result)[2]

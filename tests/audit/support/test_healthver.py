@@ -3,7 +3,8 @@
 The figures are floors just under what was measured (docs/support.md): version 1.0's
 thresholds were tuned on the ``tune`` half of the claims; ``held-out`` is the other half;
 version 1.2's defaults are the thresholds every fold chose on its training claims
-(``--tune-thresholds --min-coverage 0.3``); the five claim-grouped folds give the spread.
+(``--tune-thresholds --min-coverage 0.3``), kept by 1.3; the five claim-grouped folds give the
+spread.
 Every pair is judged once.
 """
 
@@ -59,13 +60,15 @@ def test_healthver_dev_is_the_whole_split(figures: dict[str, Evaluation]) -> Non
 def test_on_the_tuning_half_the_goals_are_met(figures: dict[str, Evaluation]) -> None:
     tune = figures["tune"]
     assert tune.macro_f1 > 0.64
-    assert tune.contradicted_precision is not None and tune.contradicted_precision >= 0.9
+    assert tune.contradicted_precision is not None and tune.contradicted_precision >= 0.95
+    assert tune.classes[1].correct >= 20
     assert tune.coverage >= 0.37
 
 
 def test_on_the_whole_dev_split_the_goals_are_met(figures: dict[str, Evaluation]) -> None:
     whole = figures["all"]
-    assert whole.contradicted_precision is not None and whole.contradicted_precision >= 0.85
+    assert whole.contradicted_precision is not None and whole.contradicted_precision >= 0.95
+    assert whole.classes[1].correct >= 25
     assert whole.macro_f1 > 0.57
     assert whole.coverage >= 0.34
 
@@ -73,9 +76,10 @@ def test_on_the_whole_dev_split_the_goals_are_met(figures: dict[str, Evaluation]
 def test_on_the_held_out_half_the_figures_do_not_fall_below_those_reported(
     figures: dict[str, Evaluation],
 ) -> None:
-    held = figures["held-out"]  # contradicted precision below the goal: see docs/support.md
+    held = figures["held-out"]  # 5 of 5: a thin base, see docs/support.md
     assert held.macro_f1 >= 0.47
-    assert held.contradicted_precision is not None and held.contradicted_precision >= 0.7
+    assert held.contradicted_precision is not None and held.contradicted_precision >= 0.8
+    assert held.classes[1].predicted >= 5
     assert held.coverage >= 0.30
 
 

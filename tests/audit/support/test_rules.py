@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from audit.support import cues
 from audit.support.model import Entity, Evidence, SupportResult
 from audit.support.rules import (
     NAME,
@@ -150,10 +151,117 @@ def test_a_hedged_denial_is_an_abstention_not_a_contradiction() -> None:
         "No association between zentravir and stroke was found.",
         "Stroke rates did not differ between zentravir and placebo groups.",
         "Zentravir was not significantly associated with stroke.",
+        "Zentravir has not been linked to stroke.",
+        "There is no strong evidence linking zentravir to stroke.",
+        "We found no clear scientific evidence that zentravir causes stroke.",
     ],
 )
 def test_null_finding_phrasing_contradicts_an_asserted_association(passage: str) -> None:
     assert judge("zentravir is associated with stroke", passage).label == "contradicted"
+
+
+@pytest.mark.parametrize(
+    "passage",
+    [
+        "There is strong evidence linking zentravir to stroke.",
+        "Zentravir has been linked to stroke.",
+    ],
+)
+def test_evidence_and_linked_without_a_negation_are_not_null_findings(passage: str) -> None:
+    assert judge("zentravir is associated with stroke", passage).label == "supported"
+
+
+def test_a_null_finding_about_something_the_claim_does_not_name_is_an_abstention() -> None:
+    # the passage's null finding is about zentravir; the claim is about Farrow syndrome
+    result = judge(
+        "patients with Farrow syndrome are at particular risk of severe stroke",
+        "In this cohort, zentravir use was not associated with severe stroke.",
+    )
+    assert result.label == "abstain"
+    assert result.reason == (
+        'the passage\'s null finding ("was not associated") is about "zentravir use", which '
+        "the claim does not name (2 of 7 claim terms)."
+    )
+
+
+def test_a_null_finding_about_what_the_claim_names_contradicts_it() -> None:
+    result = judge(
+        "zentravir use raises the risk of severe stroke",
+        "In this cohort, zentravir use was not associated with severe stroke.",
+    )
+    assert result.label == "contradicted"
+
+
+def test_a_null_finding_opening_with_no_is_about_the_words_after_it() -> None:
+    passage = "In adults with stroke, there was no strong evidence that zentravir helps."
+    named = judge("zentravir helps adults with stroke", passage)
+    assert named.label == "contradicted"
+    other = judge("farrocillin raises the risk of stroke in adults", passage)
+    assert other.label == "abstain"
+    assert other.reason == (
+        'the passage\'s null finding ("no strong evidence") is about "zentravir helps", which '
+        "the claim does not name (2 of 5 claim terms)."
+    )
+
+
+def test_an_acronym_in_the_passage_names_the_words_of_the_claim_it_abbreviates() -> None:
+    result = judge(
+        "angiotensin receptor blockers raise the risk of severe stroke",
+        "Among adults, ARB use was not associated with severe stroke.",
+    )
+    assert result.label == "contradicted"
+
+
+@pytest.mark.parametrize(
+    ("sentence", "about"),
+    [
+        ("In 12,500 adults, zentravir use was not associated with stroke.", "zentravir use"),
+        ("Stroke rates did not differ between the groups (zentravir, placebo).", "Stroke rates"),
+        ("We saw no association between zentravir and stroke; mortality rose.", "zentravir stroke"),
+        (
+            "Currently there is no evidence that pets spread Farrow syndrome.",
+            "pets spread Farrow syndrome",
+        ),
+        ("It did not differ.", ""),
+    ],
+)
+def test_the_words_a_null_finding_is_about(sentence: str, about: str) -> None:
+    [found] = cues.null_findings(sentence, 0, len(sentence))
+    assert cues.null_finding(sentence, found, 0, len(sentence)).words == about
+
+
+def test_initialisms_spell_runs_of_content_words() -> None:
+    names = cues.initialisms(cues.tokens("ACE inhibitors and angiotensin receptor blockers"))
+    assert {"ACEI", "ARB", "IARB"} <= names
+    assert "AR" in names and "A" not in names
+
+
+@pytest.mark.parametrize(
+    ("word", "is_adverb"),
+    [("sufficiently", True), ("fully", True), ("family", False), ("supply", False), ("fly", False)],
+)
+def test_adverbs_are_ly_words_that_are_not_nouns_or_verbs(word: str, is_adverb: bool) -> None:
+    assert cues.adverb(cues.tokens(word)[0]) is is_adverb
+
+
+def test_a_negated_noun_ending_in_ly_is_still_denied() -> None:
+    result = judge(
+        "Farrow syndrome runs in the family of zentravir users",
+        "Farrow syndrome is seen among zentravir users with no family history.",
+    )
+    assert result.label == "contradicted"
+    assert result.reason.startswith('the passage negates "fami", which the claim asserts')
+
+
+def test_a_negated_adverb_denies_the_manner_not_the_word_it_comes_from() -> None:
+    claim = "Farrow patients with sufficient zentravir levels recover"
+    manner = judge(
+        claim, "Farrow patients whose zentravir levels were not sufficiently raised recover."
+    )
+    assert manner.label != "contradicted"
+    denied = judge(claim, "Farrow patients recover, though zentravir levels were not sufficient.")
+    assert denied.label == "contradicted"
+    assert denied.reason.startswith('the passage negates "sufficient", which the claim asserts')
 
 
 def test_a_significant_effect_contradicts_a_claim_of_no_change() -> None:
