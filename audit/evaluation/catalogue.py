@@ -13,24 +13,18 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from audit.evaluation import categories as c
+from audit.evaluation import claim_cases as cc
 from audit.evaluation import handle_cases as hc
 from audit.evaluation import oracle
 from audit.evaluation.categories import Case, Category, Cite, Ctx
+from audit.evaluation.claim_cases import with_claims
 from audit.evaluation.planting import DELIMITERS, FOOTNOTE, delimit
 from audit.evaluation.world import DASHES, DOUBLES, NO_BREAKS, SINGLES, TRIPLES
 
 _PROSE = "Zentravir changed the outcome in this cohort"
 
 
-def _genuine_pool(ctx: Ctx) -> list[Cite]:
-    """Verbatim, flag-free ok citations of the world (for markup and beside-valid cases)."""
-    out = []
-    for case in c.verbatim(ctx):
-        cite = case.cites[0]
-        e = oracle.judge(cite.handle, cite.quote, ctx.world, ctx.key)
-        if e.verdict == "ok" and not e.flags:
-            out.append(cite)
-    return out
+_genuine_pool = cc.genuine_pool
 
 
 def _pick(ctx: Ctx, pool: list[Cite]) -> Cite:
@@ -185,10 +179,10 @@ def _cat(
     group: str,
     intent: str | tuple[str, ...],
     build: Callable[[Ctx], Iterable[Case]],
-    **kw: str,
+    **kw: str | int,
 ) -> Category:
     verdicts = (intent,) if isinstance(intent, str) else intent
-    return Category(name, group, verdicts, build, **kw)
+    return Category(name, group, verdicts, build, **kw)  # type: ignore[arg-type]
 
 
 _QUOTE_IN = "a typographic variant in the quote, where the passage has another member of its class"
@@ -498,6 +492,9 @@ CATEGORIES: tuple[Category, ...] = (
 )
 
 
+CATEGORIES += cc.reference_categories(_cat) + cc.support_categories(_cat)
+
+
 @dataclass(frozen=True)
 class Planted:
     """The cases drawn for one category in one world, with their oracle outcomes."""
@@ -518,7 +515,16 @@ def fits(category: Category, outcomes: tuple[oracle.Expected, ...]) -> bool:
     if category.against is not None and first.checked_against != category.against:
         return False
     unflagged = category.flag is None and category.group == "flags"
-    return not (unflagged and "version_changed" in first.flags)
+    if unflagged and "version_changed" in first.flags:
+        return False
+    if first.support != category.support:
+        return False
+    if category.tier is None:
+        return not first.references
+    if len(first.references) != 1 or first.references[0].tier != category.tier:
+        return False
+    flags = first.references[0].flags
+    return all((flags[i] is True) == (i == category.ref_flag) for i in range(3))
 
 
 def plant(category: Category, ctx: Ctx, per_category: int, scan: int = 4000) -> Planted:
@@ -530,7 +536,8 @@ def plant(category: Category, ctx: Ctx, per_category: int, scan: int = 4000) -> 
         if case.key in {k.key for k, _ in kept}:
             continue
         outcomes = tuple(oracle.judge(x.handle, x.quote, ctx.world, ctx.key) for x in case.cites)
-        if fits(category, outcomes):
+        outcomes = with_claims(case, outcomes, ctx.world)
+        if outcomes is not None and fits(category, outcomes):
             kept.append((case, outcomes))
     distinct = len(kept)
     while kept and len(kept) < per_category:

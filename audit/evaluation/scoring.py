@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import zip_longest
 
@@ -30,9 +30,12 @@ from audit.evaluation.planting import (
     render_text,
     styles_for,
 )
+from audit.evaluation.resolver import DownResolver
 from audit.evaluation.world import World
 from audit.keys import Keyring
 from audit.report import Report
+from audit.support.rules import RulesJudge
+from audit.support.run import support_many
 
 WHOLE = ("mixed", "clean", "paired")
 
@@ -59,24 +62,49 @@ def _parsed(r: Rendering) -> object:
     return parse_claims(r.text) if r.style == "claims" else parse_answer(r.text)
 
 
-def _got(report: Report) -> list[tuple[str, str, list[tuple[str, tuple[str, ...], str | None]]]]:
+Seen = tuple[str, tuple[str, ...], str | None, str | None]  # verdict, flags, against, support
+
+
+def _got(report: Report) -> list[tuple[str, str, list[Seen]]]:
     return [
         (
             s.kind,
             s.status,
-            [(x.verdict, tuple(f.name for f in x.flags), x.checked_against) for x in s.citations],
+            [
+                (
+                    x.verdict,
+                    tuple(f.name for f in x.flags),
+                    x.checked_against,
+                    x.support.label if x.support is not None else None,
+                )
+                for x in s.citations
+            ],
         )
         for s in report.sentences
     ]
 
 
-def _want(
-    plan: Sequence[oracle.SentencePlan],
-) -> list[tuple[str, str, list[tuple[str, tuple[str, ...], str | None]]]]:
+def _want(plan: Sequence[oracle.SentencePlan]) -> list[tuple[str, str, list[Seen]]]:
     return [
-        (s.kind, s.status, [(e.verdict, e.flags, e.checked_against) for _, _, e in s.citations])
+        (
+            s.kind,
+            s.status,
+            [(e.verdict, e.flags, e.checked_against, e.support) for _, _, e in s.citations],
+        )
         for s in plan
     ]
+
+
+def _references_difference(report: Report, plan: Sequence[oracle.SentencePlan]) -> str | None:
+    got = [
+        (c.tier, (c.flags.retracted, c.flags.expression_of_concern, c.flags.preprint))
+        for c in report.reference_checks()
+    ]
+    want = [(r.tier, r.flags) for s in plan for r in s.references]
+    if got != want:
+        reasons = [c.reason for c in report.reference_checks()]
+        return f"references: got {got} {reasons}, expected {want}"
+    return None
 
 
 def difference(report: Report, plan: Sequence[oracle.SentencePlan]) -> str | None:
@@ -94,6 +122,9 @@ def difference(report: Report, plan: Sequence[oracle.SentencePlan]) -> str | Non
                 return f"sentence {n} citation {m}: got {g}, expected {w}"
         if gs != ws:
             return f"sentence {n}: status {gs}, expected {ws}"
+    why = _references_difference(report, plan)
+    if why is not None:
+        return why
     metrics = report.metrics.model_dump()
     for name, value in oracle.metrics(plan).items():
         if metrics.get(name) != value:
@@ -196,7 +227,9 @@ def _whole_answers(world: World, planted: Sequence[Planted], rng: random.Random)
             out.append(_render("answer:clean", world.name, group, style))
     if writable:
         for p in planted:
-            first = next((Item(c, o) for c, o in p.cases if _fits(c, "bracket")), None)
+            first = next(
+                (Item(c, o) for c, o in p.cases if _fits(c, "bracket") and not c.support), None
+            )
             if first is not None:
                 a, b = rng.choice(writable), rng.choice(writable)
                 out.append(_render("answer:paired", world.name, [a, first, b], "bracket"))
@@ -310,6 +343,36 @@ def run_worlds(
     return score(prepared, chosen, keyring, stop_at_first=stop_at_first)
 
 
+Mode = tuple[bool, bool, bool]  # references checked, resolver down, support judged
+
+
+def _mode(r: Rendering) -> Mode:
+    cases = [i.case for i in r.items if i.case is not None]
+    return (
+        any(c.references for c in cases),
+        any(c.down for c in cases),
+        any(c.support for c in cases),
+    )
+
+
+def _audited(
+    inputs: Sequence[tuple[Rendering, AuditInput]], world: World, keyring: Keyring, chunk: int
+) -> Iterator[tuple[Rendering, Report]]:
+    """Each rendering with its report: references checked against the world's resolver (or
+    one that is down) and claim support judged by the default judge, where its cases ask."""
+    groups: dict[Mode, list[tuple[Rendering, AuditInput]]] = {}
+    for r, item in inputs:
+        groups.setdefault(_mode(r), []).append((r, item))
+    for (references, down, support), group in groups.items():
+        resolver = (DownResolver() if down else world.resolver) if references else None
+        reports: Iterable[Report] = audit_many(
+            (i for _, i in group), world.corpus, keyring, chunk_answers=chunk, references=resolver
+        )
+        if support:
+            reports = support_many(reports, world.corpus, RulesJudge())  # type: ignore[arg-type]
+        yield from zip((r for r, _ in group), reports, strict=False)
+
+
 def _score(
     parsed: Sequence[tuple[Rendering, object | InputError]],
     world: World,
@@ -335,8 +398,7 @@ def _score(
             continue
         inputs.append((r, AuditInput(r.label, answer, r.text)))  # type: ignore[arg-type]
     chunk = 100 if stop_at_first else CHUNK_ANSWERS
-    reports = audit_many((i for _, i in inputs), world.corpus, keyring, chunk_answers=chunk)
-    for (r, _), report in zip(inputs, reports, strict=False):
+    for r, report in _audited(inputs, world, keyring, chunk):
         s = scores[r.label]
         s.renderings += 1
         s.styles.add(r.style)

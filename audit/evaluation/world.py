@@ -22,6 +22,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from audit.corpus import Corpus, InMemoryCorpus, PathRef, StoredRelation
+from audit.references.resolve import Resolver
+
+
+@dataclass(frozen=True)
+class Bib:
+    """What a registry holds about a record's work (the current version), as a reference list
+    would cite it: the facts the reference check compares with a cited title, authors, year."""
+
+    title: str
+    authors: tuple[str, ...] = ()  # "Surname G" each
+    year: int | None = None
+    doi: str | None = None
 
 
 @dataclass(frozen=True)
@@ -39,6 +51,7 @@ class Rec:
     notices: tuple[tuple[str, str], ...] = ()  # (relation kind, target)
     refreshed: bool = True
     gone_versions: tuple[str, ...] = ()  # versions the lineage had and no longer retains
+    bib: Bib | None = None  # the work's metadata, for reference checks (None: not held)
 
     @property
     def scheme(self) -> str:
@@ -63,6 +76,8 @@ class World:
     sources: dict[str, str]
     records: dict[str, Rec]
     corpus: Corpus = field(repr=False)
+    resolver: Resolver | None = field(default=None, repr=False)
+    """Answers reference look-ups from the same facts (None: reference checks not planted)."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -147,6 +162,16 @@ _CLINICAL = (
 )
 
 
+_TITLE_A = "Zentravir in Farrow syndrome: a cohort study"
+
+_SUPPORT = (  # plain sentences a support judge reads on clear signals (claim_cases.py)
+    "Zentravir did not increase the risk of renal failure in adults with Farrow syndrome.",
+    "Zentravir lowered the weekly flare rate by 12% in children with Farrow syndrome.",
+    "Zentravir may not reduce hepatic injury in elderly patients with Farrow syndrome.",
+    "Daily zentravir raised serum ferritin levels in adults with iron overload.",
+)
+
+
 def _generated_records() -> list[Rec]:
     typo = _typography_passages()
     half = len(typo) // 2
@@ -164,6 +189,7 @@ def _generated_records() -> list[Rec]:
                 },
             },
             current="2",
+            bib=Bib(_TITLE_A, ("Farrow A", "Bell C"), 2025, "10.5555/eval.0001"),
         ),
         Rec(
             "pmid:99100002",
@@ -185,6 +211,7 @@ def _generated_records() -> list[Rec]:
             current="1",
             retracted=True,
             notices=(("retraction_in", "pmid:99100090"),),
+            bib=Bib("Zentravir and relapse in adults: a randomised trial", ("Quill R",), 2023),
         ),
         Rec(
             "pmid:99100004",
@@ -209,6 +236,7 @@ def _generated_records() -> list[Rec]:
             {"1": {"abstract.1": "The journal flagged this study of 33 adults with a concern."}},
             current="1",
             expression_of_concern=True,
+            bib=Bib("Zentravir dosing in adults: an open-label study", ("Moss T", "Hart L"), 2022),
         ),
         Rec(
             "pmid:99100007",
@@ -216,6 +244,12 @@ def _generated_records() -> list[Rec]:
             {"1": {"abstract.1": "A preprint server posted this dose study of 64 adults."}},
             current="1",
             preprint=True,
+            bib=Bib(
+                "A dose-finding study of zentravir in adults",
+                ("Iyer N",),
+                2024,
+                "10.5555/eval.0007",
+            ),
         ),
         Rec(
             "pmid:99100006",
@@ -253,6 +287,19 @@ def _generated_records() -> list[Rec]:
             },
             current="2025-06-02",
             gone_versions=("2024-11-30",),
+            bib=Bib("Zentravir for children with Farrow syndrome (ZEN-KIDS)", ("Farrow A",)),
+        ),
+        Rec(
+            "pmid:99100009",
+            "pubmed",
+            {"1": {f"abstract.{n + 1}": t for n, t in enumerate(_SUPPORT)}},
+            current="1",
+            bib=Bib(
+                "Renal safety of zentravir in adults with Farrow syndrome",
+                ("Okafor E", "Lind S"),
+                2024,
+                "10.5555/eval.0009",
+            ),
         ),
         Rec(
             "setid:5eed0099-0000-4000-8000-000000000001",
@@ -290,7 +337,12 @@ def generated_world() -> World:
             refreshed=r.refreshed,
             last_seen=None if r.refreshed else "generated-0",
         )
-    return World("generated", dict(GENERATED_SOURCES), {r.record_id: r for r in records}, corpus)
+    from audit.evaluation.resolver import WorldResolver  # it reads a World
+
+    facts = {r.record_id: r for r in records}
+    world = World("generated", dict(GENERATED_SOURCES), facts, corpus)
+    world.resolver = WorldResolver(world)
+    return world
 
 
 # ---------------------------------------------------------------------------------------------
