@@ -27,7 +27,11 @@ _UP = frozenset("increase increased increases raise raised raises higher elevate
 _DOWN = frozenset("decrease decreased decreases reduce reduced reduces lower lowered".split())
 _NEGATIONS = frozenset("not no never without".split())
 _HEDGES = frozenset("may might could suggest suggests unclear likely possibly".split())
-_FIGURE = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*(%|mg|days|fold)")
+_FIGURE = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*-?(%|mg|days|weeks|fold)")
+_SIGNED = re.compile(
+    r"(?:[<>\u2264\u2265]|\b(?:more than|less than|at least|at most|up to|over|under|about)\s)"
+    r"\s*[0-9]"
+)
 
 
 def _words(text: str) -> list[str]:
@@ -65,20 +69,23 @@ def label(claim: str, passage: str) -> str | None:
     c_words, s_words = _words(claim), _words(sentence)
     if set(c_words) & (_NEGATIONS | _HEDGES) or claim.rstrip().endswith("?"):
         return None  # the planter writes plain assertions only
+    if _SIGNED.search(claim) or _SIGNED.search(sentence):
+        return None  # a bound ("over 24 weeks"): see docs/evaluation.md, not planted
     denied = bool(set(s_words) & _NEGATIONS)
-    c_fig, s_fig = _figures(claim), _figures(sentence)
+    numbered = any(c.isdigit() for c in claim)  # a denial beside an agreeing figure abstains
     if set(s_words) & _HEDGES:
-        return "abstain" if denied and not c_fig else None
+        return "abstain" if denied and not numbered else None
     if denied:
-        return "contradicted" if not c_fig else None  # a denial beside a figure: unsure
+        return "contradicted" if not numbered else None  # a denial beside a figure: unsure
     c_dir, s_dir = _direction(c_words), _direction(s_words)
     if c_dir is None or s_dir is None:
         return None
+    c_fig, s_fig = _figures(claim), _figures(sentence)
     same_unit = set(c_fig) & set(s_fig)
     if any(c_fig[u] != s_fig[u] for u in same_unit):
         return "contradicted" if c_dir == s_dir else None
     if set(c_fig) != set(s_fig):
         return None  # a figure the other does not state (or in another unit): unsure
     if c_dir != s_dir:
-        return "contradicted" if not c_fig else None
+        return "contradicted" if not numbered else None
     return "supported"
