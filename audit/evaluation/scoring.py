@@ -160,6 +160,9 @@ class Result:
     scores: dict[str, Score]
     confusion: Counter[tuple[str, str]]
     unplanted: list[str]  # categories no world could plant a case of
+    labels: Counter[tuple[str, str]] = field(default_factory=Counter)
+    """Support labels and reference tiers, planted against audited (``support:…``,
+    ``reference:…``)."""
 
     @property
     def failures(self) -> list[str]:
@@ -186,6 +189,22 @@ def _confusion(
     got = [] if report is None else [x.verdict for s in report.sentences for x in s.citations]
     for w, g in zip_longest(want, got, fillvalue="missing"):
         into[(w, g)] += 1
+
+
+def _label_confusion(
+    report: Report, plan: Sequence[oracle.SentencePlan], into: Counter[tuple[str, str]]
+) -> None:
+    """Support labels (of the citations planted with one) and reference tiers."""
+    cites = [x for s in report.sentences for x in s.citations]
+    planned = [e for s in plan for _, _, e in s.citations]
+    for e, x in zip_longest(planned, cites):
+        if e is not None and e.support is not None:
+            got = x.support.label if x is not None and x.support is not None else "missing"
+            into[(f"support:{e.support}", f"support:{got}")] += 1
+    tiers = [c.tier for c in report.reference_checks()]
+    wanted = [r.tier for s in plan for r in s.references]
+    for w, g in zip_longest(wanted, tiers, fillvalue="missing"):
+        into[(f"reference:{w}", f"reference:{g}")] += 1
 
 
 def _fits(case: Case, style: str) -> bool:
@@ -317,14 +336,21 @@ def score(
     for name, (cases, distinct) in prepared.counts.items():
         scores[name].cases, scores[name].distinct = cases, distinct
     confusion: Counter[tuple[str, str]] = Counter()
+    labels: Counter[tuple[str, str]] = Counter()
     for world in worlds:
         failed = _score(
-            prepared.parsed[world.name], world, keyring, scores, confusion, stop_at_first
+            prepared.parsed[world.name], world, keyring, scores, (confusion, labels), stop_at_first
         )
         if failed and stop_at_first:
             break
     return Result(
-        prepared.seed, prepared.per_category, prepared.worlds, scores, confusion, prepared.unplanted
+        prepared.seed,
+        prepared.per_category,
+        prepared.worlds,
+        scores,
+        confusion,
+        prepared.unplanted,
+        labels,
     )
 
 
@@ -378,12 +404,13 @@ def _score(
     world: World,
     keyring: Keyring,
     scores: dict[str, Score],
-    confusion: Counter[tuple[str, str]],
+    matrices: tuple[Counter[tuple[str, str]], Counter[tuple[str, str]]],
     stop_at_first: bool,
 ) -> bool:
     """Audit and score the parsed renderings; True when one failed. With ``stop_at_first``
     the answers are audited in small chunks and the first failure ends the run."""
     inputs: list[tuple[Rendering, AuditInput]] = []
+    confusion, labels = matrices
     failed = False
     for r, answer in parsed:
         if isinstance(answer, InputError):
@@ -404,6 +431,7 @@ def _score(
         s.styles.add(r.style)
         plan = r.plan
         _confusion(report, plan, confusion)
+        _label_confusion(report, plan, labels)
         why = difference(report, plan)
         if why is None:
             s.passed += 1
