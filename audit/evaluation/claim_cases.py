@@ -238,11 +238,17 @@ def _paraphrase(sentence: str) -> str | None:
 
 
 def _asserted(sentence: str) -> str | None:
-    found = re.search(r"\b(did|does) not increase\b", sentence)
-    if found is None:
-        return None
-    verb = "raised" if found.group(1) == "did" else "raises"
-    return (sentence[: found.start()] + verb + sentence[found.end() :]).rstrip(".")
+    """The effect a null finding denies, asserted: ``did not increase`` → ``raised``, ``showed
+    no association with`` → ``raised the risk of`` (a null finding with no direction word)."""
+    for pattern, past, present in (
+        (r"\b(did|does) not increase\b", "raised", "raises"),
+        (r"\b(showed|shows) no association with\b", "raised the risk of", "raises the risk of"),
+    ):
+        found = re.search(pattern, sentence)
+        if found is not None:
+            verb = past if found.group(1) in ("did", "showed") else present
+            return (sentence[: found.start()] + verb + sentence[found.end() :]).rstrip(".")
+    return None
 
 
 def _opposite(sentence: str) -> str | None:

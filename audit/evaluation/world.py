@@ -169,6 +169,7 @@ _SUPPORT = (  # plain sentences a support judge reads on clear signals (claim_ca
     "Zentravir lowered the weekly flare rate by 12% in children with Farrow syndrome.",
     "Zentravir may not reduce hepatic injury in elderly patients with Farrow syndrome.",
     "Daily zentravir raised serum ferritin levels in adults with iron overload.",
+    "Zentravir showed no association with hepatic failure in adults with Farrow syndrome.",
 )
 
 
