@@ -94,9 +94,10 @@ def _ids(rec: Rec) -> list[tuple[str, str]]:
 def _entries(ctx: Ctx) -> Iterator[tuple[Rec, tuple[str, str], Entry]]:
     """Every work with metadata, cited faithfully by each identifier it has."""
     for rec in ctx.world.records.values():
-        if rec.bib is not None and not rec.withdrawn:
+        bib = rec.bib
+        if bib is not None and bib.authors and not rec.withdrawn:  # no authors: read otherwise
             for key in _ids(rec):
-                yield rec, key, Entry((key,), rec.bib.title, rec.bib.authors, rec.bib.year)
+                yield rec, key, Entry((key,), bib.title, bib.authors, bib.year, bib.venue)
 
 
 def _reference_case(
@@ -205,7 +206,12 @@ _SYNONYM = {
     "increased": "raised",
     "decreased": "lowered",
 }
-_OPPOSITE = {"lowered": "raised", "reduced": "increased", "raised": "lowered", "increased": "reduced"}
+_OPPOSITE = {
+    "lowered": "raised",
+    "reduced": "increased",
+    "raised": "lowered",
+    "increased": "reduced",
+}
 _UNRELATED = (
     "Weekly yoga classes improved sleep quality among retired office workers in coastal towns",
     "Cheaper bus fares doubled evening library visits by teenagers across northern provinces",
@@ -296,7 +302,9 @@ def _not_mentioned(ctx: Ctx) -> list[Case]:
             handle = ctx.handle(rec.record_id, path, ctx.pin(rec, version))
             claim = ctx.rng.choice(_UNRELATED)
             out.append(
-                Case("support_not_mentioned", (Cite(handle),), prose=claim, support=True, alone=True)
+                Case(
+                    "support_not_mentioned", (Cite(handle),), prose=claim, support=True, alone=True
+                )
             )
     ctx.rng.shuffle(out)
     return out

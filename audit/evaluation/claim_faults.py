@@ -56,6 +56,9 @@ def _outage_read_as_absence(stack: ExitStack) -> None:
         def __init__(self, inner: Any) -> None:
             self.inner, self.name = inner, inner.name
 
+        def by_identifiers(self, keys: Any) -> dict[Any, Lookup]:
+            return {k: _absent(v) for k, v in self.inner.by_identifiers(keys).items()}
+
         def by_title(self, title: str) -> Lookup:
             return _absent(self.inner.by_title(title))
 
@@ -70,7 +73,9 @@ def _reference_faults() -> Iterator[Fault]:
     yield Fault("references: any title matches", group, _always("compare_titles", "match"))
     yield Fault("references: any year matches", group, _always("compare_years", "match"))
     yield Fault("references: any first author matches", group, _always("compare_authors", "match"))
-    yield Fault("references: an impossible identifier read as valid", group, _every_identifier_valid)
+    yield Fault(
+        "references: an impossible identifier read as valid", group, _every_identifier_valid
+    )
     yield Fault("references: an outage read as no such record", group, _outage_read_as_absence)
     yield Fault(
         "references: no flags from the record",
@@ -94,7 +99,9 @@ def _reference_faults() -> Iterator[Fault]:
         "overall",
         lambda s: _set(s, audit.overall, "INCOMPLETE_ITEMS", ("unavailable",)),
     )
-    yield Fault("overall: a mismatched reference does not warn", "overall", _warn_without("mismatch"))
+    yield Fault(
+        "overall: a mismatched reference does not warn", "overall", _warn_without("mismatch")
+    )
     yield Fault(
         "overall: a reference's flags not counted",
         "overall",

@@ -496,6 +496,7 @@ def _overall_faults() -> Iterator[Fault]:
 def faults() -> list[Fault]:
     """Every fault, in report order."""
     from audit.evaluation.claim_faults import claim_faults  # it builds on this module
+
     return [
         *_fold_faults(),
         *_comparator_faults(),

@@ -34,10 +34,12 @@ class Entry:
     title: str
     authors: tuple[str, ...]
     year: int | None
+    venue: str | None = None  # None: written as "J Eval Med" (for a work that names none)
 
     def text(self) -> str:
         """Vancouver style: ``Surname G, Surname G. Title. J Eval Med. 2025. doi:…``."""
-        parts = [p for p in (", ".join(self.authors), self.title, "J Eval Med") if p]
+        venue = self.venue or "J Eval Med"
+        parts = [p for p in (", ".join(self.authors), self.title.rstrip("."), venue) if p]
         if self.year is not None:
             parts.append(str(self.year))
         written = " ".join(_WRITTEN[s].format(v) for s, v in self.ids)
@@ -86,6 +88,16 @@ def author_outcome(seen: tuple[str, ...], held: tuple[str, ...]) -> str:
     return "differs" if {_surname(a) for a in seen} & {_surname(a) for a in held} else "other"
 
 
+def venue_outcome(seen: str | None, held: str | None) -> str | None:
+    """The entry names its work's own venue (or the work names none); None: unsure (a venue
+    with a comma, a full stop or a digit may be cut where the entry is read)."""
+    if seen is None or held is None:
+        return "absent"
+    if seen == held and not re.search(r"[,.0-9]", held):
+        return "match"
+    return None
+
+
 def year_outcome(seen: int | None, held: int | None) -> str:
     if seen is None or held is None:
         return "absent"
@@ -98,16 +110,19 @@ def _flags(rec: Rec | None) -> tuple[bool | None, bool | None, bool | None]:
     return (rec.retracted, rec.expression_of_concern, rec.preprint)
 
 
+def _value(rec: Rec, scheme: str) -> str | None:
+    """The record's identifier of ``scheme``: its DOI, PMID or PMCID field, else its id."""
+    held = getattr(rec.bib, scheme, None) if scheme in ("doi", "pmid", "pmcid") else None
+    if held is None and rec.scheme == scheme:
+        held = rec.record_id.partition(":")[2]
+    return held
+
+
 def _holds(rec: Rec, scheme: str, value: str) -> bool:
     if scheme == "doi":
-        return bool(rec.bib and rec.bib.doi and rec.bib.doi.lower() == value.lower())
-    return rec.record_id == f"{scheme}:{value}"
-
-
-def _value(rec: Rec, scheme: str) -> str | None:
-    if scheme == "doi":
-        return rec.bib.doi if rec.bib else None
-    return rec.record_id.partition(":")[2] if rec.scheme == scheme else None
+        held = _value(rec, "doi")
+        return held is not None and held.lower() == value.lower()
+    return rec.record_id == f"{scheme}:{value}" or _value(rec, scheme) == value
 
 
 def _same_work(entry: Entry, rec: Rec) -> str | None:
@@ -119,6 +134,9 @@ def _same_work(entry: Entry, rec: Rec) -> str | None:
         return None
     authors = author_outcome(entry.authors, bib.authors)
     year = year_outcome(entry.year, bib.year)
+    venue = venue_outcome(entry.venue, bib.venue)
+    if venue is None:
+        return None
     if title == "other" and authors != "match":
         return "other"
     if title == "absent" and authors == "other" and year != "match":
@@ -134,6 +152,8 @@ def tier(entry: Entry, world: World, reachable: bool = True) -> RefExpected | No
         return RefExpected("unresolved")
     works = [r for r in world.records.values() if r.bib is not None]
     holding = {key: [r for r in works if _holds(r, *key)] for key in valid}
+    if any(len(held) > 1 for held in holding.values()):
+        return None  # one work held by two sources: which record is checked is the check's
     judged = []
     for key in valid:
         for rec in holding[key]:

@@ -19,14 +19,19 @@ from __future__ import annotations
 
 import re
 
-_STOP = frozenset(
-    "a an the of in on at to for by with and or is are was were be been with from as that this "
-    "these those it its than".split()
+
+def _listed(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+_STOP = _listed(
+    "a an the of in on at to for by with and or is are was were be been from as that this "
+    "these those it its than"
 )
-_UP = frozenset("increase increased increases raise raised raises higher elevated worsened".split())
-_DOWN = frozenset("decrease decreased decreases reduce reduced reduces lower lowered".split())
-_NEGATIONS = frozenset("not no never without".split())
-_HEDGES = frozenset("may might could suggest suggests unclear likely possibly".split())
+_UP = _listed("increase increased increases raise raised raises higher elevated worsened")
+_DOWN = _listed("decrease decreased decreases reduce reduced reduces lower lowered")
+_NEGATIONS = _listed("not no never without")
+_HEDGES = _listed("may might could suggest suggests unclear likely possibly")
 _FIGURE = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*-?(%|mg|days|weeks|fold)")
 _SIGNED = re.compile(
     r"(?:[<>\u2264\u2265]|\b(?:more than|less than|at least|at most|up to|over|under|about)\s)"

@@ -2,7 +2,8 @@
 
 :class:`WorldResolver` is the generated world's :class:`~audit.references.resolve.Resolver`, as
 the snapshot resolver is a snapshot's: a DOI is found case-folded among the works' DOIs, a PMID,
-PMCID or NCT number as the record id (``pmid:N``, ``pmcid:PMCN``, ``nct:NCT…``); a title finds
+PMCID or NCT number as the record id (``pmid:N``, ``pmcid:PMCN``, ``nct:NCT…``) or, for PMIDs
+and PMCIDs, in the work's own field (a PubMed record's PMCID); a title finds
 the works whose title is the same once case, accents, punctuation and spacing are set aside
 (an exact look-up: the check still applies its own title rule to what is found). Each record is
 given as its current version says, with its tri-state flags. No rule of the check is here.
@@ -42,8 +43,8 @@ def work_of(rec: Rec) -> WorkRecord | None:
         year=rec.bib.year,
         venue=None,
         doi=rec.bib.doi,
-        pmid=ident if scheme == "pmid" else None,
-        pmcid=ident if scheme == "pmcid" else None,
+        pmid=rec.bib.pmid or (ident if scheme == "pmid" else None),
+        pmcid=rec.bib.pmcid or (ident if scheme == "pmcid" else None),
         publication_types=(),
         content_type=None,
         retracted=rec.retracted,
@@ -66,7 +67,8 @@ class WorldResolver:
         if scheme == "doi":
             return tuple(w for w in self._works if w.doi and w.doi.lower() == value)
         if scheme in ("pmid", "pmcid", "nct"):
-            return tuple(w for w in self._works if w.record_id == f"{scheme}:{value}")
+            own = f"{scheme}:{value}"
+            return tuple(w for w in self._works if w.record_id == own or w.value(scheme) == value)
         return ()
 
     def by_identifiers(self, keys: Sequence[Key]) -> dict[Key, Lookup]:

@@ -17,6 +17,7 @@ versions and their passage texts, its flags and notices, and each source's harve
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,9 @@ class Bib:
     authors: tuple[str, ...] = ()  # "Surname G" each
     year: int | None = None
     doi: str | None = None
+    venue: str | None = None
+    pmid: str | None = None  # another source's id the record also holds (a PubMed record's
+    pmcid: str | None = None  # PMCID, a Europe PMC record's PMID)
 
 
 @dataclass(frozen=True)
@@ -350,9 +354,36 @@ def generated_world() -> World:
 # A snapshot file
 
 
+_BIB_SQL = """
+SELECT r.record_id, r.title, r.authors, r.year, r.doi, r.journal, r.pmid, r.pmcid
+FROM record_state s JOIN records r ON r.record_id = s.record_id AND r.version = s.current_version
+WHERE r.title IS NOT NULL
+"""
+
+
+def _bibs(rows: list[tuple[object, ...]]) -> dict[str, Bib]:
+    """The current version's title, authors, year, DOI, journal, PMID and PMCID of each titled
+    record."""
+    out = {}
+    for rid, title, authors, year, doi, journal, pmid, pmcid in rows:
+        names = json.loads(authors) if isinstance(authors, str) and authors else []
+        out[str(rid)] = Bib(
+            str(title),
+            tuple(str(a) for a in names) if isinstance(names, list) else (),
+            year if isinstance(year, int) else None,
+            doi if isinstance(doi, str) else None,
+            journal if isinstance(journal, str) else None,
+            pmid if isinstance(pmid, str) else None,
+            pmcid if isinstance(pmcid, str) else None,
+        )
+    return out
+
+
 def snapshot_world(path: Path, corpus: Corpus, name: str | None = None) -> World:
-    """The facts of the snapshot at ``path`` (read through ``corpus``, opened on it)."""
+    """The facts of the snapshot at ``path`` (read through ``corpus``, opened on it). Its
+    reference look-ups are the snapshot resolver's: close it with :func:`close_world`."""
     from audit.duckdb_corpus import read_only_connection
+    from audit.references.resolve import SnapshotResolver
 
     con = read_only_connection(path)
     try:
@@ -360,6 +391,7 @@ def snapshot_world(path: Path, corpus: Corpus, name: str | None = None) -> World
         ids = [
             r[0] for r in con.execute("SELECT DISTINCT record_id FROM record_versions").fetchall()
         ]
+        bibs = _bibs(con.execute(_BIB_SQL).fetchall())
     finally:
         con.close()
     stored = corpus.records(ids)
@@ -382,6 +414,15 @@ def snapshot_world(path: Path, corpus: Corpus, name: str | None = None) -> World
             preprint=s.preprint,
             notices=tuple((r.kind, r.target) for r in s.relations),
             refreshed=s.refreshed,
+            bib=bibs.get(rid),
         )
     identity = corpus.identity()
-    return World(name or identity.name, dict(corpus.source_status()), records, corpus)
+    resolver = SnapshotResolver.open(path, identity.name)
+    return World(name or identity.name, dict(corpus.source_status()), records, corpus, resolver)
+
+
+def close_world(world: World) -> None:
+    """Close what the world opened (a snapshot world's resolver connection)."""
+    close = getattr(world.resolver, "close", None)
+    if close is not None:
+        close()
