@@ -208,6 +208,7 @@ def _generated_records() -> list[Rec]:
             {"1": {f"body.p{n + 1}": t for n, t in enumerate(typo[half:])}},
             current="1",
             refreshed=False,
+            bib=Bib("Typography of ward notes in a zentravir registry", ("Oduya K",), 2021),
         ),
         Rec(
             "pmid:99100003",
