@@ -100,8 +100,12 @@ def _entries(ctx: Ctx) -> Iterator[tuple[Rec, tuple[str, str], Entry]]:
                 yield rec, key, Entry((key,), bib.title, bib.authors, bib.year, bib.venue)
 
 
+Changer = Callable[[Ctx, Rec, Entry], Entry | None]
+"""How a reference case changes a faithful entry (None: not for this work)."""
+
+
 def _reference_case(
-    name: str, change: Callable[[Ctx, Rec, Entry], Entry | None], *, down: bool = False
+    name: str, change: Changer, *, down: bool = False
 ) -> Callable[[Ctx], list[Case]]:
     def build(ctx: Ctx) -> list[Case]:
         pool = genuine_pool(ctx)
@@ -169,32 +173,27 @@ def _another_work(ctx: Ctx, rec: Rec, entry: Entry) -> Entry:
 
 
 def reference_categories(cat: Callable[..., Category]) -> tuple[Category, ...]:
-    """The reference categories, made with the catalogue's ``cat`` (intent: the citation ok)."""
-    build = _reference_case
+    """The reference categories, made with the catalogue's ``cat`` (the citation is ok)."""
+
+    def ref(
+        name: str, change: Changer, tier: str, flag: int | None = None, *, down: bool = False
+    ) -> Category:
+        build = _reference_case(name, change, down=down)
+        return cat(name, "references", "ok", build, tier=tier, ref_flag=flag)
+
     return (
-        cat("reference_verified", "references", "ok", build("reference_verified", _same),
-            tier="verified"),
-        cat("reference_retracted", "references", "ok", build("reference_retracted", _same),
-            tier="verified", ref_flag=0),
-        cat("reference_expression_of_concern", "references", "ok",
-            build("reference_expression_of_concern", _same), tier="verified", ref_flag=1),
-        cat("reference_preprint", "references", "ok", build("reference_preprint", _same),
-            tier="verified", ref_flag=2),
-        cat("reference_other_title", "references", "ok",
-            build("reference_other_title", _other_title), tier="mismatch"),
-        cat("reference_other_year", "references", "ok",
-            build("reference_other_year", _other_year), tier="mismatch"),
-        cat("reference_resolves_nowhere", "references", "ok",
-            build("reference_resolves_nowhere", _nowhere), tier="unresolved"),
-        cat("reference_invented_id_real_title", "references", "ok",
-            build("reference_invented_id_real_title", _nowhere_real_title), tier="mismatch"),
-        cat("reference_impossible_id", "references", "ok",
-            build("reference_impossible_id", _impossible), tier="hallucinated"),
-        cat("reference_another_work", "references", "ok",
-            build("reference_another_work", _another_work), tier="hallucinated"),
-        cat("reference_resolver_down", "references", "ok",
-            build("reference_resolver_down", _same, down=True), tier="unresolved"),
-    )  # fmt: skip
+        ref("reference_verified", _same, "verified"),
+        ref("reference_retracted", _same, "verified", 0),
+        ref("reference_expression_of_concern", _same, "verified", 1),
+        ref("reference_preprint", _same, "verified", 2),
+        ref("reference_other_title", _other_title, "mismatch"),
+        ref("reference_other_year", _other_year, "mismatch"),
+        ref("reference_resolves_nowhere", _nowhere, "unresolved"),
+        ref("reference_invented_id_real_title", _nowhere_real_title, "mismatch"),
+        ref("reference_impossible_id", _impossible, "hallucinated"),
+        ref("reference_another_work", _another_work, "hallucinated"),
+        ref("reference_resolver_down", _same, "unresolved", down=True),
+    )
 
 
 # --- claim support -----------------------------------------------------------------------------
@@ -311,16 +310,16 @@ def _not_mentioned(ctx: Ctx) -> list[Case]:
 
 
 def support_categories(cat: Callable[..., Category]) -> tuple[Category, ...]:
+    """The support categories, made with the catalogue's ``cat`` (the citation is ok)."""
+
+    def judged(name: str, claim_of: Callable[[str], str | None], label: str) -> Category:
+        return cat(name, "support", "ok", _support_case(name, claim_of), support=label)
+
     return (
-        cat("support_paraphrase", "support", "ok", _support_case("support_paraphrase", _paraphrase),
-            support="supported"),
-        cat("support_null_finding", "support", "ok",
-            _support_case("support_null_finding", _asserted), support="contradicted"),
-        cat("support_opposite_direction", "support", "ok",
-            _support_case("support_opposite_direction", _opposite), support="contradicted"),
-        cat("support_other_figure", "support", "ok",
-            _support_case("support_other_figure", _other_figure), support="contradicted"),
-        cat("support_hedged_denial", "support", "ok",
-            _support_case("support_hedged_denial", _unhedged), support="abstain"),
+        judged("support_paraphrase", _paraphrase, "supported"),
+        judged("support_null_finding", _asserted, "contradicted"),
+        judged("support_opposite_direction", _opposite, "contradicted"),
+        judged("support_other_figure", _other_figure, "contradicted"),
+        judged("support_hedged_denial", _unhedged, "abstain"),
         cat("support_not_mentioned", "support", "ok", _not_mentioned, support="not_mentioned"),
-    )  # fmt: skip
+    )
