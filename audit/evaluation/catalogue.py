@@ -2,7 +2,8 @@
 
 Groups: ``genuine`` (quotes the folding must accept), ``misquote`` (one detail changed),
 ``forged``, ``malformed``, ``withdrawn``, ``unavailable``, ``flags``, ``markup`` (where and how
-a citation is written), ``beside`` (an invalid citation beside a valid one in one sentence).
+a citation is written), ``beside`` (an invalid citation beside a valid one in one sentence),
+``references`` and ``support`` (:mod:`audit.evaluation.claim_cases`).
 Whole answers (mixed, clean, paired) are composed from the planted cases by
 :mod:`audit.evaluation.scoring`.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from audit.evaluation import categories as c
 from audit.evaluation import claim_cases as cc
@@ -24,9 +26,6 @@ from audit.evaluation.world import DASHES, DOUBLES, NO_BREAKS, SINGLES, TRIPLES
 _PROSE = "Zentravir changed the outcome in this cohort"
 
 
-_genuine_pool = cc.genuine_pool
-
-
 def _pick(ctx: Ctx, pool: list[Cite]) -> Cite:
     return pool[ctx.rng.randrange(len(pool))]
 
@@ -38,7 +37,7 @@ def _markup(
     alone: bool = False,
 ) -> Callable[[Ctx], list[Case]]:
     def build(ctx: Ctx) -> list[Case]:
-        pool = _genuine_pool(ctx)
+        pool = cc.genuine_pool(ctx)
         if not pool:
             return []
         out = []
@@ -142,7 +141,7 @@ def _straight_in_curly(ctx: Ctx) -> list[Case]:
     ``“…”`` or ``„…“``: a misquote from the mark on (the audit would miss it if the ``"``
     closed the quote)."""
     out = []
-    for cite in _genuine_pool(ctx):
+    for cite in cc.genuine_pool(ctx):
         words = (cite.quote or "").split(" ")
         if len(words) < 3:
             continue
@@ -158,14 +157,14 @@ def _straight_in_curly(ctx: Ctx) -> list[Case]:
 
 
 def _lead_in(ctx: Ctx) -> list[Case]:
-    pool = _genuine_pool(ctx)
+    pool = cc.genuine_pool(ctx)
     words = ("Safety", "Dose", "Efficacy", "Outcome")
     return [Case("bold_lead_in", (cite,), lead_in=words[n % 4]) for n, cite in enumerate(pool)]
 
 
 def _beside(name: str, bad: Callable[[Ctx], Iterable[Case]]) -> Callable[[Ctx], Iterator[Case]]:
     def build(ctx: Ctx) -> Iterator[Case]:
-        pool = _genuine_pool(ctx)
+        pool = cc.genuine_pool(ctx)
         if not pool:
             return
         for case in bad(ctx):
@@ -179,10 +178,10 @@ def _cat(
     group: str,
     intent: str | tuple[str, ...],
     build: Callable[[Ctx], Iterable[Case]],
-    **kw: str | int,
+    **kw: Any,  # Category's optional fields: flag, against, about, support, tier, ref_flag
 ) -> Category:
     verdicts = (intent,) if isinstance(intent, str) else intent
-    return Category(name, group, verdicts, build, **kw)  # type: ignore[arg-type]
+    return Category(name, group, verdicts, build, **kw)
 
 
 _QUOTE_IN = "a typographic variant in the quote, where the passage has another member of its class"
