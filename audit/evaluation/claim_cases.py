@@ -91,16 +91,16 @@ def _ids(rec: Rec) -> list[tuple[str, str]]:
     return out
 
 
-def _entries(ctx: Ctx) -> Iterator[tuple[Rec, tuple[str, str], Entry]]:
+def _entries(ctx: Ctx) -> Iterator[Entry]:
     """Every work with metadata, cited faithfully by each identifier it has."""
     for rec in ctx.world.records.values():
         bib = rec.bib
         if bib is not None and bib.authors and not rec.withdrawn:  # no authors: read otherwise
             for key in _ids(rec):
-                yield rec, key, Entry((key,), bib.title, bib.authors, bib.year, bib.venue)
+                yield Entry((key,), bib.title, bib.authors, bib.year, bib.venue)
 
 
-Changer = Callable[[Ctx, Rec, Entry], Entry | None]
+Changer = Callable[[Ctx, Entry], Entry | None]
 """How a reference case changes a faithful entry (None: not for this work)."""
 
 
@@ -112,9 +112,9 @@ def _reference_case(
         if not pool or ctx.world.resolver is None:
             return []
         out = []
-        for rec, _, entry in _entries(ctx):
+        for entry in _entries(ctx):
             for _ in range(4):
-                changed = change(ctx, rec, entry)
+                changed = change(ctx, entry)
                 if changed is None:
                     continue
                 cite = pool[ctx.rng.randrange(len(pool))]
@@ -127,18 +127,16 @@ def _reference_case(
     return build
 
 
-def _same(ctx: Ctx, rec: Rec, entry: Entry) -> Entry:
-    del ctx, rec
+def _same(ctx: Ctx, entry: Entry) -> Entry:
+    del ctx
     return entry
 
 
-def _other_title(ctx: Ctx, rec: Rec, entry: Entry) -> Entry:
-    del rec
+def _other_title(ctx: Ctx, entry: Entry) -> Entry:
     return replace(entry, title=ctx.rng.choice(_OTHER_TITLES))
 
 
-def _other_year(ctx: Ctx, rec: Rec, entry: Entry) -> Entry | None:
-    del rec
+def _other_year(ctx: Ctx, entry: Entry) -> Entry | None:
     return replace(entry, year=entry.year - ctx.rng.randint(3, 9)) if entry.year else None
 
 
@@ -147,27 +145,25 @@ def _invented_id(ctx: Ctx) -> tuple[str, str]:
     return ctx.rng.choice((("doi", f"10.5555/invented.{n}"), ("pmid", f"9999{n}")))
 
 
-def _nowhere(ctx: Ctx, rec: Rec, entry: Entry) -> Entry:
-    del rec, entry
+def _nowhere(ctx: Ctx, entry: Entry) -> Entry:
+    del entry
     k = ctx.rng.randrange(len(_OTHER_TITLES))
     return Entry((_invented_id(ctx),), _OTHER_TITLES[k], _OTHER_AUTHORS[k], 2020)
 
 
-def _nowhere_real_title(ctx: Ctx, rec: Rec, entry: Entry) -> Entry:
-    del rec
+def _nowhere_real_title(ctx: Ctx, entry: Entry) -> Entry:
     return replace(entry, ids=(_invented_id(ctx),))
 
 
-def _impossible(ctx: Ctx, rec: Rec, entry: Entry) -> Entry:
-    del rec, entry
+def _impossible(ctx: Ctx, entry: Entry) -> Entry:
+    del entry
     k = ctx.rng.randrange(len(_OTHER_TITLES))
     n = ctx.rng.randrange(1000, 9999)
     bad = ctx.rng.choice((("nct", f"NCT99{n}"), ("pmid", f"99999{n}")))  # 7 and 9 digits
     return Entry((bad,), _OTHER_TITLES[k], _OTHER_AUTHORS[k], 2020)
 
 
-def _another_work(ctx: Ctx, rec: Rec, entry: Entry) -> Entry:
-    del rec
+def _another_work(ctx: Ctx, entry: Entry) -> Entry:
     k = ctx.rng.randrange(len(_OTHER_TITLES))
     return replace(entry, title=_OTHER_TITLES[k], authors=_OTHER_AUTHORS[k])
 
