@@ -7,7 +7,7 @@ import pytest
 
 from audit.citations import parse_answer
 from audit.engine import audit_answer
-from audit.evaluation import oracle, oracle_references, oracle_support, run
+from audit.evaluation import DEMO_KEY, oracle, oracle_references, oracle_support, run
 from audit.evaluation.oracle_references import Entry, RefExpected
 from audit.evaluation.resolver import DownResolver
 from audit.evaluation.scoring import difference
@@ -150,7 +150,7 @@ def test_a_reference_tier_other_than_planted_is_a_failure_with_its_reason() -> N
     entry = _entry("pmid:99100001")
     text = f"Zentravir works [{handle}] [^r1].\n\n[^r1]: {entry.text()}\n"
     world, report = _audited(text, DownResolver())
-    ok = oracle.judge(handle, None, world, b"citeseal public demo key: NOT SECRET, demo only")
+    ok = oracle.judge(handle, None, world, DEMO_KEY)
     planned = oracle.Expected(ok.verdict, ok.flags, references=(RefExpected("verified"),))
     why = difference(report, [oracle.SentencePlan("sentence", ((handle, None, planned),))])
     assert why is not None
@@ -164,7 +164,7 @@ def test_a_support_label_other_than_planted_is_a_failure() -> None:
     world = generated_world()
     report = audit_answer(parse_answer(text), world.corpus, Keyring.demo_keyring())
     report = with_support(report, world.corpus, RulesJudge())  # type: ignore[arg-type]
-    ok = oracle.judge(handle, None, world, b"citeseal public demo key: NOT SECRET, demo only")
+    ok = oracle.judge(handle, None, world, DEMO_KEY)
     for label, differs in (("contradicted", False), ("supported", True)):
         planned = oracle.Expected(ok.verdict, ok.flags, support=label)
         why = difference(report, [oracle.SentencePlan("sentence", ((handle, None, planned),))])
