@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from audit.evaluation.scoring import Result, run_worlds
-from audit.evaluation.world import World, generated_world, snapshot_world
+from audit.evaluation.world import World, close_world, generated_world, snapshot_world
 
 DEMO_KEY = b"citeseal public demo key: NOT SECRET, demo only"
 """The public demo key as docs/contract.md prints it; the oracle computes check codes with it."""
@@ -48,4 +48,13 @@ def run(
     )
 
 
-__all__ = ["DEMO_KEY", "Result", "World", "generated_world", "run", "run_worlds", "snapshot_world"]
+__all__ = [
+    "DEMO_KEY",
+    "Result",
+    "World",
+    "close_world",
+    "generated_world",
+    "run",
+    "run_worlds",
+    "snapshot_world",
+]

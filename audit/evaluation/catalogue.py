@@ -2,7 +2,8 @@
 
 Groups: ``genuine`` (quotes the folding must accept), ``misquote`` (one detail changed),
 ``forged``, ``malformed``, ``withdrawn``, ``unavailable``, ``flags``, ``markup`` (where and how
-a citation is written), ``beside`` (an invalid citation beside a valid one in one sentence).
+a citation is written), ``beside`` (an invalid citation beside a valid one in one sentence),
+``references`` and ``support`` (:mod:`audit.evaluation.claim_cases`).
 Whole answers (mixed, clean, paired) are composed from the planted cases by
 :mod:`audit.evaluation.scoring`.
 """
@@ -11,26 +12,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from audit.evaluation import categories as c
+from audit.evaluation import claim_cases as cc
 from audit.evaluation import handle_cases as hc
 from audit.evaluation import oracle
 from audit.evaluation.categories import Case, Category, Cite, Ctx
+from audit.evaluation.claim_cases import with_claims
 from audit.evaluation.planting import DELIMITERS, FOOTNOTE, delimit
 from audit.evaluation.world import DASHES, DOUBLES, NO_BREAKS, SINGLES, TRIPLES
 
 _PROSE = "Zentravir changed the outcome in this cohort"
-
-
-def _genuine_pool(ctx: Ctx) -> list[Cite]:
-    """Verbatim, flag-free ok citations of the world (for markup and beside-valid cases)."""
-    out = []
-    for case in c.verbatim(ctx):
-        cite = case.cites[0]
-        e = oracle.judge(cite.handle, cite.quote, ctx.world, ctx.key)
-        if e.verdict == "ok" and not e.flags:
-            out.append(cite)
-    return out
 
 
 def _pick(ctx: Ctx, pool: list[Cite]) -> Cite:
@@ -44,7 +37,7 @@ def _markup(
     alone: bool = False,
 ) -> Callable[[Ctx], list[Case]]:
     def build(ctx: Ctx) -> list[Case]:
-        pool = _genuine_pool(ctx)
+        pool = cc.genuine_pool(ctx)
         if not pool:
             return []
         out = []
@@ -148,7 +141,7 @@ def _straight_in_curly(ctx: Ctx) -> list[Case]:
     ``“…”`` or ``„…“``: a misquote from the mark on (the audit would miss it if the ``"``
     closed the quote)."""
     out = []
-    for cite in _genuine_pool(ctx):
+    for cite in cc.genuine_pool(ctx):
         words = (cite.quote or "").split(" ")
         if len(words) < 3:
             continue
@@ -164,14 +157,14 @@ def _straight_in_curly(ctx: Ctx) -> list[Case]:
 
 
 def _lead_in(ctx: Ctx) -> list[Case]:
-    pool = _genuine_pool(ctx)
+    pool = cc.genuine_pool(ctx)
     words = ("Safety", "Dose", "Efficacy", "Outcome")
     return [Case("bold_lead_in", (cite,), lead_in=words[n % 4]) for n, cite in enumerate(pool)]
 
 
 def _beside(name: str, bad: Callable[[Ctx], Iterable[Case]]) -> Callable[[Ctx], Iterator[Case]]:
     def build(ctx: Ctx) -> Iterator[Case]:
-        pool = _genuine_pool(ctx)
+        pool = cc.genuine_pool(ctx)
         if not pool:
             return
         for case in bad(ctx):
@@ -185,7 +178,7 @@ def _cat(
     group: str,
     intent: str | tuple[str, ...],
     build: Callable[[Ctx], Iterable[Case]],
-    **kw: str,
+    **kw: Any,  # Category's optional fields: flag, against, about, support, tier, ref_flag
 ) -> Category:
     verdicts = (intent,) if isinstance(intent, str) else intent
     return Category(name, group, verdicts, build, **kw)
@@ -498,6 +491,9 @@ CATEGORIES: tuple[Category, ...] = (
 )
 
 
+CATEGORIES += cc.reference_categories(_cat) + cc.support_categories(_cat)
+
+
 @dataclass(frozen=True)
 class Planted:
     """The cases drawn for one category in one world, with their oracle outcomes."""
@@ -518,7 +514,16 @@ def fits(category: Category, outcomes: tuple[oracle.Expected, ...]) -> bool:
     if category.against is not None and first.checked_against != category.against:
         return False
     unflagged = category.flag is None and category.group == "flags"
-    return not (unflagged and "version_changed" in first.flags)
+    if unflagged and "version_changed" in first.flags:
+        return False
+    if first.support != category.support:
+        return False
+    if category.tier is None:
+        return not first.references
+    if len(first.references) != 1 or first.references[0].tier != category.tier:
+        return False
+    flags = first.references[0].flags
+    return all((flags[i] is True) == (i == category.ref_flag) for i in range(3))
 
 
 def plant(category: Category, ctx: Ctx, per_category: int, scan: int = 4000) -> Planted:
@@ -530,7 +535,8 @@ def plant(category: Category, ctx: Ctx, per_category: int, scan: int = 4000) -> 
         if case.key in {k.key for k, _ in kept}:
             continue
         outcomes = tuple(oracle.judge(x.handle, x.quote, ctx.world, ctx.key) for x in case.cites)
-        if fits(category, outcomes):
+        outcomes = with_claims(case, outcomes, ctx.world)
+        if outcomes is not None and fits(category, outcomes):
             kept.append((case, outcomes))
     distinct = len(kept)
     while kept and len(kept) < per_category:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from itertools import chain, pairwise, zip_longest
 
 from audit.evaluation import oracle
+from audit.evaluation.oracle_references import Entry
 from audit.evaluation.world import (
     INVISIBLES,
     NO_BREAKS,
@@ -54,10 +55,14 @@ class Case:
     claims: bool = True
     lead_in: str | None = None
     alone: bool = False  # only in an answer of its own (a reference list elsewhere changes it)
+    prose: str | None = None  # the sentence as written, without its full stop (None: standard)
+    support: bool = False  # judged for claim support (the claim is the sentence)
+    references: tuple[Entry, ...] = ()  # the ordinary references its literal text holds
+    down: bool = False  # its references are looked up while the resolver is down
 
     @property
     def key(self) -> tuple[object, ...]:
-        return (self.cites, self.literal)
+        return (self.cites, self.literal, self.prose, self.down)
 
 
 @dataclass
@@ -106,6 +111,9 @@ class Category:
     flag: str | None = None  # a flag the first citation must carry
     against: str | None = None  # the first citation's checked_against
     about: str = ""
+    support: str | None = None  # the first citation's support label
+    tier: str | None = None  # the first reference's tier
+    ref_flag: int | None = None  # which of its flags must be True (None: none may be)
 
 
 # --- helpers --------------------------------------------------------------------------------

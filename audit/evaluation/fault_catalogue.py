@@ -495,6 +495,8 @@ def _overall_faults() -> Iterator[Fault]:
 
 def faults() -> list[Fault]:
     """Every fault, in report order."""
+    from audit.evaluation.claim_faults import claim_faults  # it builds on this module
+
     return [
         *_fold_faults(),
         *_comparator_faults(),
@@ -504,4 +506,5 @@ def faults() -> list[Fault]:
         *_status_faults(),
         *_metric_faults(),
         *_overall_faults(),
+        *claim_faults(),
     ]

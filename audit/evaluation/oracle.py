@@ -8,8 +8,10 @@ planted citations against a :class:`~audit.evaluation.world.World`'s facts, whic
 values. The same author wrote it and the audit, so it is a second reading of the spec, not an
 independent one.
 
-Scope: the default fail-on policy, no claim support, no ordinary references; ``local`` ids
-are checked for their character set and length only (the planter writes plain ones).
+Scope: the default fail-on policy; ``local`` ids are checked for their character set and
+length only (the planter writes plain ones). Claim support and ordinary references are read
+by :mod:`~audit.evaluation.oracle_support` and :mod:`~audit.evaluation.oracle_references`;
+here they only feed the reasons and the overall verdict.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from audit.evaluation.oracle_references import RefExpected
 from audit.evaluation.world import Rec, World
 
 # --- the handle grammar (docs/contract.md, "Handles") ----------------------------------------
@@ -148,6 +151,8 @@ class Expected:
     verdict: str
     flags: tuple[str, ...] = ()
     checked_against: str | None = None
+    support: str | None = None  # the support label, when the case is judged for support
+    references: tuple[RefExpected, ...] = ()  # the answer's ordinary references, if any
 
 
 FLAG_ORDER = ("retracted", "expression_of_concern", "preprint", "version_changed", "not_refreshed")
@@ -225,6 +230,10 @@ class SentencePlan:
     def claim(self) -> bool:
         return self.kind in ("sentence", "list_item") or bool(self.citations)
 
+    @property
+    def references(self) -> tuple[RefExpected, ...]:
+        return tuple(r for _, _, e in self.citations for r in e.references)
+
 
 VERDICTS = ("malformed", "forged", "unavailable", "withdrawn", "quote_mismatch", "ok")
 
@@ -263,12 +272,29 @@ def reasons(plan: Sequence[SentencePlan]) -> list[tuple[str, int]]:
     count = Counter(e.verdict for e in cites if e.verdict != "ok")
     count.update(f for e in cites if e.verdict == "ok" for f in e.flags)
     count.update(s.status for s in plan if s.claim and s.status != "cited")
+    count.update(e.support for e in cites if e.support == "contradicted")
     level = {"malformed": "fail", "forged": "fail", "unavailable": "incomplete"}
-    warns = ("withdrawn", "quote_mismatch", "invalid_only", "retracted", "uncited", "not_refreshed")
+    warns = (
+        "withdrawn",
+        "quote_mismatch",
+        "invalid_only",
+        "retracted",
+        "uncited",
+        "not_refreshed",
+        "contradicted",
+    )
+    refs = [r for s in plan for r in s.references]
+    by_ref = Counter(r.tier for r in refs)
+    by_ref.update("retracted" for r in refs if r.flags[0] is True)
+    ref_level = {"hallucinated": "fail", "unresolved": "incomplete", "mismatch": "warn"}
+    ref_level["retracted"] = "warn"
     return sorted(
-        (level.get(item, "warn"), n)
-        for item, n in count.items()
-        if n and (item in level or item in warns)
+        [
+            (level.get(item, "warn"), n)
+            for item, n in count.items()
+            if n and (item in level or item in warns)
+        ]
+        + [(ref_level[item], n) for item, n in by_ref.items() if item in ref_level]
     )
 
 
@@ -276,9 +302,10 @@ def overall(plan: Sequence[SentencePlan]) -> str:
     """fail > incomplete > warn > pass, as the table of docs/audit.md "Overall verdict"."""
     cites = [e for s in plan for _, _, e in s.citations]
     verdicts = {e.verdict for e in cites}
-    if verdicts & {"malformed", "forged"}:
+    tiers = {r.tier for s in plan for r in s.references}
+    if verdicts & {"malformed", "forged"} or "hallucinated" in tiers:
         return "fail"
-    if "unavailable" in verdicts:
+    if "unavailable" in verdicts or "unresolved" in tiers:
         return "incomplete"
     flagged = {f for e in cites if e.verdict == "ok" for f in e.flags}
     statuses = {s.status for s in plan if s.claim}
@@ -286,6 +313,9 @@ def overall(plan: Sequence[SentencePlan]) -> str:
         verdicts & {"withdrawn", "quote_mismatch"}
         or statuses & {"invalid_only", "uncited"}
         or flagged & {"retracted", "not_refreshed"}
+        or any(e.support == "contradicted" for e in cites)
+        or "mismatch" in tiers
+        or any(r.flags[0] is True for s in plan for r in s.references)
     ):
         return "warn"
     return "pass"

@@ -67,6 +67,8 @@ def _written(cite: Cite) -> str | None:
 def styles_for(case: Case) -> tuple[str, ...]:
     """The styles a case can be written in."""
     claims = ("claims",) if case.claims else ()
+    if case.support:  # the sentence is the claim: no style that adds words to it
+        return ("bracket", "parens", "footnote", *claims)
     if case.literal is not None:
         return ("literal", *claims)
     if any(_written(x) is None for x in case.cites):
@@ -109,7 +111,7 @@ def render_text(items: Sequence[Item], style: str) -> str:
             blocks.append(case.literal.replace(FOOTNOTE, str(footnotes)))
             continue
         chosen = style if style in styles_for(case) else "bracket"
-        prose = PROSE.format(n=n)
+        prose = case.prose or PROSE.format(n=n)
         lead = f"**{case.lead_in}.** " if case.lead_in else ""
         written = [_written(x) or "" for x in case.cites]
         if chosen == "bracket":
@@ -145,5 +147,6 @@ def render_claims(items: Sequence[Item]) -> str:
             claims.append({"sentence": case.literal, "citations": []})
             continue
         cites = [{"handle": x.handle, "quote": x.quote} for x in case.cites]
-        claims.append({"sentence": PROSE.format(n=n) + ".", "citations": cites})
+        prose = case.prose or PROSE.format(n=n)
+        claims.append({"sentence": prose + ".", "citations": cites})
     return json.dumps({"claims": claims}, ensure_ascii=False)

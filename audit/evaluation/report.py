@@ -42,11 +42,30 @@ def to_text(result: Result) -> str:
     extra = sum(n for (want, _), n in result.confusion.items() if want == "missing")
     if extra:
         lines.append(f"{'(not planted)':15}{extra:10} citations the audit found beyond the plan")
+    for kind in ("support", "reference"):
+        lines += _labels(result, kind)
     lines += ["", summary(result)]
     failures = result.failures
     lines.append("failures: none" if not failures else f"failures ({len(failures)}):")
     lines += [f"  {f}" for f in failures]
     return "\n".join(lines)
+
+
+def _labels(result: Result, kind: str) -> list[str]:
+    """The planted-against-audited matrix of support labels or reference tiers, as rows."""
+    cells = {(w, g): n for (w, g), n in result.labels.items() if w.startswith(f"{kind}:")}
+    if not cells:
+        return []
+    names = sorted({w for w, _ in cells} | {g for _, g in cells})
+    short = [n.split(":", 1)[1] for n in names]
+    lines = ["", f"{kind} {'labels' if kind == 'support' else 'tiers'}, planted (rows) against "
+             "audited (columns):"]  # fmt: skip
+    lines.append(" " * 15 + "".join(f"{c[:12]:>13}" for c in short))
+    for want in names:
+        if any(w == want for w, _ in cells):
+            row = "".join(f"{cells.get((want, got), 0):13}" for got in names)
+            lines.append(f"{want.split(':', 1)[1]:15}{row}")
+    return lines
 
 
 def to_json(result: Result, seconds: float | None = None) -> dict[str, object]:
@@ -74,6 +93,10 @@ def to_json(result: Result, seconds: float | None = None) -> dict[str, object]:
         "confusion": {
             want: {got: n for (w, got), n in sorted(result.confusion.items()) if w == want}
             for want in (*VERDICTS, "missing")
+        },
+        "labels": {
+            want: {got: n for (w, got), n in sorted(result.labels.items()) if w == want}
+            for want in sorted({w for w, _ in result.labels})
         },
         "unplanted": result.unplanted,
         "failures": result.failures,

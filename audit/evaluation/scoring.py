@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import zip_longest
 
@@ -30,9 +30,12 @@ from audit.evaluation.planting import (
     render_text,
     styles_for,
 )
+from audit.evaluation.resolver import DownResolver
 from audit.evaluation.world import World
 from audit.keys import Keyring
 from audit.report import Report
+from audit.support.rules import RulesJudge
+from audit.support.run import support_many
 
 WHOLE = ("mixed", "clean", "paired")
 
@@ -59,24 +62,49 @@ def _parsed(r: Rendering) -> object:
     return parse_claims(r.text) if r.style == "claims" else parse_answer(r.text)
 
 
-def _got(report: Report) -> list[tuple[str, str, list[tuple[str, tuple[str, ...], str | None]]]]:
+Seen = tuple[str, tuple[str, ...], str | None, str | None]  # verdict, flags, against, support
+
+
+def _got(report: Report) -> list[tuple[str, str, list[Seen]]]:
     return [
         (
             s.kind,
             s.status,
-            [(x.verdict, tuple(f.name for f in x.flags), x.checked_against) for x in s.citations],
+            [
+                (
+                    x.verdict,
+                    tuple(f.name for f in x.flags),
+                    x.checked_against,
+                    x.support.label if x.support is not None else None,
+                )
+                for x in s.citations
+            ],
         )
         for s in report.sentences
     ]
 
 
-def _want(
-    plan: Sequence[oracle.SentencePlan],
-) -> list[tuple[str, str, list[tuple[str, tuple[str, ...], str | None]]]]:
+def _want(plan: Sequence[oracle.SentencePlan]) -> list[tuple[str, str, list[Seen]]]:
     return [
-        (s.kind, s.status, [(e.verdict, e.flags, e.checked_against) for _, _, e in s.citations])
+        (
+            s.kind,
+            s.status,
+            [(e.verdict, e.flags, e.checked_against, e.support) for _, _, e in s.citations],
+        )
         for s in plan
     ]
+
+
+def _references_difference(report: Report, plan: Sequence[oracle.SentencePlan]) -> str | None:
+    got = [
+        (c.tier, (c.flags.retracted, c.flags.expression_of_concern, c.flags.preprint))
+        for c in report.reference_checks()
+    ]
+    want = [(r.tier, r.flags) for s in plan for r in s.references]
+    if got != want:
+        reasons = [c.reason for c in report.reference_checks()]
+        return f"references: got {got} {reasons}, expected {want}"
+    return None
 
 
 def difference(report: Report, plan: Sequence[oracle.SentencePlan]) -> str | None:
@@ -94,6 +122,9 @@ def difference(report: Report, plan: Sequence[oracle.SentencePlan]) -> str | Non
                 return f"sentence {n} citation {m}: got {g}, expected {w}"
         if gs != ws:
             return f"sentence {n}: status {gs}, expected {ws}"
+    why = _references_difference(report, plan)
+    if why is not None:
+        return why
     metrics = report.metrics.model_dump()
     for name, value in oracle.metrics(plan).items():
         if metrics.get(name) != value:
@@ -129,6 +160,9 @@ class Result:
     scores: dict[str, Score]
     confusion: Counter[tuple[str, str]]
     unplanted: list[str]  # categories no world could plant a case of
+    labels: Counter[tuple[str, str]] = field(default_factory=Counter)
+    """Support labels and reference tiers, planted against audited (``support:…``,
+    ``reference:…``)."""
 
     @property
     def failures(self) -> list[str]:
@@ -155,6 +189,22 @@ def _confusion(
     got = [] if report is None else [x.verdict for s in report.sentences for x in s.citations]
     for w, g in zip_longest(want, got, fillvalue="missing"):
         into[(w, g)] += 1
+
+
+def _label_confusion(
+    report: Report, plan: Sequence[oracle.SentencePlan], into: Counter[tuple[str, str]]
+) -> None:
+    """Support labels (of the citations planted with one) and reference tiers."""
+    cites = [x for s in report.sentences for x in s.citations]
+    planned = [e for s in plan for _, _, e in s.citations]
+    for e, x in zip_longest(planned, cites):
+        if e is not None and e.support is not None:
+            got = x.support.label if x is not None and x.support is not None else "missing"
+            into[(f"support:{e.support}", f"support:{got}")] += 1
+    tiers = [c.tier for c in report.reference_checks()]
+    wanted = [r.tier for s in plan for r in s.references]
+    for w, g in zip_longest(wanted, tiers, fillvalue="missing"):
+        into[(f"reference:{w}", f"reference:{g}")] += 1
 
 
 def _fits(case: Case, style: str) -> bool:
@@ -196,7 +246,9 @@ def _whole_answers(world: World, planted: Sequence[Planted], rng: random.Random)
             out.append(_render("answer:clean", world.name, group, style))
     if writable:
         for p in planted:
-            first = next((Item(c, o) for c, o in p.cases if _fits(c, "bracket")), None)
+            first = next(
+                (Item(c, o) for c, o in p.cases if _fits(c, "bracket") and not c.support), None
+            )
             if first is not None:
                 a, b = rng.choice(writable), rng.choice(writable)
                 out.append(_render("answer:paired", world.name, [a, first, b], "bracket"))
@@ -284,14 +336,21 @@ def score(
     for name, (cases, distinct) in prepared.counts.items():
         scores[name].cases, scores[name].distinct = cases, distinct
     confusion: Counter[tuple[str, str]] = Counter()
+    labels: Counter[tuple[str, str]] = Counter()
     for world in worlds:
         failed = _score(
-            prepared.parsed[world.name], world, keyring, scores, confusion, stop_at_first
+            prepared.parsed[world.name], world, keyring, scores, (confusion, labels), stop_at_first
         )
         if failed and stop_at_first:
             break
     return Result(
-        prepared.seed, prepared.per_category, prepared.worlds, scores, confusion, prepared.unplanted
+        prepared.seed,
+        prepared.per_category,
+        prepared.worlds,
+        scores,
+        confusion,
+        prepared.unplanted,
+        labels,
     )
 
 
@@ -310,17 +369,48 @@ def run_worlds(
     return score(prepared, chosen, keyring, stop_at_first=stop_at_first)
 
 
+Mode = tuple[bool, bool, bool]  # references checked, resolver down, support judged
+
+
+def _mode(r: Rendering) -> Mode:
+    cases = [i.case for i in r.items if i.case is not None]
+    return (
+        any(c.references for c in cases),
+        any(c.down for c in cases),
+        any(c.support for c in cases),
+    )
+
+
+def _audited(
+    inputs: Sequence[tuple[Rendering, AuditInput]], world: World, keyring: Keyring, chunk: int
+) -> Iterator[tuple[Rendering, Report]]:
+    """Each rendering with its report: references checked against the world's resolver (or
+    one that is down) and claim support judged by the default judge, where its cases ask."""
+    groups: dict[Mode, list[tuple[Rendering, AuditInput]]] = {}
+    for r, item in inputs:
+        groups.setdefault(_mode(r), []).append((r, item))
+    for (references, down, support), group in groups.items():
+        resolver = (DownResolver() if down else world.resolver) if references else None
+        reports: Iterable[Report] = audit_many(
+            (i for _, i in group), world.corpus, keyring, chunk_answers=chunk, references=resolver
+        )
+        if support:
+            reports = support_many(reports, world.corpus, RulesJudge())  # type: ignore[arg-type]
+        yield from zip((r for r, _ in group), reports, strict=False)
+
+
 def _score(
     parsed: Sequence[tuple[Rendering, object | InputError]],
     world: World,
     keyring: Keyring,
     scores: dict[str, Score],
-    confusion: Counter[tuple[str, str]],
+    matrices: tuple[Counter[tuple[str, str]], Counter[tuple[str, str]]],
     stop_at_first: bool,
 ) -> bool:
     """Audit and score the parsed renderings; True when one failed. With ``stop_at_first``
     the answers are audited in small chunks and the first failure ends the run."""
     inputs: list[tuple[Rendering, AuditInput]] = []
+    confusion, labels = matrices
     failed = False
     for r, answer in parsed:
         if isinstance(answer, InputError):
@@ -335,13 +425,13 @@ def _score(
             continue
         inputs.append((r, AuditInput(r.label, answer, r.text)))  # type: ignore[arg-type]
     chunk = 100 if stop_at_first else CHUNK_ANSWERS
-    reports = audit_many((i for _, i in inputs), world.corpus, keyring, chunk_answers=chunk)
-    for (r, _), report in zip(inputs, reports, strict=False):
+    for r, report in _audited(inputs, world, keyring, chunk):
         s = scores[r.label]
         s.renderings += 1
         s.styles.add(r.style)
         plan = r.plan
         _confusion(report, plan, confusion)
+        _label_confusion(report, plan, labels)
         why = difference(report, plan)
         if why is None:
             s.passed += 1

@@ -17,11 +17,27 @@ versions and their passage texts, its flags and notices, and each source's harve
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from audit.corpus import Corpus, InMemoryCorpus, PathRef, StoredRelation
+from audit.references.resolve import Resolver
+
+
+@dataclass(frozen=True)
+class Bib:
+    """What a registry holds about a record's work (the current version), as a reference list
+    would cite it: the facts the reference check compares with a cited title, authors, year."""
+
+    title: str
+    authors: tuple[str, ...] = ()  # "Surname G" each
+    year: int | None = None
+    doi: str | None = None
+    venue: str | None = None
+    pmid: str | None = None  # another source's id the record also holds (a PubMed record's
+    pmcid: str | None = None  # PMCID, a Europe PMC record's PMID)
 
 
 @dataclass(frozen=True)
@@ -39,6 +55,7 @@ class Rec:
     notices: tuple[tuple[str, str], ...] = ()  # (relation kind, target)
     refreshed: bool = True
     gone_versions: tuple[str, ...] = ()  # versions the lineage had and no longer retains
+    bib: Bib | None = None  # the work's metadata, for reference checks (None: not held)
 
     @property
     def scheme(self) -> str:
@@ -63,6 +80,8 @@ class World:
     sources: dict[str, str]
     records: dict[str, Rec]
     corpus: Corpus = field(repr=False)
+    resolver: Resolver | None = field(default=None, repr=False)
+    """Answers reference look-ups from the same facts (None: reference checks not planted)."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -147,6 +166,17 @@ _CLINICAL = (
 )
 
 
+_TITLE_A = "Zentravir in Farrow syndrome: a cohort study"
+
+_SUPPORT = (  # plain sentences a support judge reads on clear signals (claim_cases.py)
+    "Zentravir did not increase the risk of renal failure in adults with Farrow syndrome.",
+    "Zentravir lowered the weekly flare rate by 12% in children with Farrow syndrome.",
+    "Zentravir may not reduce hepatic injury in elderly patients with Farrow syndrome.",
+    "Daily zentravir raised serum ferritin levels in adults with iron overload.",
+    "Zentravir showed no association with hepatic failure in adults with Farrow syndrome.",
+)
+
+
 def _generated_records() -> list[Rec]:
     typo = _typography_passages()
     half = len(typo) // 2
@@ -164,6 +194,7 @@ def _generated_records() -> list[Rec]:
                 },
             },
             current="2",
+            bib=Bib(_TITLE_A, ("Farrow A", "Bell C"), 2025, "10.5555/eval.0001"),
         ),
         Rec(
             "pmid:99100002",
@@ -177,6 +208,7 @@ def _generated_records() -> list[Rec]:
             {"1": {f"body.p{n + 1}": t for n, t in enumerate(typo[half:])}},
             current="1",
             refreshed=False,
+            bib=Bib("Typography of ward notes in a zentravir registry", ("Oduya K",), 2021),
         ),
         Rec(
             "pmid:99100003",
@@ -185,6 +217,7 @@ def _generated_records() -> list[Rec]:
             current="1",
             retracted=True,
             notices=(("retraction_in", "pmid:99100090"),),
+            bib=Bib("Zentravir and relapse in adults: a randomised trial", ("Quill R",), 2023),
         ),
         Rec(
             "pmid:99100004",
@@ -209,6 +242,7 @@ def _generated_records() -> list[Rec]:
             {"1": {"abstract.1": "The journal flagged this study of 33 adults with a concern."}},
             current="1",
             expression_of_concern=True,
+            bib=Bib("Zentravir dosing in adults: an open-label study", ("Moss T", "Hart L"), 2022),
         ),
         Rec(
             "pmid:99100007",
@@ -216,6 +250,12 @@ def _generated_records() -> list[Rec]:
             {"1": {"abstract.1": "A preprint server posted this dose study of 64 adults."}},
             current="1",
             preprint=True,
+            bib=Bib(
+                "A dose-finding study of zentravir in adults",
+                ("Iyer N",),
+                2024,
+                "10.5555/eval.0007",
+            ),
         ),
         Rec(
             "pmid:99100006",
@@ -253,6 +293,19 @@ def _generated_records() -> list[Rec]:
             },
             current="2025-06-02",
             gone_versions=("2024-11-30",),
+            bib=Bib("Zentravir for children with Farrow syndrome (ZEN-KIDS)", ("Farrow A",)),
+        ),
+        Rec(
+            "pmid:99100009",
+            "pubmed",
+            {"1": {f"abstract.{n + 1}": t for n, t in enumerate(_SUPPORT)}},
+            current="1",
+            bib=Bib(
+                "Renal safety of zentravir in adults with Farrow syndrome",
+                ("Okafor E", "Lind S"),
+                2024,
+                "10.5555/eval.0009",
+            ),
         ),
         Rec(
             "setid:5eed0099-0000-4000-8000-000000000001",
@@ -290,16 +343,48 @@ def generated_world() -> World:
             refreshed=r.refreshed,
             last_seen=None if r.refreshed else "generated-0",
         )
-    return World("generated", dict(GENERATED_SOURCES), {r.record_id: r for r in records}, corpus)
+    from audit.evaluation.resolver import WorldResolver  # it reads a World
+
+    facts = {r.record_id: r for r in records}
+    world = World("generated", dict(GENERATED_SOURCES), facts, corpus)
+    world.resolver = WorldResolver(world)
+    return world
 
 
 # ---------------------------------------------------------------------------------------------
 # A snapshot file
 
 
+_BIB_SQL = """
+SELECT r.record_id, r.title, r.authors, r.year, r.doi, r.journal, r.pmid, r.pmcid
+FROM record_state s JOIN records r ON r.record_id = s.record_id AND r.version = s.current_version
+WHERE r.title IS NOT NULL
+"""
+
+
+def _bibs(rows: list[tuple[object, ...]]) -> dict[str, Bib]:
+    """The current version's title, authors, year, DOI, journal, PMID and PMCID of each titled
+    record."""
+    out = {}
+    for rid, title, authors, year, doi, journal, pmid, pmcid in rows:
+        names = json.loads(authors) if isinstance(authors, str) and authors else []
+        out[str(rid)] = Bib(
+            str(title),
+            tuple(str(a) for a in names) if isinstance(names, list) else (),
+            year if isinstance(year, int) else None,
+            doi if isinstance(doi, str) else None,
+            journal if isinstance(journal, str) else None,
+            pmid if isinstance(pmid, str) else None,
+            pmcid if isinstance(pmcid, str) else None,
+        )
+    return out
+
+
 def snapshot_world(path: Path, corpus: Corpus, name: str | None = None) -> World:
-    """The facts of the snapshot at ``path`` (read through ``corpus``, opened on it)."""
+    """The facts of the snapshot at ``path`` (read through ``corpus``, opened on it). Its
+    reference look-ups are the snapshot resolver's: close it with :func:`close_world`."""
     from audit.duckdb_corpus import read_only_connection
+    from audit.references.resolve import SnapshotResolver
 
     con = read_only_connection(path)
     try:
@@ -307,6 +392,7 @@ def snapshot_world(path: Path, corpus: Corpus, name: str | None = None) -> World
         ids = [
             r[0] for r in con.execute("SELECT DISTINCT record_id FROM record_versions").fetchall()
         ]
+        bibs = _bibs(con.execute(_BIB_SQL).fetchall())
     finally:
         con.close()
     stored = corpus.records(ids)
@@ -329,6 +415,15 @@ def snapshot_world(path: Path, corpus: Corpus, name: str | None = None) -> World
             preprint=s.preprint,
             notices=tuple((r.kind, r.target) for r in s.relations),
             refreshed=s.refreshed,
+            bib=bibs.get(rid),
         )
     identity = corpus.identity()
-    return World(name or identity.name, dict(corpus.source_status()), records, corpus)
+    resolver = SnapshotResolver.open(path, identity.name)
+    return World(name or identity.name, dict(corpus.source_status()), records, corpus, resolver)
+
+
+def close_world(world: World) -> None:
+    """Close what the world opened (a snapshot world's resolver connection)."""
+    close = getattr(world.resolver, "close", None)
+    if close is not None:
+        close()

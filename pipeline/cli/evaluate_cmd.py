@@ -85,10 +85,10 @@ def evaluate_command(
 ) -> None:
     """Prove the audit's decisions on planted cases (exit 1 when any case fails).
 
-    Plants cases in 75 categories on a generated world and on the demo snapshot (or
+    Plants cases in 92 categories on a generated world and on the demo snapshot (or
     --snapshot), writes each as answer text in several citation styles and as claims, audits
-    them and compares every verdict, flag, status, metric and the overall verdict with the
-    oracle's."""
+    them and compares every verdict, flag, status, metric, reference tier, support label and
+    the overall verdict with the oracle's."""
     from audit.evaluation import generated_world, run
     from audit.evaluation.report import to_json, to_text
 
@@ -136,7 +136,7 @@ def _with_snapshot(
     seed: int,
     per_category: int,
 ) -> Result:
-    from audit.evaluation import run, snapshot_world
+    from audit.evaluation import close_world, run, snapshot_world
 
     settings = Settings.from_env()
     if snapshot is None:
@@ -144,11 +144,19 @@ def _with_snapshot(
 
         path = _demo_snapshot(scratch)
         with DuckDBCorpus(path) as corpus:
-            return run(seed, per_category, [*worlds, snapshot_world(path, corpus, "demo")])
+            world = snapshot_world(path, corpus, "demo")
+            try:
+                return run(seed, per_category, [*worlds, world])
+            finally:
+                close_world(world)
     keyring = keyring_from_settings(settings, demo_key, create=False)
     trusted = trusted_snapshot(snapshot, settings, seal_policy(settings, demo_key, keyring=keyring))
     with trusted.corpus() as corpus:
-        return run(seed, per_category, [*worlds, snapshot_world(trusted.path, corpus)])
+        world = snapshot_world(trusted.path, corpus)
+        try:
+            return run(seed, per_category, [*worlds, world])
+        finally:
+            close_world(world)
 
 
 def register(app: typer.Typer) -> None:
