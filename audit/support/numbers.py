@@ -113,7 +113,11 @@ class Quantity:
     sign: str | None
 
     def agrees(self, other: Quantity) -> bool:
-        """Whether ``other`` (a passage's figure) is consistent with this claim figure."""
+        """Whether ``other`` (a passage's figure) is consistent with this claim figure. A
+        passage's bound agrees with a claim's bound only when it implies it ("> 30" implies
+        "> 24" and "≥ 24" implies "≥ 24", "> 24" implies itself; "< 30" implies no "> 24")."""
+        if self.sign is not None and other.sign is not None:
+            return self._implied_by(other)
         if self.sign in (">", ">="):
             return other.value >= self.value if self.sign == ">=" else other.value > self.value
         if self.sign in ("<", "<="):
@@ -121,6 +125,16 @@ class Quantity:
         if other.sign is not None:
             return False  # "about 30 %" against "< 40 %" is not a match we can be sure of
         return abs(self.value - other.value) <= max(0.005 * abs(self.value), 1e-9)
+
+    def _implied_by(self, bound: Quantity) -> bool:
+        """Whether every value within the passage's ``bound`` is within this claim bound."""
+        upward = {">", ">="}
+        if (self.sign in upward) != (bound.sign in upward):
+            return False  # bounds in opposite directions never settle each other
+        strict_claim, strict_passage = self.sign in ("<", ">"), bound.sign in ("<", ">")
+        if strict_claim and not strict_passage:  # "≥ 24" allows 24 itself, which "> 24" does not
+            return bound.value > self.value if self.sign in upward else bound.value < self.value
+        return bound.value >= self.value if self.sign in upward else bound.value <= self.value
 
 
 def _number(text: str) -> float:

@@ -171,12 +171,6 @@ def test_a_support_label_other_than_planted_is_a_failure() -> None:
         assert (why is not None) == differs
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="rules 1.2 reads a bound against the same bound as a different figure "
-    "(audit/support/numbers.py Quantity.agrees: 24 > 24 is false); bounds are not planted "
-    "until it is fixed — then plant them (oracle_support._SIGNED) and drop this mark",
-)
 def test_a_bound_agrees_with_the_same_bound() -> None:
     sentence = "Zentravir reduced the frequency of Farrow syndrome flares over 24 weeks."
     result = RulesJudge().judge(

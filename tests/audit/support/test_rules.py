@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from audit.support import cues
 from audit.support.model import Entity, Evidence, SupportResult
+from audit.support.numbers import quantities
 from audit.support.rules import (
     NAME,
     VERSION,
@@ -108,6 +109,36 @@ def test_figures_of_different_quantities_are_not_compared() -> None:
         "Mortality was 13 % with zentravir, and weight gain reached thirty percent.",
     )
     assert result.label != "contradicted"
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "agrees"),
+    [
+        ("> 24 weeks", "> 24 weeks", True),  # a bound implies itself
+        ("> 24 weeks", "> 30 weeks", True),
+        ("> 24 weeks", "≥ 25 weeks", True),
+        ("> 24 weeks", "≥ 24 weeks", False),  # 24 itself is allowed by the passage only
+        ("≥ 24 weeks", "> 24 weeks", True),
+        ("≥ 24 weeks", "≥ 20 weeks", False),
+        ("< 5 %", "< 5 %", True),
+        ("< 5 %", "≤ 5 %", False),
+        ("≤ 5 %", "< 3 %", True),
+        ("> 24 weeks", "< 30 weeks", False),  # opposite directions settle nothing
+        ("> 24 weeks", "30 weeks", True),
+        ("> 24 weeks", "24 weeks", False),
+        ("24 weeks", "> 24 weeks", False),  # a bound is no exact figure
+    ],
+)
+def test_a_bound_agrees_with_a_figure_or_bound_it_is_implied_by(
+    claim: str, passage: str, agrees: bool
+) -> None:
+    [wanted], [given] = quantities(claim), quantities(passage)
+    assert wanted.agrees(given) is agrees
+
+
+def test_a_claim_word_for_word_its_passage_with_a_bound_is_supported() -> None:
+    sentence = "Zentravir reduced the frequency of Farrow syndrome flares over 24 weeks."
+    assert judge(sentence.rstrip("."), sentence).label == "supported"
 
 
 def test_a_ratio_whose_interval_crosses_one_reads_as_no_effect() -> None:
