@@ -56,6 +56,8 @@ _ONLY_FOR = {
 _ONLY_FOR["integer"] = _ONLY_FOR["number"]
 _ONLY_FOR["boolean"] = frozenset()
 _NULL = {"type": "null"}
+_VALUES = frozenset({"enum", "const", "default", "examples"})
+"""Keywords whose value is instance data, not a schema: never rewritten."""
 _DEFS = "#/$defs/"
 
 
@@ -78,7 +80,7 @@ def flattened(schema: dict[str, Any]) -> dict[str, Any]:
 def _refers(node: Any) -> bool:
     """Whether a ``$ref`` is left anywhere in ``node`` (a definition that was itself one)."""
     if isinstance(node, dict):
-        return "$ref" in node or any(_refers(value) for value in node.values())
+        return "$ref" in node or any(_refers(v) for k, v in node.items() if k not in _VALUES)
     if isinstance(node, list):
         return any(_refers(item) for item in node)
     return False
@@ -92,7 +94,9 @@ def _rewrite(node: Any, defs: dict[str, Any], seen: tuple[str, ...]) -> Any:
     if "$ref" in node:
         node = _inlined(node, defs, seen)
         seen = (*seen, node.pop("$ref-name"))
-    node = {key: _rewrite(value, defs, seen) for key, value in node.items()}
+    node = {
+        key: value if key in _VALUES else _rewrite(value, defs, seen) for key, value in node.items()
+    }
     return _merged_nullable(node)
 
 

@@ -149,6 +149,14 @@ def test_a_schema_it_cannot_rewrite_exactly_is_left_as_it_is(schema: dict[str, A
     assert flattened(schema) is schema
 
 
+def test_instance_data_in_a_schema_is_not_read_as_a_schema() -> None:
+    schema = {
+        "$defs": {"A": {"type": "string"}},
+        "properties": {"v": {"enum": [{"$ref": "#/$defs/A"}], "default": {"$ref": "#/$defs/A"}}},
+    }
+    assert flattened(schema) == {"properties": schema["properties"]}
+
+
 @pytest.mark.parametrize(
     "branches",
     [
