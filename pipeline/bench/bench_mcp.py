@@ -18,8 +18,12 @@ audit called directly (:func:`pipeline.serve.service.audit`, no MCP: what the pr
 the engine's audit of the answer on a corpus kept open that keeps no look-up (every one read
 again: a call's cost for records no call looked up before), and a physical reference,
 HMAC-SHA256 of short messages, that shows how loaded the shared machine was while the figures
-were taken. The goal is :data:`GOAL_RATIO` × the peer's figure (issue 17). Peak RSS is the
-process's own high-water mark.
+were taken; and a second server whose tools publish their output schemas as the SDK derives
+them (``build_server(flat_schemas=False)``), the figure before :mod:`pipeline.serve.schema_shape`,
+which stays while it pays :data:`SCHEMA_GOAL`. The goal is :data:`GOAL_RATIO` × the peer's
+figure (issue 17). Then our server and the peer's side by side over stdio, one client
+(:mod:`pipeline.bench.mcp_peer`; a note when the peer is absent). Peak RSS is the process's
+own high-water mark.
 """
 
 from __future__ import annotations
