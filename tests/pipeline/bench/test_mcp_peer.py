@@ -114,3 +114,22 @@ def test_a_peer_server_that_disagrees_with_its_demo_is_a_note_not_a_figure(
         "  MCP side by side skipped: the peer's server did not audit its demo answer as its "
         "demo does"
     )
+
+
+def test_a_peer_server_that_does_not_start_is_a_note_with_its_last_log_line(
+    demo_snapshot: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _stand_in(tmp_path / "peer")
+    main = root / "tekmeria" / "__main__.py"
+    main.write_text(
+        main.read_text(encoding="utf-8").replace(
+            "create_server('stdio').run()", "raise SystemExit('no server here')"
+        ),
+        encoding="utf-8",
+    )
+    monkeypatch.setenv(PEER_PYTHON_ENV, sys.executable)
+    monkeypatch.setenv("PYTHONPATH", str(root))
+    [figure] = _side_by_side(demo_snapshot, tmp_path)
+    assert figure.note
+    assert figure.name.startswith("  MCP side by side skipped: the peer's server failed (")
+    assert figure.name.endswith("; its log: no server here)")
