@@ -18,8 +18,12 @@ audit called directly (:func:`pipeline.serve.service.audit`, no MCP: what the pr
 the engine's audit of the answer on a corpus kept open that keeps no look-up (every one read
 again: a call's cost for records no call looked up before), and a physical reference,
 HMAC-SHA256 of short messages, that shows how loaded the shared machine was while the figures
-were taken. The goal is :data:`GOAL_RATIO` × the peer's figure (issue 17). Peak RSS is the
-process's own high-water mark.
+were taken; and a second server whose tools publish their output schemas as the SDK derives
+them (``build_server(flat_schemas=False)``), the figure before :mod:`pipeline.serve.schema_shape`,
+which stays while it pays :data:`SCHEMA_GOAL`. The goal is :data:`GOAL_RATIO` × the peer's
+figure (issue 17). Then our server and the peer's side by side over stdio, one client
+(:mod:`pipeline.bench.mcp_peer`; a note when the peer is absent). Peak RSS is the process's
+own high-water mark.
 """
 
 from __future__ import annotations
@@ -37,12 +41,13 @@ import anyio
 import duckdb
 
 from audit.keys import DEMO_KEY, Keyring
-from pipeline.bench import Figure
+from pipeline.bench import Figure, mcp_peer
 from pipeline.bench.procmem import peak_kb
 
 PEER_ANSWERS_PER_SECOND = 113.0  # Tekmeria 0.1.1, its demo answer, in-memory client
 PEER_CITATIONS_PER_SECOND = 564.0
 GOAL_RATIO = 5  # issue 17: audit_answer through MCP at five times the peer's rate
+SCHEMA_GOAL = 1.1  # the flattened output schemas stay while they pay 10 % (issue 17)
 ROUNDS = 5
 SECONDS_PER_ROUND = 1.0  # each measurement runs at least this long
 GENERATED_CITATIONS = 200
@@ -148,7 +153,8 @@ async def _measure(snapshot: Path) -> dict[str, list[float]]:
     handler = logs.configure()  # as citeseal serve does, before the SDK would install its own
     with Served(trusted, demo) as served, served.cursor() as cursor:
         cold = DuckDBCorpus(trusted.path, sha256=trusted.sha256, connection=cursor)
-        async with Client(build_server(served), raise_exceptions=True) as client:
+        derived = Client(build_server(served, flat_schemas=False), raise_exceptions=True)
+        async with Client(build_server(served), raise_exceptions=True) as client, derived as before:
             for name, answer in answers.items():
                 result = await client.call_tool("audit_answer", {"answer": answer})
                 if result.is_error or not isinstance(result.structured_content, dict):
@@ -161,7 +167,11 @@ async def _measure(snapshot: Path) -> dict[str, list[float]]:
                     async def call(answer: str = answer) -> None:
                         await client.call_tool("audit_answer", {"answer": answer})
 
+                    async def call_before(answer: str = answer) -> None:
+                        await before.call_tool("audit_answer", {"answer": answer})
+
                     rates.setdefault(f"{name} mcp", []).append(await _timed_async(call))
+                    rates.setdefault(f"{name} before", []).append(await _timed_async(call_before))
                     rates.setdefault(f"{name} direct", []).append(
                         _timed(lambda answer=answer: service.audit(served, answer=answer))
                     )
@@ -176,11 +186,21 @@ async def _measure(snapshot: Path) -> dict[str, list[float]]:
     return rates
 
 
+async def _side_by_side(snapshot: Path, workdir: Path, citations: int) -> list[Figure]:
+    """Our server and the peer's over stdio, one client, interleaved (:mod:`.mcp_peer`)."""
+    from pipeline.demo import planted_answer
+
+    return await mcp_peer.measure(
+        snapshot, workdir, planted_answer(snapshot), citations, _timed_async
+    )
+
+
 def run(workdir: Path) -> list[Figure]:
     start = time.perf_counter()
     snapshot = build_demo(workdir)
     built = time.perf_counter() - start
     rates = anyio.run(_measure, snapshot)
+    side_by_side = anyio.run(_side_by_side, snapshot, workdir, int(rates["demo citations"][0]))
     figures = [Figure("build the demo snapshots", built, "s", None, False)]
     for name, label in (("demo", "demo answer"), ("generated", "generated answer")):
         per_answer = int(rates[f"{name} citations"][0])
@@ -200,6 +220,17 @@ def run(workdir: Path) -> list[Figure]:
                 "/s",
                 GOAL_RATIO * PEER_CITATIONS_PER_SECOND if peer else None,
             ),
+            Figure(
+                f"  output schemas as the SDK derives them ({label}, before)",
+                statistics.median(rates[f"{name} before"]),
+                "answers/s",
+            ),
+            Figure(
+                f"  flattened schemas over derived ({label})",
+                mcp / statistics.median(rates[f"{name} before"]),
+                "×",
+                SCHEMA_GOAL,
+            ),
             Figure(f"  same audit without MCP ({label})", direct, "answers/s"),
             Figure(
                 f"  engine only, no look-up kept ({label})",
@@ -209,6 +240,7 @@ def run(workdir: Path) -> list[Figure]:
             Figure(f"  slowest MCP round ({label})", min(rates[f"{name} mcp"]), "answers/s"),
             Figure(f"  fastest MCP round ({label})", max(rates[f"{name} mcp"]), "answers/s"),
         ]
+    figures += side_by_side
     figures += [
         Figure("reference: hmac.digest (load gauge)", statistics.median(rates["hmac"]), "/s"),
         Figure("peak RSS", peak_kb() / 1024, "MB"),

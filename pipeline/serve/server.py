@@ -133,16 +133,20 @@ def error_result(tool: str, failure: calls.Failure) -> "CallToolResult":
     )
 
 
-def build_server(served: Served, *, deadline: float = calls.DEFAULT_CALL_DEADLINE) -> "MCPServer":
+def build_server(
+    served: Served, *, deadline: float = calls.DEFAULT_CALL_DEADLINE, flat_schemas: bool = True
+) -> "MCPServer":
     """The MCP server over ``served`` (its tools; transports are the caller's), each call
-    bounded by ``deadline`` seconds."""
+    bounded by ``deadline`` seconds; its tools' output schemas published flattened
+    (:mod:`pipeline.serve.schema_shape`; ``flat_schemas=False``: as the SDK derives them, for
+    the bench's figure before)."""
     from mcp.server.apps import client_supports_apps
     from mcp.server.mcpserver import Context, MCPServer
     from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
     from mcp.types import CallToolResult, ToolAnnotations
     from pydantic import ValidationError
 
-    from pipeline.serve import app, surface
+    from pipeline.serve import app, schema_shape, surface
     from pipeline.serve.arguments import argument_problem, make_strict
 
     class Server(MCPServer):
@@ -496,4 +500,6 @@ def build_server(served: Served, *, deadline: float = calls.DEFAULT_CALL_DEADLIN
 
     surface.register(mcp, served)  # reaudit_report, cite_by_handle, evidence:// resources
     make_strict(mcp)  # every tool's arguments: strict types, no unknown names
+    if flat_schemas:
+        schema_shape.flatten_tool_schemas(mcp)  # the same language, cheaper for clients to check
     return mcp

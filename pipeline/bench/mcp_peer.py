@@ -1,0 +1,188 @@
+"""``make bench``'s MCP side by side: our server and the peer's over stdio, one client, one run.
+
+The peer (Tekmeria 0.1.1, :data:`~pipeline.bench.bench_peer.PEER_NAME`) runs in its own
+interpreter, named by :data:`~pipeline.bench.bench_peer.PEER_PYTHON_ENV`; that interpreter
+needs the peer's dependencies (its MCP server imports the SDK, pydantic, structlog, …; the
+handle figures need none of them). Its demo answer is what its own demo audits
+(``tekmeria.demo.scenario.run_demo`` in process, :data:`PEER_ANSWER_SCRIPT`: 5 citations);
+ours is :func:`pipeline.demo.planted_answer` (6 citations). Both servers are launched as a
+host launches them, over stdio (``citeseal serve --snapshot … --demo-key``; ``python -m
+tekmeria --demo``: its recorded fixtures, its public demo key), each with its standard error
+written to a file in the bench's folder, and both are called by the same
+:class:`mcp.Client` of this venv, so the client's work on each reply (parsing it, validating
+``structuredContent`` against the tool's ``outputSchema``) is the same code on both sides.
+
+Each server's first ``audit_answer`` reply is checked before anything is timed: not an error,
+and (the peer) the same verdict and citation count as its in-process demo. Then
+:data:`ROUNDS` rounds, interleaved: ours, the peer's; medians, and the ratios of the medians.
+When the peer is not configured, or does not run, a note says why and nothing else changes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from pipeline.bench import Figure
+from pipeline.bench.bench_peer import PEER_NAME, PeerUnavailable, peer_python
+
+ROUNDS = 5
+GOAL_RATIO = 5  # issue 17: audit_answer through MCP at five times the peer's rate
+
+PEER_ANSWER_SCRIPT = """
+import json, os, anyio
+from mcp import Client
+from tekmeria.__main__ import demo_config
+from tekmeria.server.app import create_server
+from tekmeria.demo.scenario import run_demo
+os.dup2(os.open(os.devnull, os.O_WRONLY), 2)  # its per-call log lines (an import error shows)
+async def main():
+    async with Client(create_server(demo_config())) as client:
+        run = await run_demo(client)
+    report = run.audit.structured_content
+    print(json.dumps({"answer": run.answer, "verdict": report["verdict"],
+                      "citations": report["summary"]["citations"]}))
+anyio.run(main)
+"""
+"""Run in the peer's interpreter: its demo's answer, and what its own audit of it says."""
+
+SERVER_SCRIPT = """
+import importlib, os, sys
+os.dup2(os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), 2)
+sys.argv = sys.argv[2:]
+module, _, function = sys.argv[0].partition(":")
+getattr(importlib.import_module(module), function)()
+"""
+"""A server on stdio with its standard error in the file ``argv[1]``: ``argv[2]`` names its
+entry point (``module:function``, as a console script does), ``argv[3:]`` its arguments."""
+
+
+def peer_answer(python: Path) -> dict[str, Any]:
+    """The peer's demo answer and its own in-process verdict on it (:data:`PEER_ANSWER_SCRIPT`);
+    :class:`PeerUnavailable` with the last line of its error when it does not run."""
+    done = subprocess.run(  # noqa: S603 (the configured interpreter, no shell)
+        [str(python), "-c", PEER_ANSWER_SCRIPT],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        error = done.stderr.strip().splitlines()
+        last = error[-1] if error else f"exit {done.returncode}, no output"
+        raise PeerUnavailable(f"MCP side by side skipped: the peer's demo did not run ({last})")
+    return json.loads(lines[-1])
+
+
+def _stdio(python: str, errors: Path, entry: str, *args: str) -> Any:
+    """How to launch ``entry`` over stdio: the SDK's default environment (as a host gives a
+    server), with this process's ``PYTHONPATH`` when it has one (where the peer may live)."""
+    from mcp.client.stdio import StdioServerParameters, get_default_environment
+
+    env = get_default_environment()
+    if os.environ.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    return StdioServerParameters(
+        command=python, args=["-c", SERVER_SCRIPT, str(errors), entry, *args], env=env
+    )
+
+
+def _last_line(path: Path) -> str:
+    lines = path.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+    return lines[-1] if lines else "no output"
+
+
+async def measure(
+    snapshot: Path,
+    workdir: Path,
+    ours: str,
+    ours_citations: int,
+    timed: Callable[[Callable[[], Awaitable[object]]], Awaitable[float]],
+) -> list[Figure]:
+    """The side-by-side figures (or the note saying why there are none): ``ours`` is our demo
+    answer (``ours_citations`` citations) on ``snapshot``; ``timed`` gives calls per second."""
+    from mcp import Client
+
+    try:
+        python = peer_python()
+        theirs = peer_answer(python)
+    except PeerUnavailable as why:
+        return [Figure(f"  {why}", 0, "", note=True)]
+    our_log, peer_log = workdir / "serve-ours.log", workdir / "serve-peer.log"
+    our_server = _stdio(
+        sys.executable,
+        our_log,
+        "pipeline.cli:main",
+        "serve",
+        "--snapshot",
+        str(snapshot),
+        "--demo-key",
+    )
+    peer_server = _stdio(str(python), peer_log, "tekmeria.__main__:main", "--demo")
+    rates: dict[str, list[float]] = {}
+    async with Client(our_server) as mine, contextlib.AsyncExitStack() as stack:
+        check = await mine.call_tool("audit_answer", {"answer": ours})
+        if check.is_error:
+            raise RuntimeError(f"audit_answer failed over stdio: {check}")
+        try:
+            peer = await stack.enter_async_context(Client(peer_server))
+            first = await peer.call_tool("audit_answer", {"answer_text": theirs["answer"]})
+        except Exception as error:  # noqa: BLE001 (any failure of the peer's server: a note)
+            why = f"{type(error).__name__}; its log: {_last_line(peer_log)}"
+            return [
+                Figure(
+                    f"  MCP side by side skipped: the peer's server failed ({why})",
+                    0,
+                    "",
+                    note=True,
+                )
+            ]
+        report = first.structured_content
+        if (
+            first.is_error
+            or not isinstance(report, dict)
+            or report.get("verdict") != theirs["verdict"]
+            or report["summary"]["citations"] != theirs["citations"]
+        ):
+            note = "MCP side by side skipped: the peer's server did not audit its demo answer "
+            return [Figure(f"  {note}as its demo does", 0, "", note=True)]
+        for _ in range(ROUNDS):
+            rates.setdefault("ours", []).append(
+                await timed(lambda: mine.call_tool("audit_answer", {"answer": ours}))
+            )
+            rates.setdefault("peer", []).append(
+                await timed(
+                    lambda: peer.call_tool("audit_answer", {"answer_text": theirs["answer"]})
+                )
+            )
+    ours_rate, peer_rate = statistics.median(rates["ours"]), statistics.median(rates["peer"])
+    peer_citations = int(theirs["citations"])
+    label = f"{ROUNDS} interleaved rounds, one client"
+    return [
+        Figure(f"  side by side over stdio ({label}):", 0, "", note=True),
+        Figure(
+            f"MCP stdio audit_answer, demo answer ({ours_citations} citations)",
+            ours_rate,
+            "answers/s",
+        ),
+        Figure(
+            f"  peer ({PEER_NAME}) over stdio, its demo answer ({peer_citations} citations)",
+            peer_rate,
+            "answers/s",
+        ),
+        Figure("  ratio to the peer: answers/s", ours_rate / peer_rate, "×", GOAL_RATIO),
+        Figure(
+            "  ratio to the peer: citations/s",
+            ours_rate * ours_citations / (peer_rate * peer_citations),
+            "×",
+            GOAL_RATIO,
+        ),
+    ]
