@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -222,14 +221,15 @@ def test_an_anthropic_answer_without_a_text_block_is_abstain(serve: Any) -> None
 
 
 def test_a_timeout_is_abstain_and_does_not_wait_for_the_server(serve: Any) -> None:
+    released = threading.Event()
+
     def slow(body: dict[str, Any]) -> Reply:
-        time.sleep(1.5)
+        released.wait(60)  # answers only once the test lets it: after the judge has returned
         return openai_reply(answer("supported", "Zentravir"))
 
     fake = serve(slow)
-    started = time.monotonic()
     result = judge_at(fake.url, CITESEAL_LLM_TIMEOUT="0.2").judge(CLAIM, EVIDENCE)
-    assert time.monotonic() - started < 1.2
+    released.set()  # a judge that waited for the server would have had its "supported" now
     assert (result.label, result.reason) == (
         "abstain",
         "The LLM judge gave no usable answer: no answer within 0.2 s (timeout).",
