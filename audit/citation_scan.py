@@ -284,8 +284,9 @@ def _unclosed(text: str, tokens: list[_Token]) -> bool:
         ):
             around |= {before.end - 1, after.start}
     return any(
-        t.kind == "text" and text[i] in _LEFT_OVER and i not in around
+        text[i] in _LEFT_OVER and i not in around
         for t in tokens
+        if t.kind == "text"
         for i in range(t.start, t.end)
     )
 

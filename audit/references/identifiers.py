@@ -65,7 +65,17 @@ class Found:
     problem: str | None = None
 
 
-_DOI = re.compile(
+def _starting_with(first: str, pattern: str, flags: int) -> re.Pattern[str]:
+    """``pattern`` behind a look-ahead for the characters a match can start with (``first``;
+    ``tests/audit/references/test_identifiers.py`` holds the two to the same matches). The
+    regex engine then leaves most positions after one character test instead of entering the
+    pattern's optional groups (the DOI finder ran 3–6 times faster on prose, all of
+    :func:`find_identifiers` 2.9 times: docs/audit.md#speed)."""
+    return re.compile(f"(?=[{first}])(?:{pattern})", flags)
+
+
+_DOI = _starting_with(
+    "hdw1",  # https://…, dx.doi.org, doi…, www.…, 10.…
     r"""(?P<prefix>
         (?:https?://)?(?:dx\.|www\.)?doi\.org/
       | (?P<landing>https?://[^\s"<>]*?/)
@@ -81,14 +91,16 @@ _LANDING_TAIL = re.compile(r"/(?:full|abstract|pdf|epdf|fulltext|html)/?$", re.I
 _VERSIONED_DOI = re.compile(r"^(10\.48550/arxiv\.\S+?|10\.1101/\S+?)(v\d+)$")
 _ARXIV_DOI = re.compile(r"^10\.48550/arxiv\.(.+)$")
 
-_PMID = re.compile(
+_PMID = _starting_with(
+    "ph",  # PMID…, https://…
     r"""(?:\bPMID:?[^\S\n]*
       | https?://(?:www\.)?(?:pubmed\.ncbi\.nlm\.nih\.gov/|ncbi\.nlm\.nih\.gov/pubmed/)
       | https?://(?:www\.)?europepmc\.org/(?:abstract|article)/MED/
     )(?P<n>\d+)\b""",
     re.IGNORECASE | re.VERBOSE,
 )
-_PMCID = re.compile(
+_PMCID = _starting_with(
+    "ph",  # PMCID…, PMC…, https://…
     r"""(?:\bPMCID:?[^\S\n]*
       | https?://(?:www\.)?(?:ncbi\.nlm\.nih\.gov/pmc/articles/|pmc\.ncbi\.nlm\.nih\.gov/articles/)
       | https?://(?:www\.)?europepmc\.org/(?:abstract|article)/PMC/
@@ -101,15 +113,18 @@ _ARCHIVES = (
     "astro-ph|cond-mat|gr-qc|hep-ex|hep-lat|hep-ph|hep-th|math-ph|nlin|nucl-ex|nucl-th|physics"
     "|quant-ph|math|cs|q-bio|q-fin|stat"
 )
-_ARXIV = re.compile(
+_ARXIV = _starting_with(
+    "".join(sorted({"a", "h"} | {archive[0] for archive in _ARCHIVES.split("|")})),
     rf"""(?:\barXiv(?::[^\S\n]?|[^\S\n]){_ARXIV_ANON}
       | https?://(?:www\.|export\.)?arxiv\.org/(?:abs|pdf|html)/{_ARXIV_ANON}(?:\.pdf)?
       | \b(?=(?:{_ARCHIVES})(?:\.[a-z]{{2}})?/\d{{7}}){_ARXIV_ANON}
     )(?![\w.]*\d)""",
     re.IGNORECASE | re.VERBOSE,
 )
-_NCT = re.compile(r"\bNCT(?P<n>\d+)\b", re.IGNORECASE)
-_ISBN = re.compile(r"\bISBN(?:-?1[03])?:?[^\S\n]*(?P<n>\d[\d -]{0,20}[\dX]?)", re.IGNORECASE)
+_NCT = _starting_with("n", r"\bNCT(?P<n>\d+)\b", re.IGNORECASE)
+_ISBN = _starting_with(
+    "i", r"\bISBN(?:-?1[03])?:?[^\S\n]*(?P<n>\d[\d -]{0,20}[\dX]?)", re.IGNORECASE
+)
 
 
 def find_identifiers(text: str) -> list[Found]:

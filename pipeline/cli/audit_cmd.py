@@ -38,6 +38,7 @@ from audit.terminal import html_text, one_line
 from pipeline.cli.common import keyring_from_settings, seal_policy, trusted_snapshot
 from pipeline.cli.options import DemoKeyOpt, SnapshotOpt
 from pipeline.cli.support_cmd import JudgeOpt, support_judge
+from pipeline.collector import fewer_collections
 from pipeline.settings import Settings, source_date_epoch
 
 if TYPE_CHECKING:  # the engine, report models and DuckDB load only when a command runs
@@ -302,7 +303,11 @@ def audit_command(
     from audit.engine import audit_many
 
     inputs = _Inputs(sources)
-    with trusted.corpus() as corpus, closing(corpus.reference_resolver()) as resolver:
+    with (
+        fewer_collections(),
+        trusted.corpus() as corpus,
+        closing(corpus.reference_resolver()) as resolver,
+    ):
         reports = audit_many(inputs, corpus, keyring, fail_on=policy, now=now, references=resolver)
         if chosen is not None:
             from audit.support.run import support_many

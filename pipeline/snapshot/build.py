@@ -25,7 +25,6 @@ parent) that harvested no record because requests failed writes nothing either w
 from __future__ import annotations
 
 import contextlib
-import gc
 import shutil
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +37,7 @@ import httpx
 from audit.errors import InputError
 from audit.keys import Keyring
 from pipeline import __version__
+from pipeline.collector import fewer_collections
 from pipeline.errors import (
     HarvestError,
     ParseError,
@@ -103,7 +103,6 @@ from pipeline.snapshot.writer import WriterProcess
 
 ParentArg = Path | Literal["latest"] | None
 WRITER_THREADS = 1  # DuckDB threads in the writer process; the harvest process has the other core
-GC_THRESHOLD = 10_000  # allocations between young collections while building (default 700)
 REOPEN_EVERY = 10  # record batches (of up to harvest.CHUNK records) between database reopens
 
 
@@ -480,25 +479,6 @@ class _Run:
             sources=self.log.summaries(self._ingest.stats.by_source if self._ingest else {}),
             failed_requests=self.log.failed,
         )
-
-
-@contextlib.contextmanager
-def fewer_collections(threshold: int = GC_THRESHOLD) -> Iterator[None]:
-    """Run the garbage collector less often while parsing (restored afterwards).
-
-    A harvest allocates millions of short-lived objects (XML elements, records, rows); at
-    the default threshold of 700 the collector ran every few records and, with everything
-    imported before it in the oldest generation, cost about a tenth of the harvest. The
-    objects alive at the start are frozen (never scanned) for the duration.
-    """
-    before = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(threshold, before[1], before[2])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)
-        gc.unfreeze()
 
 
 @contextlib.contextmanager

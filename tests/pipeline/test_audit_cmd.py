@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,6 +17,7 @@ import audit
 from audit.keys import Keyring
 from audit.report import Report
 from pipeline.cli import main
+from pipeline.collector import GC_THRESHOLD
 from tests.audit.planted import h, make_corpus, write_snapshot
 
 GOOD = h("pmid:99000001/abstract.3")
@@ -206,6 +210,30 @@ def test_directory_with_out_writes_one_report_each_and_prints_summaries(
         for p in out.iterdir()
     }
     assert verdicts == {"a.json": "pass", "b.json": "warn", "b.txt.json": "fail"}
+
+
+def test_answers_are_audited_with_the_collector_paced_and_its_pace_restored(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    snapshot: Path,
+) -> None:
+    from audit import engine
+
+    seen: list[int] = []
+    audit_many = engine.audit_many
+
+    def spy(*args: Any, **kwargs: Any) -> Iterator[Report]:
+        seen.append(gc.get_threshold()[0])
+        yield from audit_many(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "audit_many", spy)
+    before = gc.get_threshold()
+    path = write(tmp_path, "answer.md", PASSING)
+    done, out, err = run(monkeypatch, capsys, "audit", str(path), "-s", str(snapshot), "--demo-key")
+    assert (done, err, out.splitlines()[0][:14]) == (0, "", "verdict: PASS ")
+    assert seen == [GC_THRESHOLD]
+    assert (gc.get_threshold(), gc.get_freeze_count()) == (before, 0)
 
 
 def test_bad_input_among_good_ones_exits_2_and_audits_the_rest(

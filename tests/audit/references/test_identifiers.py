@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from urllib.parse import quote
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from audit.references import identifiers
 from audit.references.identifiers import (
     Found,
     find_identifiers,
@@ -358,3 +360,29 @@ def test_finding_never_raises_and_every_raw_is_the_text_at_its_span(text: str) -
 def test_finding_never_raises_on_identifier_shaped_noise(text: str) -> None:
     for item in find_identifiers(text):
         assert text[item.start : item.end] == item.raw
+
+
+_FINDERS = ["_DOI", "_PMID", "_PMCID", "_ARXIV", "_NCT", "_ISBN"]
+_GUARD = re.compile(r"\(\?=\[(?P<first>[^\]]+)\]\)\(\?:(?P<pattern>.*)\)", re.DOTALL)
+_PIECES = [
+    *("doi:", "DOI ", "doi.org/", "dx.", "www.", "https://", "http://x.example/doi/", "%2F"),
+    *("10.", "10.5555/", "10.48550/arXiv.", "1101/", "v2", "PMID:", "pmid ", "PMC", "PMCID: "),
+    *("pubmed.ncbi.nlm.nih.gov/", "europepmc.org/article/MED/", "arXiv:", "ArXiv ", "hep-th/"),
+    *("Q-BIO/", "math.GT/", "arxiv.org/abs/", "2099.01234", "9901001", "NCT", "ISBN-13: ", "978"),
+    *("0", "12345678", "-", "X", " ", "\n", "/", ".", ":", '"', "<", ")", "(", "a", "é", "_"),
+]
+
+
+@pytest.mark.parametrize("name", _FINDERS)
+@given(pieces=st.lists(st.sampled_from(_PIECES), max_size=24))
+def test_each_finder_matches_what_its_pattern_without_the_first_character_guard_matches(
+    name: str, pieces: list[str]
+) -> None:
+    guarded = getattr(identifiers, name)
+    parts = _GUARD.fullmatch(guarded.pattern)
+    assert parts is not None
+    plain = re.compile(parts.group("pattern"), guarded.flags)
+    text = "".join(pieces)
+    found = [(m.span(), m.groupdict()) for m in guarded.finditer(text)]
+    assert found == [(m.span(), m.groupdict()) for m in plain.finditer(text)]
+    assert all(text[start].lower() in parts.group("first") for (start, _), _ in found)

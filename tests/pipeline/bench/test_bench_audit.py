@@ -175,3 +175,24 @@ def test_report_assembly_is_timed_against_model_construct_building_the_same_repo
         "  report.assemble over it",
     ]
     assert (figures[1].goal, figures[0].value > 0, figures[1].value > 0) == (1.1, True, True)
+
+
+def test_parse_and_audit_is_timed_with_the_collector_paced_and_at_its_default_pace(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(bench_audit, "END_TO_END_ROUNDS", 1)
+    answers = [ANSWER] * 3
+    citations = 3 * sum(len(s.citations) for s in parse_answer(ANSWER).sentences)
+    figures = bench_audit.end_to_end_figures(answers, citations, make_corpus(), KEYRING)
+    assert [f.name for f in figures] == [
+        "parse + audit citations",
+        "  per CPU-second",
+        "  parse + audit, the collector at its default pace",
+        "  per CPU-second",
+        "  fewer_collections over it, per CPU-second",
+        "  (1 interleaved rounds; slowest paced round)",
+    ]
+    assert [f.goal for f in figures] == [20_000, None, None, None, 1.1, None]
+    assert figures[4].value == pytest.approx(figures[1].value / figures[3].value)
+    assert figures[5].value == figures[0].value  # one round: its slowest is its median
+    assert all(f.value > 0 for f in figures)
