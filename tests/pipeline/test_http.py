@@ -289,8 +289,11 @@ def test_the_rate_limiter_never_exceeds_the_configured_rate(loopback: Loopback) 
             http.get(loopback.url(), source="europepmc")
     assert len(transport.stamps) == len(loopback.seen) == 10
     assert_paced(transport.stamps, 0.05, tolerance=0.02)  # measured at the client
-    arrivals = [s.at for s in loopback.seen]  # and, looser (scheduling jitter), at the server
-    assert arrivals[-1] - arrivals[0] >= 9 * 0.05 - 0.03
+    # and, looser, at the server: a handler thread scheduled late on a busy host stamps its
+    # arrival late (0.41 s for 0.45 s of pacing was seen at load 9), while an unpaced client
+    # lands all ten within a few milliseconds: half the paced span tells the two apart
+    arrivals = [s.at for s in loopback.seen]
+    assert arrivals[-1] - arrivals[0] >= 9 * 0.05 / 2
 
 
 def test_the_rate_limiter_holds_across_threads(loopback: Loopback) -> None:
