@@ -1,0 +1,42 @@
+"""Sentence splitting: a full stop after an abbreviation or initials does not end a sentence."""
+
+from __future__ import annotations
+
+import pytest
+
+from audit.sentences import sentence_spans
+
+
+def sentences(text: str) -> list[str]:
+    return [text[start:end] for start, end in sentence_spans(text)]
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        "See fig. 3 for the dose.",
+        "See Fig. 3 for the dose.",
+        "See figs. 3 and 4 for the dose.",
+        "As shown (fig. 2) the dose was low.",
+        "As Smith et al. Reported, the dose was low.",
+        "Dosing per Dr. Smith was low.",
+        "It was approved in the U.S. Market in May.",
+        "Signs, e.g. Fever, were rare.",
+    ],
+)
+def test_an_abbreviation_does_not_end_the_sentence(first: str) -> None:
+    assert sentences(first + " Then it stopped.") == [first, "Then it stopped."]
+
+
+@pytest.mark.parametrize(
+    "first",
+    ["It was given in trial XV.", "It was given in trial Xfig.", "The dose was 5 mg."],
+)
+def test_a_full_stop_after_another_word_ends_the_sentence(first: str) -> None:
+    assert sentences(first + " Then it stopped.") == [first, "Then it stopped."]
+
+
+def test_sentences_are_found_in_the_text_after_start_only() -> None:
+    text = "Alpha. Beta gamma. Delta."
+    assert sentence_spans(text, 9) == [(9, 18), (19, 25)]  # "ta gamma.", "Delta."
+    assert sentence_spans(text) == [(0, 6), (7, 18), (19, 25)]
