@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from audit.sentences import sentence_spans
+from audit.sentences import lead_in_end, sentence_spans
 
 
 def sentences(text: str) -> list[str]:
@@ -40,3 +40,30 @@ def test_sentences_are_found_in_the_text_after_start_only() -> None:
     text = "Alpha. Beta gamma. Delta."
     assert sentence_spans(text, 9) == [(9, 18), (19, 25)]  # "ta gamma.", "Delta."
     assert sentence_spans(text) == [(0, 6), (7, 18), (19, 25)]
+
+
+def test_a_full_stop_before_a_lower_case_word_does_not_end_the_sentence() -> None:
+    text = "The dose was low. then it rose. Then it stopped."
+    assert sentences(text) == ["The dose was low. then it rose.", "Then it stopped."]
+
+
+@pytest.mark.parametrize("text", ["", "  \n "])
+def test_a_text_without_words_has_no_sentences(text: str) -> None:
+    assert sentence_spans(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "end"),
+    [
+        ("**Safety.** Take one a day.", 12),  # the space after it belongs to it
+        ("**Dose**: Take one a day.", 9),
+        ("**Dose** take one a day.", None),  # bold, but no full stop or colon: not a lead-in
+        ("**Trial X** was run in May.", None),
+        ("**Safety.**", None),  # nothing after it: the bold text is the sentence
+        ("**Safety.**   ", None),
+    ],
+)
+def test_a_bold_lead_in_ends_with_punctuation_and_has_text_after_it(
+    text: str, end: int | None
+) -> None:
+    assert lead_in_end(text) == end
