@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from audit.sentences import lead_in_end, sentence_spans
+from audit.sentences import lead_in_end, sentence_spans, split_blocks
 
 
 def sentences(text: str) -> list[str]:
@@ -67,3 +67,12 @@ def test_a_bold_lead_in_ends_with_punctuation_and_has_text_after_it(
     text: str, end: int | None
 ) -> None:
     assert lead_in_end(text) == end
+
+
+def test_the_lines_of_a_code_fence_are_one_paragraph() -> None:
+    answer = "Intro.\n\n```\nline one\nline two\n```\n"
+    blocks = split_blocks(answer)
+    assert [(b.kind, b.text(answer)) for b in blocks] == [
+        ("paragraph", "Intro."),
+        ("paragraph", "line one\nline two"),
+    ]
