@@ -76,3 +76,16 @@ def test_the_lines_of_a_code_fence_are_one_paragraph() -> None:
         ("paragraph", "Intro."),
         ("paragraph", "line one\nline two"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("answer", "heading"),
+    [
+        ("## Dose ##\n", "Dose"),
+        ("# Dose #  \n", "Dose"),
+        ("### Dose\n", "Dose"),
+        ("## C# ##", "C#"),
+    ],
+)
+def test_the_closing_hashes_of_a_heading_are_not_its_text(answer: str, heading: str) -> None:
+    assert [(b.kind, b.text(answer)) for b in split_blocks(answer)] == [("heading", heading)]
