@@ -85,7 +85,14 @@ def test_the_lines_of_a_code_fence_are_one_paragraph() -> None:
         ("# Dose #  \n", "Dose"),
         ("### Dose\n", "Dose"),
         ("## C# ##", "C#"),
+        ("Intro.\n\n## Dose ##\n", "Dose"),  # a heading further down the answer
     ],
 )
 def test_the_closing_hashes_of_a_heading_are_not_its_text(answer: str, heading: str) -> None:
-    assert [(b.kind, b.text(answer)) for b in split_blocks(answer)] == [("heading", heading)]
+    blocks = [(b.kind, b.text(answer)) for b in split_blocks(answer)]
+    assert blocks[-1] == ("heading", heading)
+
+
+@pytest.mark.parametrize("answer", ["|a|b|\n", "  |a|b|\n", "Intro.\n\n|a|b|"])
+def test_a_table_row_is_the_text_between_its_outer_bars(answer: str) -> None:
+    assert [(b.kind, b.text(answer)) for b in split_blocks(answer)][-1] == ("table_row", "a|b")
