@@ -93,6 +93,18 @@ def test_the_closing_hashes_of_a_heading_are_not_its_text(answer: str, heading: 
     assert blocks[-1] == ("heading", heading)
 
 
-@pytest.mark.parametrize("answer", ["|a|b|\n", "  |a|b|\n", "Intro.\n\n|a|b|"])
-def test_a_table_row_is_the_text_between_its_outer_bars(answer: str) -> None:
-    assert [(b.kind, b.text(answer)) for b in split_blocks(answer)][-1] == ("table_row", "a|b")
+@pytest.mark.parametrize(
+    ("answer", "text"),
+    [("|a|b|\n", "a|b"), ("  |a|b|\n", "a|b"), ("Intro.\n\n|a|b|", "a|b"), ("|a|X|", "a|X")],
+)
+def test_a_table_row_is_the_text_between_its_outer_bars(answer: str, text: str) -> None:
+    assert [(b.kind, b.text(answer)) for b in split_blocks(answer)][-1] == ("table_row", text)
+
+
+def test_a_separator_row_makes_the_row_above_the_header_and_alone_is_nothing() -> None:
+    answer = "|a|b|\n|---|---|\n|1|2|\n"
+    assert [(b.kind, b.text(answer)) for b in split_blocks(answer)] == [
+        ("heading", "a|b"),
+        ("table_row", "1|2"),
+    ]
+    assert split_blocks("|---|---|\n") == []
