@@ -120,6 +120,11 @@ def test_claims_json_bare_list_and_bytes() -> None:
             "not valid Unicode",
         ),
         (
+            '[{"sentence": "a", "citations": [{"handle": "pmid:1/x~\\ud800"}]}]',
+            "claims JSON: claim 1, citation 1: 'handle' holds a lone surrogate (\\ud800), "
+            "not valid Unicode",
+        ),
+        (
             f'[{{"sentence": "a", "citations": [{{"handle": "{H1}", "quote": "\\ud83d"}}]}}]',
             "claims JSON: claim 1, citation 1: 'quote' holds a lone surrogate (\\ud83d), "
             "not valid Unicode",
@@ -256,3 +261,10 @@ def test_claims_parser_only_raises_its_own_errors_on_any_json_shape(value: objec
     with contextlib.suppress(InputError):
         parsed = parse_claims(json.dumps(value))
         assert parsed.sentences  # what parses always holds something to audit
+
+
+def test_a_quote_over_the_limit_in_a_citation_object_is_a_limit_error() -> None:
+    document = [{"sentence": "a", "citations": [{"handle": H1, "quote": "x" * 2_001}]}]
+    with pytest.raises(LimitExceeded) as caught:
+        parse_claims(json.dumps(document))
+    assert str(caught.value) == "quote at character 0 is 2,001 characters long (limit 2,000)"
