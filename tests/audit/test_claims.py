@@ -36,6 +36,7 @@ def test_claims_json() -> None:
     ]
     first, second, third = parsed.citations
     assert first.handle is not None and first.quote is None
+    assert first.raw == H1  # the text shown for it: the handle alone, no quote
     assert second.quote == "brief summary" and second.raw == f'{H3} "brief summary"'
     assert third.handle is None
     assert third.error == "missing check code: expected '~' followed by 5 characters"
