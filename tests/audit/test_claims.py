@@ -37,6 +37,8 @@ def test_claims_json() -> None:
     first, second, third = parsed.citations
     assert first.handle is not None and first.quote is None
     assert first.raw == H1  # the text shown for it: the handle alone, no quote
+    # a citation listed in claims JSON has no place in an answer's text: its span is empty
+    assert [(c.start, c.end, c.handle_span) for c in parsed.citations] == [(0, 0, None)] * 3
     assert second.quote == "brief summary" and second.raw == f'{H3} "brief summary"'
     assert third.handle is None
     assert third.error == "missing check code: expected '~' followed by 5 characters"
