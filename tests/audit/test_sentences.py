@@ -86,6 +86,7 @@ def test_the_lines_of_a_code_fence_are_one_paragraph() -> None:
         ("### Dose\n", "Dose"),
         ("## C# ##", "C#"),
         ("Intro.\n\n## Dose ##\n", "Dose"),  # a heading further down the answer
+        ("## Dose ##\r\n", "Dose"),  # Windows line ends
     ],
 )
 def test_the_closing_hashes_of_a_heading_are_not_its_text(answer: str, heading: str) -> None:
@@ -108,3 +109,10 @@ def test_a_separator_row_makes_the_row_above_the_header_and_alone_is_nothing() -
         ("table_row", "1|2"),
     ]
     assert split_blocks("|---|---|\n") == []
+
+
+def test_a_line_ending_in_x_keeps_it() -> None:
+    answer = "It was phase X\nof the trial, in 2025 X\n"
+    assert [b.text(answer) for b in split_blocks(answer)] == [
+        "It was phase X\nof the trial, in 2025 X"
+    ]
