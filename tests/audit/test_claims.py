@@ -271,3 +271,25 @@ def test_a_quote_over_the_limit_in_a_citation_object_is_a_limit_error() -> None:
     with pytest.raises(LimitExceeded) as caught:
         parse_claims(json.dumps(document))
     assert str(caught.value) == "quote at character 0 is 2,001 characters long (limit 2,000)"
+
+
+def test_every_handle_a_sentence_writes_is_audited_once() -> None:
+    other = "pmid:99000001/abstract.3~zzzzz"
+    sentence = f"Risk fell [{H1}] and then rose [{other}], as [{other}] says."
+    claims = [{"sentence": sentence, "citations": [H1]}]
+    parsed = parse_claims(json.dumps(claims))
+    assert [(c.raw, c.handle_text) for c in parsed.citations] == [(H1, H1), (other, other)]
+
+
+def test_a_quote_the_sentence_adds_to_a_listed_handle_is_audited_too() -> None:
+    sentence = f'Risk fell, "{H1} \u201crisk fell\u201d".'
+    claims = [{"sentence": sentence, "citations": [H1]}]
+    parsed = parse_claims(json.dumps(claims))
+    assert [(c.handle_text, c.quote) for c in parsed.citations] == [(H1, None), (H1, "risk fell")]
+
+
+def test_a_quote_over_the_limit_in_a_sentence_is_a_limit_error() -> None:
+    sentence = f'Risk fell {H1} "{"x" * 2_001}".'
+    with pytest.raises(LimitExceeded) as caught:
+        parse_claims(json.dumps([{"sentence": sentence}]))
+    assert str(caught.value) == "quote at character 0 is 2,001 characters long (limit 2,000)"

@@ -116,3 +116,12 @@ def test_a_line_ending_in_x_keeps_it() -> None:
     assert [b.text(answer) for b in split_blocks(answer)] == [
         "It was phase X\nof the trial, in 2025 X"
     ]
+
+
+def test_a_blank_quoted_line_ends_a_paragraph_and_the_answer_goes_on() -> None:
+    answer = "> First part.\n>\n> Second part.\n\nAfter."
+    assert [b.text(answer) for b in split_blocks(answer)] == [
+        "First part.",
+        "Second part.",
+        "After.",
+    ]
