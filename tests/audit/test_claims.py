@@ -279,6 +279,7 @@ def test_every_handle_a_sentence_writes_is_audited_once() -> None:
     claims = [{"sentence": sentence, "citations": [H1]}]
     parsed = parse_claims(json.dumps(claims))
     assert [(c.raw, c.handle_text) for c in parsed.citations] == [(H1, H1), (other, other)]
+    assert [(c.start, c.end, c.handle_span) for c in parsed.citations] == [(0, 0, None)] * 2
 
 
 def test_a_quote_the_sentence_adds_to_a_listed_handle_is_audited_too() -> None:
