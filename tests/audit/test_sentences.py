@@ -125,3 +125,16 @@ def test_a_blank_quoted_line_ends_a_paragraph_and_the_answer_goes_on() -> None:
         "Second part.",
         "After.",
     ]
+
+
+def test_markdown_inside_a_code_fence_is_plain_text() -> None:
+    answer = "```\n# not a heading\n- not an item\n```\nAfter it.\n"
+    blocks = split_blocks(answer)
+    assert [(b.kind, b.text(answer)) for b in blocks] == [
+        ("paragraph", "# not a heading\n- not an item"),
+        ("paragraph", "After it."),
+    ]
+
+
+def test_a_heading_without_text_is_no_block() -> None:
+    assert split_blocks("#\n") == []
