@@ -542,6 +542,11 @@ def test_rotation_without_a_key_file_says_how_to_make_one(tmp_path: Path) -> Non
     assert caught.value.advice == "create one with: citeseal key init"
 
 
+def _full_disk(target: Path, data: bytes) -> Path:
+    """A stand-in for writing the temp file on a full disk."""
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
 def test_a_rotation_that_cannot_write_says_why_and_leaves_the_old_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -551,10 +556,7 @@ def test_a_rotation_that_cannot_write_says_why_and_leaves_the_old_file(
     create_key_file(path)
     before = path.read_bytes()
 
-    def full_disk(target: Path, data: bytes) -> Path:
-        raise OSError(errno.ENOSPC, "No space left on device")
-
-    monkeypatch.setattr(audit.keys, "_write_private_temp", full_disk)
+    monkeypatch.setattr(audit.keys, "_write_private_temp", _full_disk)
     with pytest.raises(KeyringError) as caught:
         rotate_key_file(path)
     assert str(caught.value) == f"cannot rotate key file {path}: No space left on device"
@@ -628,11 +630,8 @@ def test_a_key_file_that_cannot_be_created_says_why(
 
     path = tmp_path / "key.json"
 
-    def full_disk(target: Path, data: bytes) -> Path:
-        raise OSError(errno.ENOSPC, "No space left on device")
-
     with monkeypatch.context() as patch:
-        patch.setattr(audit.keys, "_write_private_temp", full_disk)
+        patch.setattr(audit.keys, "_write_private_temp", _full_disk)
         with pytest.raises(KeyringError) as caught:
             create_key_file(path)
     assert str(caught.value) == f"cannot create key file {path}: No space left on device"
