@@ -36,6 +36,9 @@ def test_claims_json() -> None:
     ]
     first, second, third = parsed.citations
     assert first.handle is not None and first.quote is None
+    assert first.raw == H1  # the text shown for it: the handle alone, no quote
+    # a citation listed in claims JSON has no place in an answer's text: its span is empty
+    assert [(c.start, c.end, c.handle_span) for c in parsed.citations] == [(0, 0, None)] * 3
     assert second.quote == "brief summary" and second.raw == f'{H3} "brief summary"'
     assert third.handle is None
     assert third.error == "missing check code: expected '~' followed by 5 characters"
@@ -117,6 +120,11 @@ def test_claims_json_bare_list_and_bytes() -> None:
         (
             '[{"sentence": "a", "citations": ["pmid:1/x~\\udfff"]}]',
             "claims JSON: claim 1, citation 1: the handle holds a lone surrogate (\\udfff), "
+            "not valid Unicode",
+        ),
+        (
+            '[{"sentence": "a", "citations": [{"handle": "pmid:1/x~\\ud800"}]}]',
+            "claims JSON: claim 1, citation 1: 'handle' holds a lone surrogate (\\ud800), "
             "not valid Unicode",
         ),
         (
@@ -256,3 +264,33 @@ def test_claims_parser_only_raises_its_own_errors_on_any_json_shape(value: objec
     with contextlib.suppress(InputError):
         parsed = parse_claims(json.dumps(value))
         assert parsed.sentences  # what parses always holds something to audit
+
+
+def test_a_quote_over_the_limit_in_a_citation_object_is_a_limit_error() -> None:
+    document = [{"sentence": "a", "citations": [{"handle": H1, "quote": "x" * 2_001}]}]
+    with pytest.raises(LimitExceeded) as caught:
+        parse_claims(json.dumps(document))
+    assert str(caught.value) == "quote at character 0 is 2,001 characters long (limit 2,000)"
+
+
+def test_every_handle_a_sentence_writes_is_audited_once() -> None:
+    other = "pmid:99000001/abstract.3~zzzzz"
+    sentence = f"Risk fell [{H1}] and then rose [{other}], as [{other}] says."
+    claims = [{"sentence": sentence, "citations": [H1]}]
+    parsed = parse_claims(json.dumps(claims))
+    assert [(c.raw, c.handle_text) for c in parsed.citations] == [(H1, H1), (other, other)]
+    assert [(c.start, c.end, c.handle_span) for c in parsed.citations] == [(0, 0, None)] * 2
+
+
+def test_a_quote_the_sentence_adds_to_a_listed_handle_is_audited_too() -> None:
+    sentence = f'Risk fell, "{H1} \u201crisk fell\u201d".'
+    claims = [{"sentence": sentence, "citations": [H1]}]
+    parsed = parse_claims(json.dumps(claims))
+    assert [(c.handle_text, c.quote) for c in parsed.citations] == [(H1, None), (H1, "risk fell")]
+
+
+def test_a_quote_over_the_limit_in_a_sentence_is_a_limit_error() -> None:
+    sentence = f'Risk fell {H1} "{"x" * 2_001}".'
+    with pytest.raises(LimitExceeded) as caught:
+        parse_claims(json.dumps([{"sentence": sentence}]))
+    assert str(caught.value) == "quote at character 0 is 2,001 characters long (limit 2,000)"

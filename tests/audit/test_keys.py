@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import base64
+import errno
 import hashlib
 import hmac
 import json
+import os
+import re
 import stat
+import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -114,6 +119,7 @@ def test_demo_keyring_is_marked_and_uses_the_public_key() -> None:
     assert demo.demo
     assert demo.check_code("pmid:1/title") == reference_check(DEMO_KEY, "pmid:1/title")
     assert not Keyring.from_keys(KEY_A).demo
+    assert repr(demo) == f"Keyring({fingerprint(DEMO_KEY)}, retired=0, demo)"
 
 
 # --- key text (CITESEAL_KEY) -----------------------------------------------------------------
@@ -397,3 +403,261 @@ def test_a_derived_tag_fails_for_another_purpose_message_key_or_length() -> None
 def test_retired_keys_verify_the_derived_tags_they_made() -> None:
     tag = Keyring([KEY_A]).derived_tag(b"cursor", b"m")
     assert Keyring.from_keys(KEY_B, [KEY_A]).derived_tag_verifies(b"cursor", b"m", tag)
+
+
+def test_a_tag_made_by_the_current_key_verifies_beside_retired_keys() -> None:
+    rotated = Keyring.from_keys(KEY_B, [KEY_A])
+    assert rotated.derived_tag_verifies(b"cursor", b"m", rotated.derived_tag(b"cursor", b"m"))
+
+
+# --- key text details ------------------------------------------------------------------------
+
+
+def test_hex_key_text_with_every_hex_digit_in_both_cases_is_read_as_hex() -> None:
+    text = "0123456789abcdefABCDEF" + "00" * 21
+    assert parse_key_text(text) == bytes.fromhex(text)
+
+
+def test_base64_key_text_with_a_character_outside_base64_is_refused() -> None:
+    text = base64.b64encode(KEY_B).decode()
+    with pytest.raises(KeyringError, match="is neither hex digits nor valid base64"):
+        parse_key_text(text[:8] + "*" + text[8:])
+
+
+def test_an_error_in_one_key_names_the_source_it_came_from() -> None:
+    with pytest.raises(KeyringError) as caught:
+        keyring_from_text("abc", source="CITESEAL_DEMO_KEY")
+    assert str(caught.value) == "CITESEAL_DEMO_KEY has an odd number of hex digits (3)"
+
+
+# --- the dates in the key file ---------------------------------------------------------------
+
+STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+
+
+def _stamp_age(stamp: str) -> float:
+    """Seconds between a key file date and now (UTC)."""
+    assert STAMP.fullmatch(stamp), stamp
+    made = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    return abs((datetime.now(UTC) - made).total_seconds())
+
+
+def test_key_file_dates_are_utc_whatever_the_local_time_zone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TZ", "Etc/GMT-14")  # 14 hours ahead of UTC
+    time.tzset()
+    try:
+        create_key_file(tmp_path / "key.json")
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    document = json.loads((tmp_path / "key.json").read_text())
+    assert _stamp_age(document["current"]["created"]) < 600
+
+
+def test_rotation_keeps_every_date_of_every_key(tmp_path: Path) -> None:
+    path = tmp_path / "key.json"
+    create_key_file(path)
+    first_created = json.loads(path.read_text())["current"]["created"]
+    rotate_key_file(path)
+    once = json.loads(path.read_text())
+    rotate_key_file(path)
+    document = json.loads(path.read_text())
+    assert _stamp_age(document["current"]["created"]) < 600
+    newest, oldest = document["retired"]
+    assert newest["created"] == once["current"]["created"]
+    assert newest["retired"] == document["current"]["created"]
+    assert oldest == once["retired"][0]
+    assert oldest["created"] == first_created and _stamp_age(oldest["retired"]) < 600
+    assert set(oldest) == {"key", "fingerprint", "created", "retired"}
+    # one field a line, two spaces deep, and a final newline: a file people read and diff
+    assert path.read_text() == json.dumps(document, indent=2) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("created", "retired", "kept_created", "kept_retired"),
+    [
+        (
+            "2026-01-01T00:00:00Z",
+            "2026-02-01T00:00:00Z",
+            "2026-01-01T00:00:00Z",
+            "2026-02-01T00:00:00Z",
+        ),
+        (None, None, "", None),  # absent
+        (5, 7, "", None),  # not text
+    ],
+)
+def test_rotation_reads_the_dates_of_a_hand_written_key_file(
+    tmp_path: Path, created: object, retired: object, kept_created: str, kept_retired: str | None
+) -> None:
+    entry: dict[str, object] = {"key": KEY_B.hex()}
+    if created is not None:
+        entry["created"] = created
+    if retired is not None:
+        entry["retired"] = retired
+    current = {"key": KEY_A.hex(), "created": "2026-03-01T00:00:00Z"}
+    path = tmp_path / "key.json"
+    path.write_text(
+        json.dumps(
+            {"format": "citeseal-keyring", "version": 1, "current": current, "retired": [entry]}
+        )
+    )
+    path.chmod(0o600)
+    rotate_key_file(path)
+    kept = json.loads(path.read_text())["retired"][1]
+    assert kept.get("created") == kept_created
+    assert kept.get("retired") == kept_retired
+    assert ("retired" in kept) == (kept_retired is not None)
+
+
+def test_a_key_file_entry_without_a_key_is_damaged(tmp_path: Path) -> None:
+    path = tmp_path / "key.json"
+    path.write_text('{"format": "citeseal-keyring", "version": 1, "current": {"created": ""}}')
+    path.chmod(0o600)
+    with pytest.raises(KeyringError) as caught:
+        read_key_file(path)
+    assert str(caught.value) == f"key file {path} is damaged: current has no key"
+
+
+def test_two_processes_creating_the_key_file_at_once_share_one_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import audit.keys
+
+    created = create_key_file(tmp_path / "key.json")
+
+    def lost_the_race(path: Path) -> Keyring:
+        raise FileExistsError(errno.EEXIST, "File exists", str(path))
+
+    monkeypatch.setattr(audit.keys.Path, "exists", lambda self: False)
+    monkeypatch.setattr(audit.keys, "create_key_file", lost_the_race)
+    keyring = load_keyring(FakeSettings(tmp_path))
+    assert keyring.fingerprint == created.fingerprint
+
+
+def test_rotation_without_a_key_file_says_how_to_make_one(tmp_path: Path) -> None:
+    with pytest.raises(KeyringError) as caught:
+        rotate_key_file(tmp_path / "key.json")
+    assert caught.value.advice == "create one with: citeseal key init"
+
+
+def _full_disk(target: Path, data: bytes) -> Path:
+    """A stand-in for writing the temp file on a full disk."""
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def test_a_rotation_that_cannot_write_says_why_and_leaves_the_old_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import audit.keys
+
+    path = tmp_path / "key.json"
+    create_key_file(path)
+    before = path.read_bytes()
+
+    monkeypatch.setattr(audit.keys, "_write_private_temp", _full_disk)
+    with pytest.raises(KeyringError) as caught:
+        rotate_key_file(path)
+    assert str(caught.value) == f"cannot rotate key file {path}: No space left on device"
+    assert path.read_bytes() == before
+
+
+def test_a_rotation_whose_rename_fails_says_why_and_leaves_no_temp_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "key.json"
+    create_key_file(path)
+    before = path.read_bytes()
+
+    def refused(self: Path, target: Path) -> Path:
+        raise OSError(errno.EBUSY, "Device or resource busy")
+
+    monkeypatch.setattr(Path, "replace", refused)
+    with pytest.raises(KeyringError) as caught:
+        rotate_key_file(path)
+    assert str(caught.value) == f"cannot rotate key file {path}: Device or resource busy"
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".key.json.lock", "key.json"]
+
+
+def test_first_use_creates_the_missing_folders_private(tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        load_keyring(FakeSettings(tmp_path / "home" / "data"))
+    finally:
+        os.umask(old)
+    assert (tmp_path / "home" / "data" / "key.json").is_file()
+    assert stat.S_IMODE((tmp_path / "home" / "data").stat().st_mode) == 0o700
+
+
+def test_the_key_file_and_its_folder_are_flushed_to_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(fd) or real_fsync(fd))
+    create_key_file(tmp_path / "key.json")
+    assert len(synced) == 2  # the temp file before it is linked, then the folder
+    rotate_key_file(tmp_path / "key.json")
+    assert len(synced) == 4
+
+
+def test_a_key_file_that_cannot_be_read_says_why(tmp_path: Path) -> None:
+    path = tmp_path / "key.json"
+    path.mkdir(mode=0o700)
+    with pytest.raises(KeyringError) as caught:
+        read_key_file(path)
+    assert str(caught.value) == f"cannot read key file {path}: Is a directory"
+
+
+def test_a_damaged_retired_entry_is_named_by_its_place(tmp_path: Path) -> None:
+    path = tmp_path / "key.json"
+    current = {"key": KEY_A.hex()}
+    path.write_text(
+        json.dumps({"format": "citeseal-keyring", "version": 1, "current": current, "retired": [3]})
+    )
+    path.chmod(0o600)
+    with pytest.raises(KeyringError) as caught:
+        read_key_file(path)
+    assert str(caught.value) == f"key file {path} is damaged: retired[0] is not an object"
+
+
+def test_a_key_file_that_cannot_be_created_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import audit.keys
+
+    path = tmp_path / "key.json"
+
+    with monkeypatch.context() as patch:
+        patch.setattr(audit.keys, "_write_private_temp", _full_disk)
+        with pytest.raises(KeyringError) as caught:
+            create_key_file(path)
+    assert str(caught.value) == f"cannot create key file {path}: No space left on device"
+
+    def no_links(source: Path, target: Path) -> None:
+        raise OSError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", no_links)
+    with pytest.raises(KeyringError) as caught:
+        create_key_file(path)
+    assert str(caught.value) == f"cannot create key file {path}: Operation not permitted"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_demo_keyring_built_from_keys_stays_marked() -> None:
+    assert Keyring.from_keys(DEMO_KEY, demo=True).demo
+    assert not Keyring.from_keys(DEMO_KEY).demo
+    assert not Keyring([DEMO_KEY]).demo  # only demo_keyring() and demo=True mark a keyring
+
+
+def test_a_keyring_without_keys_is_refused() -> None:
+    with pytest.raises(KeyringError) as caught:
+        Keyring([])
+    assert str(caught.value) == "a keyring needs at least one key"
+
+
+def test_a_seal_of_the_right_length_but_not_ascii_never_verifies() -> None:
+    keyring = Keyring([KEY_A])
+    assert not keyring.seal_verifies(b"m", keyring.fingerprint, "é" * 64)

@@ -42,6 +42,28 @@ def test_an_absolute_path_inside_the_working_folder_becomes_relative_to_it() -> 
     assert public_path("/work/proj", cwd="/work/proj") == "proj"
 
 
+@pytest.mark.parametrize(
+    ("given_text", "public"),
+    [
+        ("/tmp/answers/.", "answers"),
+        ("/tmp/answers/..", "answers"),
+        ("C:\\answers\\.\\", "answers"),
+        ("file:.", UNNAMED),
+        ("/tmp/~.", UNNAMED),
+        ("/tmp/~..", UNNAMED),
+    ],
+)
+def test_a_dot_or_dot_dot_part_is_never_the_name(given_text: str, public: str) -> None:
+    assert public_path(given_text) == public
+
+
+def test_the_working_folder_changes_only_the_names_of_paths_inside_it() -> None:
+    # a path that climbs out of the working folder is named as if no folder were given
+    for text in ("/work/proj/..", "/work/proj/answers/../..", "/work/proj/../a.md"):
+        assert public_path(text, cwd="/work/proj") == public_path(text)
+    assert public_path("/work/proj/..", cwd="/work/proj") == "proj"
+
+
 LOCALISH = st.lists(
     st.sampled_from(["/", "\\", "..", ".", "~", "C:", "home", "me", "a.md", "file:", " "]),
     max_size=8,
