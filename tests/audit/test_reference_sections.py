@@ -11,6 +11,7 @@ import pytest
 from audit.citations import parse_answer
 from audit.claims import parse_claims
 from audit.engine import audit_answer
+from audit.errors import NothingToAudit
 from audit.reference_sections import reference_sections
 from audit.references.entries import references_in_prose
 from audit.references.inputs import SourceText
@@ -205,3 +206,9 @@ def test_every_format_labels_an_entry_by_its_kind() -> None:
     assert '<span class="status status-uncited">reference entry</span> Smith J' in page
     assert '<span class="status status-uncited">heading</span> References' in page
     assert json.loads(report.model_dump_json())["sentences"][2]["kind"] == "reference_entry"
+
+
+def test_an_answer_of_only_a_reference_list_is_nothing_to_audit() -> None:
+    with pytest.raises(NothingToAudit) as raised:
+        parse_answer("## References\n\n1. Smith J. A title. Lancet. 2020.\n")
+    assert str(raised.value) == "nothing to audit: the answer has no sentence and no citation"
