@@ -33,11 +33,10 @@ _SETEXT = re.compile(r"^[ \t]{0,3}(=+|-+)[ \t]*$")
 class ReferenceSection:
     """One reference section as line numbers (0-based, of :func:`line_spans`) and offsets.
 
-    ``heading`` is the heading's line; the body is lines ``[first, last)``, after the heading
-    and its setext underline; ``start``/``body``/``end`` are the offsets of the heading line,
-    of the body and of the section's end (the next heading line, or the text's length)."""
+    The body is lines ``[first, last)``, after the heading and its setext underline;
+    ``start``/``body``/``end`` are the offsets of the heading line, of the body and of the
+    section's end (the next heading line, or the text's length)."""
 
-    heading: int
     first: int
     last: int
     start: int
@@ -82,6 +81,6 @@ def reference_sections(
             if heading and len(heading.group(1)) <= level:
                 break
             last += 1
-        out.append(ReferenceSection(number, first, last, at(number), at(first), at(last)))
+        out.append(ReferenceSection(first, last, at(number), at(first), at(last)))
         number = last
     return out

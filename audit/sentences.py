@@ -191,13 +191,9 @@ def _section_heading(builder: _Builder, line: str, at: int, section: ReferenceSe
     builder.flush()
     if at != section.start:
         return
-    if match := _HEADING.match(line):
-        close = _HEADING_CLOSE.search(line, match.end())
-        builder.emit(
-            "heading", (at + match.end(), at + (close.start() if close else len(line.rstrip())))
-        )
-    else:
-        builder.emit("heading", (at + len(line) - len(line.lstrip()), at + len(line.rstrip())))
+    match = _HEADING.match(line)  # a section heading has no closing hashes
+    begin = match.end() if match else len(line) - len(line.lstrip())
+    builder.emit("heading", (at + begin, at + len(line.rstrip())))
 
 
 def _is_abbreviation(text: str, stop: int) -> bool:

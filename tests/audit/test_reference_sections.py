@@ -100,6 +100,7 @@ def test_an_entry_that_cites_a_genuine_handle_is_a_cited_claim() -> None:
         "__Works cited__:",
         "Sources:",
         "### Notes and references",
+        "  Citations",
     ],
 )
 def test_setext_bold_and_plain_headings_open_a_section(heading: str) -> None:
@@ -119,6 +120,7 @@ def test_setext_bold_and_plain_headings_open_a_section(heading: str) -> None:
         "Works cited",
         "Sources",
         "Notes and references",
+        "Citations",
     }
     assert _audit(answer).verdict == "pass"
 
@@ -212,3 +214,12 @@ def test_an_answer_of_only_a_reference_list_is_nothing_to_audit() -> None:
     with pytest.raises(NothingToAudit) as raised:
         parse_answer("## References\n\n1. Smith J. A title. Lancet. 2020.\n")
     assert str(raised.value) == "nothing to audit: the answer has no sentence and no citation"
+
+
+def test_closing_hashes_make_no_section_in_either_reader() -> None:
+    answer = "## References ##\n\n- Zentravir halves the risk.\n"
+    assert reference_sections(answer) == []
+    assert _kinds(answer) == [
+        ("heading", "References"),
+        ("list_item", "Zentravir halves the risk."),
+    ]
