@@ -51,6 +51,8 @@ MAX_ANSWER_CHARS = 200_000
 MAX_CITATIONS_PER_SENTENCE = 50
 MAX_QUOTE_CHARS = 2_000
 SENTENCE_KINDS = ("sentence", "heading", "list_item", "lead_in")
+"""The kinds a claims JSON may name; an answer's reference section also gives
+``reference_entry`` sentences (:mod:`audit.sentences`), which only the splitter makes."""
 
 
 @dataclass(frozen=True)
@@ -79,7 +81,7 @@ class Sentence:
 
     index: int
     text: str
-    kind: str  # "sentence" | "heading" | "list_item" | "lead_in"
+    kind: str  # "sentence" | "heading" | "list_item" | "lead_in" | "reference_entry"
     citations: tuple[Citation, ...]
 
 
@@ -384,7 +386,12 @@ class _Draft:
     citations: list[Citation]
 
 
-_KIND_OF_BLOCK = {"heading": "heading", "list_item": "list_item"}
+_KIND_OF_BLOCK = {
+    "heading": "heading",
+    "list_item": "list_item",
+    "reference_entry": "reference_entry",
+}
+_WHOLE_BLOCKS = ("heading", "table_row", "reference_entry")  # one sentence per block
 
 
 def _block_drafts(
@@ -410,7 +417,7 @@ def _block_drafts(
     kind = _KIND_OF_BLOCK.get(block.kind, "sentence")
     spans: list[tuple[int, int]]
     kinds: list[str]
-    if block.kind in ("heading", "table_row"):
+    if block.kind in _WHOLE_BLOCKS:
         spans, kinds = [(0, len(display))], [kind]
     else:
         lead = lead_in_end(display)
@@ -431,10 +438,11 @@ def _block_drafts(
         ):
             index -= 1  # a group after the full stop belongs to the sentence it follows
         drafts[index].citations.extend(citations)
-    if block.kind == "list_item" and not any(d.text for d in drafts):
-        # a list item is its own sentence even when it is only a citation: show it as written
+    if block.kind in ("list_item", "reference_entry") and not any(d.text for d in drafts):
+        # a list item (or reference entry) is its own sentence even when it is only a
+        # citation: show it as written
         everything = before + [c for d in drafts for c in d.citations]
-        return [_Draft(clean(text), "list_item", everything)], []
+        return [_Draft(clean(text), kind, everything)], []
     kept: list[_Draft] = []
     for draft in drafts:  # a sentence that is only citations gives them to the one before
         if draft.text:

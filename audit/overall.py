@@ -2,8 +2,9 @@
 (DESIGN.md §3; the per-citation ladder is :mod:`audit.verdicts`).
 
 Per sentence: ``cited`` (≥ 1 ok citation), ``invalid_only`` (citations, none ok), ``uncited``.
-Headings and bold lead-ins without citations are not claims: they are listed as ``uncited``
-but neither counted nor warned about.
+Headings, bold lead-ins and the entries of a reference section (kind ``reference_entry``)
+without citations are not claims: they are listed as ``uncited`` but neither counted nor warned
+about.
 
 Overall (:func:`overall`), first that applies: ``fail`` when a citation is malformed or
 forged, or anything named by ``fail_on`` occurs; ``incomplete`` when a citation is unavailable
@@ -57,7 +58,8 @@ CLAIM_KINDS = frozenset({"sentence", "list_item"})
 
 
 def is_claim(kind: str, citations: int) -> bool:
-    """Sentences and list items are claims; a heading or lead-in only when it cites."""
+    """Sentences and list items are claims; a heading, lead-in or reference entry only when it
+    cites."""
     return kind in CLAIM_KINDS or citations > 0
 
 

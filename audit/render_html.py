@@ -32,6 +32,7 @@ from markupsafe import Markup
 import audit
 from audit.errors import CorpusError
 from audit.licences import UNKNOWN
+from audit.overall import is_claim
 from audit.publish import (
     DEFAULT_MODE,
     PUBLISH_NOTES,
@@ -96,6 +97,8 @@ SUPPORT_BADGES = {
 }
 """The badge style of each label (the stylesheet's pass/fail/warn colours)."""
 STATUS_LABELS = {"cited": "cited", "uncited": "uncited", "invalid_only": "invalid citations only"}
+KIND_LABELS = {"heading": "heading", "lead_in": "lead-in", "reference_entry": "reference entry"}
+"""Shown instead of the status for a sentence that is not a claim (not counted)."""
 
 
 class TemplatesMissingError(CorpusError):
@@ -305,7 +308,11 @@ def _sentence_view(sentence: SentenceResult, publish: PublishMode) -> SentenceVi
         text=sentence.text,
         kind=sentence.kind,
         status=sentence.status,
-        status_label=STATUS_LABELS.get(sentence.status, sentence.status),
+        status_label=(
+            STATUS_LABELS.get(sentence.status, sentence.status)
+            if is_claim(sentence.kind, len(sentence.citations))
+            else KIND_LABELS.get(sentence.kind, sentence.kind)
+        ),
         citations=tuple(
             _citation_view(c, f"{anchor}c{n}", n, publish)
             for n, c in enumerate(sentence.citations, 1)

@@ -185,7 +185,8 @@ def record_standing(citation: CitationResult) -> str:
 
 
 def sentence_label(sentence: SentenceResult) -> str:
-    """The status, or the kind for a heading or lead-in that is not a claim (not counted)."""
+    """The status, or the kind for a heading, lead-in or reference entry that is not a claim
+    (not counted)."""
     return sentence.status if is_claim(sentence.kind, len(sentence.citations)) else sentence.kind
 
 

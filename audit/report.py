@@ -68,7 +68,9 @@ FLAG_NAMES: tuple[FlagName, ...] = get_args(FlagName)
 SentenceStatus = Literal["cited", "uncited", "invalid_only"]
 SENTENCE_STATUSES: tuple[SentenceStatus, ...] = get_args(SentenceStatus)
 
-SentenceKind = Literal["sentence", "heading", "list_item", "lead_in"]
+SentenceKind = Literal["sentence", "heading", "list_item", "lead_in", "reference_entry"]
+"""What a sentence is in the answer's layout; ``reference_entry`` is a block of a reference
+section (``## References`` and its list): like a heading, a claim only when it cites."""
 
 Overall = Literal["pass", "warn", "incomplete", "fail"]
 """The answer's verdict, mildest first: ``incomplete`` (between warn and fail) says the snapshot

@@ -1,7 +1,10 @@
 """Markdown blocks and sentence boundaries for answer text (used by :mod:`audit.citations`).
 
 Blocks: an ATX (``# …``) or setext heading, a list item (``-``, ``*``, ``+``, ``1.``, ``1)``
-with its continuation lines), a table row, or a paragraph (lines up to a blank line).
+with its continuation lines), a table row, or a paragraph (lines up to a blank line). Inside a
+reference section (:mod:`audit.reference_sections`, the extractor's definition) the heading
+line is a heading (a bold or plain-line one too) and every list item, table row or paragraph
+of the body is a ``reference_entry``; a lower-level ``#`` heading in the body stays a heading.
 Blockquote markers and code fences are stripped; a fenced block's lines read as a paragraph,
 so a handle inside one is still audited. A fence line itself is no block: a handle in it (an
 info string) is cited by the sweep of :func:`audit.citations.parse_answer`. Every block keeps
@@ -20,6 +23,8 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass
 from functools import cached_property
+
+from audit.reference_sections import ReferenceSection, reference_sections
 
 ABBREVIATIONS = frozenset(
     {"e.g.", "i.e.", "et al.", "al.", "vs.", "v.", "cf.", "approx.", "ca.", "fig.", "figs."}
@@ -50,7 +55,7 @@ _LEAD_IN = re.compile(r"[ \t]*(\*\*|__)(?P<text>[^*_\n]{1,120}?)\1[ \t]*(?P<punc
 class Block:
     """A block's kind and the answer spans of its lines' content (markers stripped)."""
 
-    kind: str  # "heading" | "list_item" | "paragraph" | "table_row"
+    kind: str  # "heading" | "list_item" | "paragraph" | "table_row" | "reference_entry"
     segments: tuple[tuple[int, int], ...]
 
     def text(self, answer: str) -> str:
@@ -83,6 +88,7 @@ class _Builder:
         self.blocks: list[Block] = []
         self.kind: str | None = None
         self.segments: list[tuple[int, int]] = []
+        self.in_references = False  # inside a reference section's body
 
     def flush(self) -> None:
         if self.kind is not None and any(end > start for start, end in self.segments):
@@ -91,6 +97,8 @@ class _Builder:
 
     def start(self, kind: str, segment: tuple[int, int]) -> None:
         self.flush()
+        if self.in_references and kind != "heading":
+            kind = "reference_entry"
         self.kind, self.segments = kind, [segment]
 
     def emit(self, kind: str, segment: tuple[int, int]) -> None:
@@ -126,7 +134,7 @@ def _classify(builder: _Builder, line: str, at: int, in_fence: bool) -> None:
             builder.flush()
             if builder.blocks and builder.blocks[-1].kind == "table_row":
                 builder.blocks[-1] = Block("heading", builder.blocks[-1].segments)
-    elif builder.kind in ("paragraph", "list_item"):
+    elif builder.kind in ("paragraph", "list_item", "reference_entry"):
         builder.segments.append((at + len(line) - len(line.lstrip()), end))
     else:
         builder.start("paragraph", (at + len(line) - len(line.lstrip()), end))
@@ -135,12 +143,21 @@ def _classify(builder: _Builder, line: str, at: int, in_fence: bool) -> None:
 def split_blocks(answer: str, skip: frozenset[int] = frozenset()) -> list[Block]:
     """The answer's blocks; lines starting at an offset in ``skip`` act as blank lines."""
     builder = _Builder()
+    sections = reference_sections(answer)
+    starts = [section.start for section in sections]
     at = 0
     in_fence = False
     for raw in answer.splitlines(keepends=True):
         line = raw.rstrip("\r\n")
         line_at = at
         at += len(raw)
+        section = _section_at(sections, starts, line_at)
+        if builder.in_references != (section is not None and line_at >= section.body):
+            builder.flush()
+            builder.in_references = not builder.in_references
+        if section is not None and line_at < section.body and line_at not in skip:
+            _section_heading(builder, line, line_at, section)
+            continue
         if line_at in skip or not line.strip():
             builder.flush()
             continue
@@ -156,6 +173,27 @@ def split_blocks(answer: str, skip: frozenset[int] = frozenset()) -> list[Block]
         _classify(builder, line, line_at, in_fence)
     builder.flush()
     return builder.blocks
+
+
+def _section_at(
+    sections: list[ReferenceSection], starts: list[int], offset: int
+) -> ReferenceSection | None:
+    """The reference section holding the line that starts at ``offset``, if any."""
+    index = bisect_right(starts, offset) - 1
+    if index >= 0 and offset < sections[index].end:
+        return sections[index]
+    return None
+
+
+def _section_heading(builder: _Builder, line: str, at: int, section: ReferenceSection) -> None:
+    """A line before a reference section's body: the heading (``#``, bold or plain) is a
+    heading block; its setext underline is no block."""
+    builder.flush()
+    if at != section.start:
+        return
+    match = _HEADING.match(line)  # a section heading has no closing hashes
+    begin = match.end() if match else len(line) - len(line.lstrip())
+    builder.emit("heading", (at + begin, at + len(line.rstrip())))
 
 
 def _is_abbreviation(text: str, stop: int) -> bool:

@@ -2,11 +2,12 @@
 
 Rules (prose: Markdown, text, HTML, PDF):
 
-- A **reference section** starts at a heading line whose text is ``References``,
-  ``Reference list``, ``Bibliography``, ``Works cited``, ``Literature cited``, ``Sources``,
-  ``Citations`` or ``Notes and references`` (any case; Markdown ``#`` heading, bold, trailing
-  ``:`` or a setext underline allowed) and runs to the next heading of the same or a higher
-  level (any ``#`` heading after a plain-line heading) or the end.
+- A **reference section** (:mod:`audit.reference_sections`, the one definition the sentence
+  splitter shares) starts at a heading line whose text is ``References``, ``Reference list``,
+  ``Bibliography``, ``Works cited``, ``Literature cited``, ``Sources``, ``Citations`` or
+  ``Notes and references`` (any case; Markdown ``#`` heading, bold, trailing ``:`` or a setext
+  underline allowed) and runs to the next heading of the same or a higher level (any ``#``
+  heading after a plain-line heading) or the end.
 - **Entries** in a section: when any line starts with a marker (``[1]``, ``1.``, ``1)``,
   ``-``/``*``/``+`` bullets), each marker line starts an entry and the lines below it continue
   it up to a blank line; otherwise (author-year lists) entries are split at blank lines and at
@@ -32,21 +33,11 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass
 
+from audit.reference_sections import line_spans, reference_sections
 from audit.references.identifiers import Found, find_identifiers, identifiers_in_field
 from audit.references.inputs import Input, Record, SourceText
 from audit.references.model import ExtractedDocument, Identifier, Reference
 
-_HEADING_WORDS = (
-    r"references?(?: list)?|bibliography|works cited|literature cited|sources|citations"
-    r"|notes and references"
-)
-_SECTION = re.compile(
-    rf"^[ \t]{{0,3}}(?P<hashes>#{{1,6}}[ \t]+)?(?:\*\*|__)?(?:{_HEADING_WORDS})"
-    r"(?:\*\*|__)?:?[ \t]*$",
-    re.IGNORECASE,
-)
-_ATX = re.compile(r"^[ \t]{0,3}(#{1,6})[ \t]+\S")
-_SETEXT = re.compile(r"^[ \t]{0,3}(=+|-+)[ \t]*$")
 _MARKER = re.compile(
     r"^[ \t]{0,3}(?:\[(?P<a>\d+)\]|(?P<b>\d+)[.)]|[-*+](?:[ \t]+\[(?P<c>\d+)\])?)[ \t]+"
 )
@@ -88,19 +79,10 @@ def extract_document(parsed: Input) -> ExtractedDocument:
 # --- prose -----------------------------------------------------------------------------------
 
 
-def _lines(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each line of ``text``, ``end`` before its newline (``\r\n`` too)."""
-    out, offset = [], 0
-    for line in text.split("\n"):
-        out.append((offset, offset + len(line.removesuffix("\r"))))
-        offset += len(line) + 1
-    return out
-
-
 def references_in_prose(source: SourceText) -> list[Reference]:
     """Reference-list entries and running-text identifiers of a prose document."""
     text = source.text
-    lines = _lines(text)
+    lines = line_spans(text)
     entries = _entries(text, lines)
     everything = find_identifiers(text)
     found_starts = [f.start for f in everything]
@@ -142,9 +124,9 @@ def _group(found: list[Found]) -> list[list[Found]]:
 def _entries(text: str, lines: list[tuple[int, int]]) -> list[_Entry]:
     entries: list[_Entry] = []
     in_section: set[int] = set()
-    for first, last in _sections(text, lines):
-        entries.extend(_section_entries(text, lines, first, last))
-        in_section.update(range(first, last))
+    for section in reference_sections(text, lines):
+        entries.extend(_section_entries(text, lines, section.first, section.last))
+        in_section.update(range(section.first, section.last))
     for number, (start, end) in enumerate(lines):
         match = _FOOTNOTE.match(text[start:end])
         if match and number not in in_section:
@@ -155,32 +137,6 @@ def _entries(text: str, lines: list[tuple[int, int]]) -> list[_Entry]:
                 stop += 1
             entries.append(_Entry(start, lines[stop - 1][1], match.group("label")))
     return sorted(entries, key=lambda e: e.start)
-
-
-def _sections(text: str, lines: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Line ranges [first, last) of the bodies of the reference sections."""
-    out = []
-    number = 0
-    while number < len(lines):
-        line = text[lines[number][0] : lines[number][1]]
-        match = _SECTION.match(line)
-        if not match:
-            number += 1
-            continue
-        level = len(match.group("hashes").strip()) if match.group("hashes") else 7
-        first = number + 1
-        if first < len(lines) and _SETEXT.match(text[lines[first][0] : lines[first][1]]):
-            first += 1
-            level = 1 if text[lines[first - 1][0] : lines[first - 1][1]].strip()[0] == "=" else 2
-        last = first
-        while last < len(lines):
-            heading = _ATX.match(text[lines[last][0] : lines[last][1]])
-            if heading and len(heading.group(1)) <= level:
-                break
-            last += 1
-        out.append((first, last))
-        number = last
-    return out
 
 
 def _section_entries(
