@@ -555,6 +555,11 @@ def parse_answer(text: str) -> ParsedAnswer:
     if pending:
         drafts.append(_Draft("", "sentence", pending))
     if not something_to_audit((d.text, d.kind, d.citations) for d in drafts):
-        what = "is empty" if not text.strip() else "has no sentence and no citation"
+        if not text.strip():
+            what = "is empty"
+        elif any(d.kind == "reference_entry" and d.text for d in drafts):
+            what = "holds only a reference list (citeseal check checks one)"
+        else:
+            what = "has no sentence and no citation"
         raise NothingToAudit(f"nothing to audit: the answer {what}")
     return _finish(drafts)
