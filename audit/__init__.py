@@ -4,4 +4,4 @@ Nothing here imports :mod:`pipeline`; snapshots are read through :mod:`audit.cor
 """
 
 __version__ = "0.1.0"
-CONTRACT_VERSION = "0.3.0"
+CONTRACT_VERSION = "0.4.0"

@@ -144,7 +144,6 @@ def test_a_report_from_before_contract_0_2_still_loads() -> None:
 
 
 def test_contract_0_3_adds_the_references_section_and_its_fail_on_tiers() -> None:
-    assert audit.CONTRACT_VERSION == "0.3.0"
     schema = json.loads(report_json_schema_text())
     assert "references" in schema["properties"] and "references" not in schema["required"]
     items = schema["properties"]["fail_on"]["items"]["enum"]
@@ -158,8 +157,14 @@ def test_a_report_from_before_contract_0_3_loads_without_references() -> None:
     assert Report.model_validate(data).references is None
 
 
+def test_contract_0_4_adds_the_reference_entry_sentence_kind() -> None:
+    assert audit.CONTRACT_VERSION == "0.4.0"
+    schema = json.loads(report_json_schema_text())
+    kinds = schema["$defs"]["SentenceResult"]["properties"]["kind"]["enum"]
+    assert kinds[-1] == "reference_entry"
+
+
 def test_the_contract_version_names_the_incomplete_verdict() -> None:
-    assert audit.CONTRACT_VERSION == "0.3.0"
     schema = json.loads(report_json_schema_text())
     assert schema["properties"]["verdict"]["enum"] == ["pass", "warn", "incomplete", "fail"]
     assert schema["properties"]["fail_on"]["items"]["enum"][-1] == "incomplete"
