@@ -311,7 +311,7 @@ def _write_child(
     ``memory`` bounds DuckDB (``Settings.build_memory``)."""
     parent_manifest = read_manifest(parent)
     clean_leftovers(corpus_dir)
-    stamp = free_stamp(corpus_dir, parent_manifest.name)
+    stamp = free_stamp(corpus_dir, parent_manifest.name, after=parent)
     snapshot_id = f"{parent_manifest.name}-{stamp}"
     final = corpus_dir / f"{snapshot_id}.duckdb"
     temp = corpus_dir / f".build-{stamp}.duckdb"

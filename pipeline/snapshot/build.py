@@ -195,7 +195,7 @@ def build_locked(
     settings = settings or Settings.from_env()
     progress = progress or NullProgress()
     clean_leftovers(corpus_dir)
-    stamp = free_stamp(corpus_dir, spec.name)
+    stamp = free_stamp(corpus_dir, spec.name, after=options.parent)
     snapshot_id = f"{spec.name}-{stamp}"
     final = corpus_dir / f"{snapshot_id}.duckdb"
     temp = corpus_dir / f".build-{stamp}.duckdb"

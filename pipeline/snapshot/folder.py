@@ -8,6 +8,7 @@ resume cache); see :mod:`pipeline.snapshot.build` for how a build commits.
 from __future__ import annotations
 
 import contextlib
+import re
 import shutil
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -53,11 +54,26 @@ def clean_leftovers(corpus_dir: Path) -> list[Path]:
     return removed
 
 
+_STAMP = re.compile(r"-(\d{8}T\d{6}Z)$")
+
+
 def free_stamp(
-    corpus_dir: Path, name: str, now: Callable[[], datetime] = lambda: datetime.now(UTC)
+    corpus_dir: Path,
+    name: str,
+    now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    *,
+    after: Path | None = None,
 ) -> str:
-    """A UTC stamp ``YYYYmmddTHHMMSSZ`` no snapshot of this corpus uses yet."""
+    """A UTC stamp ``YYYYmmddTHHMMSSZ`` no snapshot of this corpus uses yet, and later than
+    the stamp of ``after`` (the parent's file). A child built within the second of its parent,
+    in another folder, would otherwise share its snapshot id, and the audit would read the
+    parent's harvest as the child's own (``refreshed``): a record the child's failed harvest
+    did not refresh would lose its ``not_refreshed`` flag."""
     moment = now().replace(microsecond=0)
+    found = _STAMP.search(after.stem) if after is not None else None
+    if found is not None:
+        floor = datetime.strptime(found.group(1), "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
+        moment = max(moment, floor + timedelta(seconds=1))
     while True:
         stamp = moment.strftime("%Y%m%dT%H%M%SZ")
         if not (corpus_dir / f"{name}-{stamp}.duckdb").exists():
