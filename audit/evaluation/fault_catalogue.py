@@ -247,29 +247,14 @@ def _record_changed(rule: str, **fields: object) -> Patch:
 def _ladder_faults() -> Iterator[Fault]:
     for verdict in ("forged", "unavailable", "withdrawn"):
         yield Fault(f"ladder: the {verdict} rule removed", "verdict", _ladder_without(verdict))
-    yield Fault(
-        "ladder: a failed source not unavailable",
-        "verdict",
-        _rule_ignoring("unavailable", r"the \w+ harvest failed"),
-    )
-    yield Fault(
-        "ladder: an unharvested source not unavailable",
-        "verdict",
-        _rule_ignoring("unavailable", r"\w+ was not harvested"),
-    )
-    yield Fault(
-        "ladder: withdrawn upstream ignored",
-        "verdict",
-        _rule_ignoring("withdrawn", r".* was withdrawn upstream"),
-    )
-    yield Fault(
-        "ladder: a version not retained ignored",
-        "verdict",
-        _rule_ignoring("withdrawn", r"version not retained"),
-    )
-    yield Fault(
-        "ladder: a missing passage ignored", "verdict", _rule_ignoring("withdrawn", r"no passage")
-    )
+    for name, verdict, prefix in (
+        ("a failed source not unavailable", "unavailable", r"the \w+ harvest failed"),
+        ("an unharvested source not unavailable", "unavailable", r"\w+ was not harvested"),
+        ("withdrawn upstream ignored", "withdrawn", r".* was withdrawn upstream"),
+        ("a version not retained ignored", "withdrawn", r"version not retained"),
+        ("a missing passage ignored", "withdrawn", r"no passage"),
+    ):
+        yield Fault(f"ladder: {name}", "verdict", _rule_ignoring(verdict, prefix))
     yield Fault(
         "quote: the text as it is now not consulted",
         "verdict",
