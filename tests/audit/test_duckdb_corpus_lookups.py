@@ -16,6 +16,7 @@ from audit import duckdb_corpus
 from audit.corpus import InMemoryCorpus, PassageKey, PathRef, StoredAnnotation, StoredRelation
 from audit.duckdb_corpus import DuckDBCorpus
 from pipeline.snapshot.store import RECORD_ID_INDEXED, index_record_ids
+from tests.audit.fixture_scope import per_module
 from tests.audit.planted import write_snapshot
 
 AWKWARD = (
@@ -71,7 +72,7 @@ def _read(path: Path, ids: list[str], refs: list[PathRef], keys: list[PassageKey
         )
 
 
-@pytest.fixture(scope="module", params=["indexed", "written-before-indexes"])
+@pytest.fixture(scope=per_module, params=["indexed", "written-before-indexes"])
 def snapshot(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Read only: written once per kind for the module."""
     folder = tmp_path_factory.mktemp(request.param)

@@ -11,10 +11,11 @@ from collections import Counter
 import pytest
 
 from audit.references.check import TIERS
+from tests.audit.fixture_scope import per_module
 from tests.audit.references.accuracy import Scores, evaluate, labelled_set, render
 
 
-@pytest.fixture(scope="module", params=["accuracy.json", "accuracy.md"])
+@pytest.fixture(scope=per_module, params=["accuracy.json", "accuracy.md"])
 def scores(request: pytest.FixtureRequest) -> Scores:
     return evaluate(request.param)
 

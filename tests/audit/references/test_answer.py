@@ -21,6 +21,7 @@ from audit.references.resolve import SnapshotResolver
 from audit.report import FailOnItem, Report
 from audit.support.rules import RulesJudge
 from audit.support.run import with_support
+from tests.audit.fixture_scope import per_module
 from tests.audit.planted import KEYRING, h, make_corpus
 from tests.audit.references.works import WORKS, write_works
 
@@ -38,7 +39,7 @@ ANSWER = (
 )
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope=per_module)
 def works(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_works(tmp_path_factory.mktemp("works") / "works.duckdb")
 

@@ -18,17 +18,18 @@ from audit.references.check import (
     check_document,
 )
 from audit.references.resolve import Key, Lookup, SnapshotResolver
+from tests.audit.fixture_scope import per_module
 from tests.audit.references.works import write_works
 
 DATA = Path(__file__).resolve().parent / "data"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope=per_module)
 def works(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_works(tmp_path_factory.mktemp("works") / "works.duckdb")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope=per_module)
 def fixture_checks(works: Path) -> Iterator[DocumentCheck]:
     resolver = SnapshotResolver.open(works)
     try:

@@ -11,12 +11,13 @@ import json
 import jsonschema
 import pytest
 
+from tests.audit.fixture_scope import per_module
 from tests.audit.references.check_golden import DATA, FORMATS, golden_path, outputs
 
 SCHEMA = json.loads((DATA / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope=per_module)
 def made() -> dict[str, str]:
     return outputs()
 

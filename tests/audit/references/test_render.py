@@ -13,6 +13,7 @@ from audit.references.render_html import render_check_html
 from audit.references.render_md import render_markdown
 from audit.references.resolve import SnapshotResolver
 from audit.render_html import inline_style_csp, stylesheet_text
+from tests.audit.fixture_scope import per_module
 from tests.audit.references.works import COHORT, WORKS, write_works
 
 SCRIPT = "<script>alert(1)</script>"
@@ -69,7 +70,7 @@ HOSTILE_DOCUMENT = (
 ).encode()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope=per_module)
 def hostile_report(tmp_path_factory: pytest.TempPathFactory):
     works = write_works(
         tmp_path_factory.mktemp("hostile") / "works.duckdb", (*WORKS, HOSTILE_RECORD)

@@ -9,10 +9,11 @@ import pytest
 
 from audit.errors import CorpusError
 from audit.references.resolve import Lookup, SnapshotResolver
+from tests.audit.fixture_scope import per_module
 from tests.audit.references.works import write_works
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope=per_module)
 def works(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_works(tmp_path_factory.mktemp("works") / "works.duckdb")
 

@@ -25,6 +25,7 @@ from audit.support.evaluate import (
 )
 from audit.support.model import Evidence
 from audit.support.rules import RulesJudge
+from tests.audit.fixture_scope import per_module
 from tests.conftest import SHARED
 
 HEALTHVER = SHARED / "datasets" / "healthver-dev.csv"
@@ -33,14 +34,14 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope=per_module)
 def judged() -> tuple[list[Pair], list[str]]:
     pairs = read_pairs(HEALTHVER.read_text(encoding="utf-8"), parse_label_map(DEFAULT_LABELS))
     judge = RulesJudge()
     return pairs, [judge.judge(p.claim, Evidence(p.evidence)).label for p in pairs]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope=per_module)
 def figures(judged: tuple[list[Pair], list[str]]) -> dict[str, Evaluation]:
     pairs, labels = judged
     found: dict[str, Evaluation] = {}
