@@ -15,7 +15,9 @@ passage's genuine handle, judged by the default judge. The oracle
 (the direction word's synonym, the setting moved to the front: supported), a null finding
 against an asserted effect, the opposite direction, another figure for the same quantity
 (contradicted), a hedged denial (abstain), a long claim of words the passage lacks
-(not_mentioned).
+(not_mentioned), and bounds: a bound the passage's figure is within (supported), one it is
+outside of (contradicted), a figure within the passage's bound that the passage does not
+state (abstain); a paraphrase of a sentence with a bound keeps the bound (supported).
 """
 
 from __future__ import annotations
@@ -268,6 +270,35 @@ def _other_figure(sentence: str) -> str | None:
     return (sentence[: found.start(1)] + other + sentence[found.end(1) :]).rstrip(".")
 
 
+def _bound_of(sentence: str, bound: Callable[[int], int]) -> str | None:
+    """``by N%`` (an exact figure) as ``by more than bound(N)%``."""
+    found = re.search(r"\bby ([0-9]+)%", sentence)
+    if found is None:
+        return None
+    figure = f"by more than {bound(int(found.group(1)))}%"
+    return (sentence[: found.start()] + figure + sentence[found.end() :]).rstrip(".")
+
+
+def _bound_met(sentence: str) -> str | None:
+    """A bound the passage's figure is within (12% for "more than 6%"): supported."""
+    return _bound_of(sentence, lambda n: n // 2)
+
+
+def _bound_missed(sentence: str) -> str | None:
+    """A bound the passage's figure is outside of (12% for "more than 31%"): contradicted."""
+    return _bound_of(sentence, lambda n: n * 2 + 7)
+
+
+def _within_bound(sentence: str) -> str | None:
+    """``by more than N%`` (a bound) as ``by N+10%``: a figure the passage allows without
+    saying it, so neither supported nor contradicted (abstain)."""
+    found = re.search(r"\bby more than ([0-9]+)%", sentence)
+    if found is None:
+        return None
+    figure = f"by {int(found.group(1)) + 10}%"
+    return (sentence[: found.start()] + figure + sentence[found.end() :]).rstrip(".")
+
+
 def _unhedged(sentence: str) -> str | None:
     found = re.search(r"\b(?:may|might|could) not (\w+)", sentence)
     if found is None:
@@ -317,5 +348,8 @@ def support_categories(cat: Callable[..., Category]) -> tuple[Category, ...]:
         judged("support_opposite_direction", _opposite, "contradicted"),
         judged("support_other_figure", _other_figure, "contradicted"),
         judged("support_hedged_denial", _unhedged, "abstain"),
+        judged("support_bound_met", _bound_met, "supported"),
+        judged("support_bound_missed", _bound_missed, "contradicted"),
+        judged("support_within_bound", _within_bound, "abstain"),
         cat("support_not_mentioned", "support", "ok", _not_mentioned, support="not_mentioned"),
     )

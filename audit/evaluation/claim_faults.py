@@ -135,6 +135,20 @@ def _support_faults() -> Iterator[Fault]:
         group,
         lambda s: _set(s, audit.support.numbers, "quantities", lambda t, a=0, b=None: []),
     )
+    quantity = audit.support.numbers.Quantity
+    agrees = quantity.agrees
+    yield Fault(
+        "support: a bound read as an exact figure (a figure within it ruled out)",
+        group,
+        lambda s: _set(s, quantity, "excludes", lambda self, other: not agrees(self, other)),
+    )
+    yield Fault(
+        "support: a claim's bound never checked",
+        group,
+        lambda s: _set(
+            s, quantity, "agrees", lambda self, other: self.sign is not None or agrees(self, other)
+        ),
+    )
     yield Fault(
         "support: not_mentioned never given",
         group,

@@ -174,6 +174,7 @@ _SUPPORT = (  # plain sentences a support judge reads on clear signals (claim_ca
     "Zentravir may not reduce hepatic injury in elderly patients with Farrow syndrome.",
     "Daily zentravir raised serum ferritin levels in adults with iron overload.",
     "Zentravir showed no association with hepatic failure in adults with Farrow syndrome.",
+    "Zentravir lowered the nightly cough rate by more than 20% in adults with Farrow syndrome.",
 )
 
 

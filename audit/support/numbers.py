@@ -126,6 +126,17 @@ class Quantity:
             return False  # "about 30 %" against "< 40 %" is not a match we can be sure of
         return abs(self.value - other.value) <= max(0.005 * abs(self.value), 1e-9)
 
+    def excludes(self, other: Quantity) -> bool:
+        """Whether ``other`` (a passage's figure) rules this claim figure out: no value can be
+        both. Two exact figures exclude each other when they do not agree; a bound and a
+        figure or another bound, when their ranges are disjoint ("10 %" and "> 20 %",
+        "< 10 %" and "> 20 %", "> 24" and "24"). "30 %" against "> 20 %" and "> 30 %" against
+        "> 20 %" neither agree nor exclude: the passage does not settle the claim."""
+        if self.sign is None and other.sign is None:
+            return not self.agrees(other)
+        (low, low_open), (high, high_open) = _overlap(_range(self), _range(other))
+        return low > high or (low == high and (low_open or high_open))
+
     def _implied_by(self, bound: Quantity) -> bool:
         """Whether every value within the passage's ``bound`` is within this claim bound."""
         upward = {">", ">="}
@@ -135,6 +146,27 @@ class Quantity:
         if strict_claim and not strict_passage:  # "≥ 24" allows 24 itself, which "> 24" does not
             return bound.value > self.value if self.sign in upward else bound.value < self.value
         return bound.value >= self.value if self.sign in upward else bound.value <= self.value
+
+
+_End = tuple[float, bool]  # a range's end: its value, and whether the value itself is left out
+
+
+def _range(q: Quantity) -> tuple[_End, _End]:
+    """The values ``q`` allows, as (low end, high end); an exact figure is one value."""
+    inf = float("inf")
+    if q.sign in (">", ">="):
+        return (q.value, q.sign == ">"), (inf, True)
+    if q.sign in ("<", "<="):
+        return (-inf, True), (q.value, q.sign == "<")
+    return (q.value, False), (q.value, False)
+
+
+def _overlap(a: tuple[_End, _End], b: tuple[_End, _End]) -> tuple[_End, _End]:
+    """The low and high ends of what ranges ``a`` and ``b`` share (empty: low above high)."""
+    (a_low, a_high), (b_low, b_high) = a, b
+    low = max(a_low, b_low, key=lambda end: (end[0], end[1]))  # at a tie, the open end
+    high = min(a_high, b_high, key=lambda end: (end[0], not end[1]))
+    return low, high
 
 
 def _number(text: str) -> float:

@@ -22,7 +22,8 @@
    words the claim does not name (:func:`null_elsewhere`) is ``abstain``. ``supported`` needs
    :attr:`Thresholds.support` of the terms, the same polarity and direction, and no
    disagreeing figure, and none of the doubts of :func:`support_doubt` (a claimed direction
-   the span does not restate, a claim that only asks a question): each makes it
+   the span does not restate, a claim that only asks a question, a figure the span neither
+   implies nor rules out): each makes it
    ``abstain``. Anything else — conflicting signals, a hedged span, too few shared terms for
    a verdict — is ``abstain`` with the reason.
 
@@ -42,7 +43,7 @@ from audit.support import cues, numbers
 from audit.support.model import Evidence, EvidenceSpan, SupportLabel, SupportResult
 
 NAME = "rules"
-VERSION = "1.3"
+VERSION = "1.4"
 MAX_TEXT = 200_000
 """Characters of claim or evidence read; longer input is abstained on (never truncated)."""
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])|\n\s*\n")
@@ -298,7 +299,9 @@ def no_therapy_match(claim: str, evidence: Evidence) -> _Match | None:
 
 
 def _figures(claim: Stance, ev: Stance, claim_text: str, ev_text: str) -> tuple[str, str] | None:
-    """``("agree"|"disagree", figure)`` for the claim figures the span also quantifies."""
+    """``("agree"|"disagree"|"unsettled", figure)`` for the claim figures the span also
+    quantifies: a figure the span rules out (:meth:`Quantity.excludes`) disagrees; one it
+    neither implies nor rules out ("30 %" against "more than 20 %") is unsettled."""
     verdict: tuple[str, str] | None = None
     for q in claim.quantities:
         near_claim = _context(claim_text, q.start, q.end)
@@ -310,10 +313,13 @@ def _figures(claim: Stance, ev: Stance, claim_text: str, ev_text: str) -> tuple[
         if not same:
             continue
         figure = claim_text[q.start : q.end]
+        against = f'"{figure}" against "{ev_text[same[0].start : same[0].end]}"'
         if any(q.agrees(o) for o in same):
             verdict = verdict or ("agree", figure)
-        else:
-            return "disagree", f'"{figure}" against "{ev_text[same[0].start : same[0].end]}"'
+        elif all(q.excludes(o) for o in same):
+            return "disagree", against
+        elif verdict is None or verdict[0] != "unsettled":
+            verdict = ("unsettled", against)
     return verdict
 
 
@@ -509,7 +515,9 @@ def support_doubt(
 
     * the claim asserts a direction (up/down) the sentence does not restate (and no figure of
       the claim agrees) — sharing the words is not saying the effect;
-    * the claim is a question (it ends with "?"): it asserts nothing to support.
+    * the claim is a question (it ends with "?"): it asserts nothing to support;
+    * the sentence's figure neither implies nor rules out the claim's ("30 %" against "more
+      than 20 %"): the passage is consistent with the claim but does not say it.
 
     (A third, a hedged sentence for an unhedged claim, was measured and left out: it did not
     help on claims it was not tuned on; docs/support.md.)
@@ -519,6 +527,8 @@ def support_doubt(
         return f"the sentence does not restate the direction the claim asserts ({way})"
     if claim.rstrip().endswith("?"):
         return "the claim asks a question, so there is no assertion to support"
+    if figures and figures[0] == "unsettled":
+        return f"the passage's figure neither confirms nor rules out the claim's ({figures[1]})"
     return None
 
 

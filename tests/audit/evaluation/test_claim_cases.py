@@ -26,7 +26,7 @@ NEW_GROUPS = ("references", "support")
 def test_every_reference_and_support_case_comes_out_as_planted() -> None:
     result = run(seed=0, per_category=4)
     scored = [s for s in result.scores.values() if s.group in NEW_GROUPS]
-    assert len(scored) == 17
+    assert len(scored) == 20
     assert [f for s in scored for f in s.failures] == []
     assert all(s.renderings >= 4 and s.passed == s.renderings for s in scored)
     labels = {w: g for (w, g), n in result.labels.items() if n}
@@ -72,13 +72,43 @@ def test_the_support_oracle_reads_clear_signals(claim: str, passage: str, label:
     assert oracle_support.label(claim, passage) == label
 
 
+_COUGH = "Zentravir lowered the cough rate by more than 20% in adults."
+_FLARE = "Zentravir lowered the flare rate by 12% in adults."
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "label"),
+    [  # docs/support.md's figure rules: implied, ruled out, or open
+        ("Zentravir reduced the cough rate by more than 20% in adults", _COUGH, "supported"),
+        ("Zentravir lowered the cough rate over 20% in adults", _COUGH, "supported"),
+        ("Zentravir lowered the cough rate by more than 10% in adults", _COUGH, "supported"),
+        ("Zentravir lowered the cough rate by more than 30% in adults", _COUGH, "abstain"),
+        ("Zentravir lowered the cough rate by 30% in adults", _COUGH, "abstain"),
+        ("Zentravir lowered the cough rate by less than 30% in adults", _COUGH, "abstain"),
+        ("Zentravir lowered the cough rate by 10% in adults", _COUGH, "contradicted"),
+        ("Zentravir lowered the cough rate by 20% in adults", _COUGH, "contradicted"),
+        ("Zentravir lowered the cough rate by less than 20% in adults", _COUGH, "contradicted"),
+        ("Zentravir lowered the flare rate by more than 6% in adults", _FLARE, "supported"),
+        ("Zentravir lowered the flare rate by less than 31% in adults", _FLARE, "supported"),
+        ("Zentravir lowered the flare rate by more than 12% in adults", _FLARE, "contradicted"),
+        ("Zentravir lowered the flare rate by less than 12% in adults", _FLARE, "contradicted"),
+    ],
+)
+def test_the_support_oracle_reads_bounds(claim: str, passage: str, label: str) -> None:
+    assert oracle_support.label(claim, passage) == label
+
+
 @pytest.mark.parametrize(
     ("claim", "passage"),
     [
         ("Zentravir cut flares", "Zentravir cut flares in children."),  # too few words
-        (  # a bound: not planted (docs/evaluation.md)
-            "Zentravir reduced flares over 24 weeks in children",
-            "Zentravir reduced flares over 24 weeks in children.",
+        (  # a bound the oracle does not read
+            "Zentravir reduced flares by at least 20% in children",
+            "Zentravir reduced flares by at least 20% in children.",
+        ),
+        (  # two figures of one unit: which is the same quantity is unclear
+            "Zentravir reduced flares by 20% in children",
+            "Zentravir reduced flares by 20% and falls by 5% in children.",
         ),
         (  # a denial beside a figure: the judge may abstain
             "Doses of 2 mg raised the risk of renal events",

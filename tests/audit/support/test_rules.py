@@ -136,6 +136,66 @@ def test_a_bound_agrees_with_a_figure_or_bound_it_is_implied_by(
     assert wanted.agrees(given) is agrees
 
 
+@pytest.mark.parametrize(
+    ("claim", "passage", "excludes"),
+    [
+        ("10 %", "> 20 %", True),  # below the passage's bound
+        ("30 %", "> 20 %", False),  # within it, but the passage does not say 30
+        ("> 30 %", "> 20 %", False),  # the passage allows 25 and 35
+        ("< 30 %", "> 20 %", False),  # both allow 25
+        ("< 10 %", "> 20 %", True),
+        ("< 20 %", "≥ 20 %", True),  # 20 itself is what only the passage allows
+        ("≤ 20 %", "≥ 20 %", False),  # both allow 20
+        ("> 24 weeks", "24 weeks", True),
+        ("≥ 24 weeks", "24 weeks", False),
+        ("> 31 %", "12 %", True),
+        ("12 %", "13 %", True),  # two exact figures: excluded when they do not agree
+        ("12 %", "12 %", False),
+    ],
+)
+def test_a_figure_is_ruled_out_only_where_no_value_can_be_both(
+    claim: str, passage: str, excludes: bool
+) -> None:
+    [wanted], [given] = quantities(claim), quantities(passage)
+    assert wanted.excludes(given) is excludes
+
+
+_BOUND = "Zentravir lowered the cough rate by more than 20 % in adults with Farrow syndrome."
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "Zentravir lowered the cough rate by 30 % in adults with Farrow syndrome",
+        "Zentravir lowered the cough rate by more than 30 % in adults with Farrow syndrome",
+        "Zentravir lowered the cough rate by less than 30 % in adults with Farrow syndrome",
+    ],
+)
+def test_a_figure_the_passage_neither_implies_nor_rules_out_abstains(claim: str) -> None:
+    result = judge(claim, _BOUND)
+    assert result.label == "abstain"
+    assert result.reason.startswith(
+        "the passage's figure neither confirms nor rules out the claim's ("
+    )
+    assert '"more than 20 %")' in result.reason
+
+
+@pytest.mark.parametrize(
+    ("claim", "label"),
+    [
+        ("Zentravir lowered the cough rate by 10 % in adults with Farrow syndrome", "contradicted"),
+        ("Zentravir lowered the cough rate by less than 10 % in adults with Farrow syndrome",
+         "contradicted"),
+        ("Zentravir lowered the cough rate by more than 10 % in adults with Farrow syndrome",
+         "supported"),
+    ],
+)  # fmt: skip
+def test_a_figure_against_a_bound_is_contradicted_only_when_ruled_out(
+    claim: str, label: str
+) -> None:
+    assert judge(claim, _BOUND).label == label
+
+
 def test_a_claim_word_for_word_its_passage_with_a_bound_is_supported() -> None:
     sentence = "Zentravir reduced the frequency of Farrow syndrome flares over 24 weeks."
     assert judge(sentence.rstrip("."), sentence).label == "supported"
