@@ -63,6 +63,17 @@ def _side_by_side(snapshot: Path, workdir: Path) -> list[Figure]:
     return anyio.run(bench_mcp._side_by_side, snapshot, workdir, 6)
 
 
+def _timed_against_the_stand_in(
+    snapshot: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, rounds: int
+) -> list[Figure]:
+    """The side by side against the stand-in peer, in ``rounds`` short rounds."""
+    monkeypatch.setenv(PEER_PYTHON_ENV, sys.executable)
+    monkeypatch.setenv("PYTHONPATH", str(_stand_in(tmp_path / "peer")))
+    monkeypatch.setattr(mcp_peer, "ROUNDS", rounds)
+    monkeypatch.setattr(bench_mcp, "SECONDS_PER_ROUND", 0.05)
+    return _side_by_side(snapshot, tmp_path)
+
+
 def test_without_the_peer_there_is_one_note(
     demo_snapshot: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -88,11 +99,7 @@ def test_a_peer_without_its_package_is_a_note(
 def test_both_servers_are_timed_in_turn_and_the_ratios_are_of_the_medians(
     demo_snapshot: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(PEER_PYTHON_ENV, sys.executable)
-    monkeypatch.setenv("PYTHONPATH", str(_stand_in(tmp_path / "peer")))
-    monkeypatch.setattr(mcp_peer, "ROUNDS", 2)
-    monkeypatch.setattr(bench_mcp, "SECONDS_PER_ROUND", 0.05)
-    figures = _side_by_side(demo_snapshot, tmp_path)
+    figures = _timed_against_the_stand_in(demo_snapshot, tmp_path, monkeypatch, rounds=2)
     named = {f.name: f for f in figures}
     ours = named["MCP stdio audit_answer, demo answer (6 citations)"]
     peer = named["  peer (Tekmeria 0.1.1) over stdio, its demo answer (2 citations)"]
@@ -117,11 +124,8 @@ def test_both_servers_are_timed_in_turn_and_the_ratios_are_of_the_medians(
 def test_each_sides_reply_is_described_like_for_like(
     demo_snapshot: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(PEER_PYTHON_ENV, sys.executable)
-    monkeypatch.setenv("PYTHONPATH", str(_stand_in(tmp_path / "peer")))
-    monkeypatch.setattr(mcp_peer, "ROUNDS", 1)
-    monkeypatch.setattr(bench_mcp, "SECONDS_PER_ROUND", 0.01)
-    lines = [f.name for f in _side_by_side(demo_snapshot, tmp_path) if f.note]
+    figures = _timed_against_the_stand_in(demo_snapshot, tmp_path, monkeypatch, rounds=1)
+    lines = [f.name for f in figures if f.note]
     shape = (
         r"  {}'s reply: outputSchema \d+\.\d KB, structuredContent \d+\.\d KB "
         r"\((\d+) JSON values\), text block \d+\.\d KB"
