@@ -20,10 +20,14 @@ again: a call's cost for records no call looked up before), and a physical refer
 HMAC-SHA256 of short messages, that shows how loaded the shared machine was while the figures
 were taken; and a second server whose tools publish their output schemas as the SDK derives
 them (``build_server(flat_schemas=False)``), the figure before :mod:`pipeline.serve.schema_shape`,
-which stays while it pays :data:`SCHEMA_GOAL`. The goal is :data:`GOAL_RATIO` × the peer's
-figure (issue 17). Then our server and the peer's side by side over stdio, one client
-(:mod:`pipeline.bench.mcp_peer`; a note when the peer is absent). Peak RSS is the process's
-own high-water mark.
+which stays while it pays :data:`SCHEMA_GOAL`. Where a call's time goes, in the same rounds: a
+round trip with no work (a tool the server does not have, :data:`~.mcp_peer.NO_SUCH_TOOL`), the
+client's schema check of the report alone (``ClientSession.validate_tool_result``), and the rate
+of the three parts in series (no-work round trip + check + audit without MCP) beside the measured
+one; the ceiling is the no-work round trip plus the check, the rate with an audit that cost
+nothing. The goal is :data:`GOAL_RATIO` × the peer's figure (issue 17). Then our server and
+the peer's side by side over stdio, one client (:mod:`pipeline.bench.mcp_peer`; a note when the
+peer is absent). Peak RSS is the process's own high-water mark.
 """
 
 from __future__ import annotations
@@ -119,6 +123,18 @@ async def _timed_async(step: Callable[[], Any]) -> float:
     return calls / elapsed
 
 
+async def _no_work(client: Any) -> float:
+    """Round trips per second with no work: a tool the server does not have. Its refusal's log
+    line (a warning) is not written, as no line is for an audit at the server's default level."""
+    from pipeline.serve import calls
+
+    calls.log.disabled = True
+    try:
+        return await _timed_async(lambda: client.call_tool(mcp_peer.NO_SUCH_TOOL, {}))
+    finally:
+        calls.log.disabled = False
+
+
 def _citations(report: dict[str, Any]) -> int:
     return sum(len(s["citations"]) for s in report["sentences"])
 
@@ -155,11 +171,13 @@ async def _measure(snapshot: Path) -> dict[str, list[float]]:
         cold = DuckDBCorpus(trusted.path, sha256=trusted.sha256, connection=cursor)
         derived = Client(build_server(served, flat_schemas=False), raise_exceptions=True)
         async with Client(build_server(served), raise_exceptions=True) as client, derived as before:
+            replies = {}
             for name, answer in answers.items():
                 result = await client.call_tool("audit_answer", {"answer": answer})
                 if result.is_error or not isinstance(result.structured_content, dict):
                     raise RuntimeError(f"audit_answer failed on the {name} answer: {result}")
                 rates[f"{name} citations"] = [float(_citations(result.structured_content))]
+                replies[name] = result
 
             for _ in range(ROUNDS):
                 for name, answer in answers.items():
@@ -178,6 +196,14 @@ async def _measure(snapshot: Path) -> dict[str, list[float]]:
                     rates.setdefault(f"{name} cold", []).append(
                         _timed(lambda answer=answer: audit_answer(parse_answer(answer), cold, demo))
                     )
+                    rates.setdefault(f"{name} check", []).append(
+                        await _timed_async(
+                            lambda name=name: client.session.validate_tool_result(
+                                "audit_answer", replies[name]
+                            )
+                        )
+                    )
+                rates.setdefault("no work", []).append(await _no_work(client))
                 rates.setdefault("hmac", []).append(
                     HMAC_MESSAGES
                     * _timed(lambda: [hmac.digest(DEMO_KEY, m, "sha256") for m in messages])
@@ -201,7 +227,17 @@ def run(workdir: Path) -> list[Figure]:
     built = time.perf_counter() - start
     rates = anyio.run(_measure, snapshot)
     side_by_side = anyio.run(_side_by_side, snapshot, workdir, int(rates["demo citations"][0]))
-    figures = [Figure("build the demo snapshots", built, "s", None, False)]
+    no_work = statistics.median(rates["no work"])
+    figures = [
+        Figure("build the demo snapshots", built, "s", None, False),
+        Figure("MCP round trip with no work (unknown tool, in memory)", no_work, "/s"),
+        Figure(
+            "  ceiling with an audit that cost nothing (demo answer)",
+            mcp_peer.in_series(no_work, statistics.median(rates["demo check"])),
+            "answers/s",
+            GOAL_RATIO * PEER_ANSWERS_PER_SECOND,
+        ),
+    ]
     for name, label in (("demo", "demo answer"), ("generated", "generated answer")):
         per_answer = int(rates[f"{name} citations"][0])
         mcp = statistics.median(rates[f"{name} mcp"])
@@ -232,6 +268,16 @@ def run(workdir: Path) -> list[Figure]:
                 SCHEMA_GOAL,
             ),
             Figure(f"  same audit without MCP ({label})", direct, "answers/s"),
+            Figure(
+                f"  client's schema check of the report ({label})",
+                statistics.median(rates[f"{name} check"]),
+                "/s",
+            ),
+            Figure(
+                f"  parts in series: no work + check + audit ({label})",
+                mcp_peer.in_series(no_work, statistics.median(rates[f"{name} check"]), direct),
+                "answers/s",
+            ),
             Figure(
                 f"  engine only, no look-up kept ({label})",
                 statistics.median(rates[f"{name} cold"]),

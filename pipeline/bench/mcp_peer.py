@@ -13,9 +13,17 @@ written to a file in the bench's folder, and both are called by the same
 ``structuredContent`` against the tool's ``outputSchema``) is the same code on both sides.
 
 Each server's first ``audit_answer`` reply is checked before anything is timed: not an error,
-and (the peer) the same verdict and citation count as its in-process demo. Then
-:data:`ROUNDS` rounds, interleaved: ours, the peer's; medians, and the ratios of the medians.
-When the peer is not configured, or does not run, a note says why and nothing else changes.
+and (the peer) the same verdict and citation count as its in-process demo; what each reply
+holds is printed beside the figures (its tool's ``outputSchema``, its ``structuredContent`` and
+its text block, in bytes, and the JSON values the schema check walks), so the comparison is
+seen to be like for like. Then :data:`ROUNDS` rounds, interleaved: ours, the peer's; in each,
+per server, the audit, a round trip with no work (:data:`NO_SUCH_TOOL`: refused by the SDK at
+once, no schema check) and the client's schema check of that server's first reply, alone;
+medians, and the ratios of the medians. The *ratio ceiling* is the peer's audit time over our
+no-work round trip plus our reply's check: the ratio a server of ours that did no work at all
+would still be held to by this client (optimistic: such a reply is still serialized and
+parsed). When the peer is not configured, or does not run, a note says why and nothing else
+changes.
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ import statistics
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +44,9 @@ from pipeline.bench.bench_peer import PEER_NAME, PeerUnavailable, peer_python
 
 ROUNDS = 5
 GOAL_RATIO = 5  # issue 17: audit_answer through MCP at five times the peer's rate
+TOOL = "audit_answer"
+NO_SUCH_TOOL = "no_such_tool"
+"""A tool neither server has: its call is refused at once, the cost of a round trip alone."""
 
 PEER_ANSWER_SCRIPT = """
 import json, os, anyio
@@ -100,6 +112,72 @@ def _last_line(path: Path) -> str:
     return lines[-1] if lines else "no output"
 
 
+@dataclass(frozen=True)
+class Side:
+    """One server in the side by side: its client, the arguments of its demo answer and its
+    first ``audit_answer`` reply (the one the client's schema check is timed on)."""
+
+    name: str
+    client: Any
+    arguments: dict[str, Any]
+    reply: Any
+
+
+def in_series(*rates: float) -> float:
+    """The rate of steps done one after the other at these rates (their times add up)."""
+    return 1 / sum(1 / rate for rate in rates)
+
+
+def _values(node: object) -> int:
+    """JSON values in ``node`` (each one is a step of the client's schema check)."""
+    if isinstance(node, dict):
+        return 1 + sum(_values(v) for v in node.values())
+    if isinstance(node, list):
+        return 1 + sum(_values(v) for v in node)
+    return 1
+
+
+async def _reply_line(side: Side) -> str:
+    """What the side's reply holds, like for like: its output schema, structured content and
+    text block, in bytes of compact JSON / UTF-8."""
+    tools = {tool.name: tool for tool in (await side.client.list_tools()).tools}
+    schema = tools[TOOL].output_schema
+    published = f"outputSchema {_kb(schema)}" if schema is not None else "no outputSchema"
+    structured = side.reply.structured_content
+    text = "".join(block.text for block in side.reply.content if block.type == "text")
+    return (
+        f"  {side.name}'s reply: {published}, structuredContent {_kb(structured)} "
+        f"({_values(structured)} JSON values), text block {len(text.encode()) / 1024:.1f} KB"
+    )
+
+
+def _kb(value: object) -> str:
+    return f"{len(json.dumps(value, separators=(',', ':')).encode()) / 1024:.1f} KB"
+
+
+def _steps(side: Side) -> dict[str, Callable[[], Awaitable[object]]]:
+    client = side.client
+    return {
+        "audit": lambda: client.call_tool(TOOL, side.arguments),
+        "no work": lambda: client.call_tool(NO_SUCH_TOOL, {}),
+        "check": lambda: client.session.validate_tool_result(TOOL, side.reply),
+    }
+
+
+async def _rounds(
+    sides: tuple[Side, Side], timed: Callable[[Callable[[], Awaitable[object]]], Awaitable[float]]
+) -> dict[str, list[float]]:
+    """:data:`ROUNDS` rounds, each side in turn: the audit, a round trip with no work (a tool
+    the server does not have: refused by the SDK at once, no schema check), and the client's
+    check of the side's first reply against its output schema (in this process, alone)."""
+    rates: dict[str, list[float]] = {}
+    for _ in range(ROUNDS):
+        for side in sides:
+            for step, call in _steps(side).items():
+                rates.setdefault(f"{side.name} {step}", []).append(await timed(call))
+    return rates
+
+
 async def measure(
     snapshot: Path,
     workdir: Path,
@@ -127,14 +205,13 @@ async def measure(
         "--demo-key",
     )
     peer_server = _stdio(str(python), peer_log, "tekmeria.__main__:main", "--demo")
-    rates: dict[str, list[float]] = {}
     async with Client(our_server) as mine, contextlib.AsyncExitStack() as stack:
-        check = await mine.call_tool("audit_answer", {"answer": ours})
+        check = await mine.call_tool(TOOL, {"answer": ours})
         if check.is_error:
             raise RuntimeError(f"audit_answer failed over stdio: {check}")
         try:
             peer = await stack.enter_async_context(Client(peer_server))
-            first = await peer.call_tool("audit_answer", {"answer_text": theirs["answer"]})
+            first = await peer.call_tool(TOOL, {"answer_text": theirs["answer"]})
         except Exception as error:  # noqa: BLE001 (any failure of the peer's server: a note)
             why = f"{type(error).__name__}; its log: {_last_line(peer_log)}"
             return [
@@ -154,35 +231,50 @@ async def measure(
         ):
             note = "MCP side by side skipped: the peer's server did not audit its demo answer "
             return [Figure(f"  {note}as its demo does", 0, "", note=True)]
-        for _ in range(ROUNDS):
-            rates.setdefault("ours", []).append(
-                await timed(lambda: mine.call_tool("audit_answer", {"answer": ours}))
-            )
-            rates.setdefault("peer", []).append(
-                await timed(
-                    lambda: peer.call_tool("audit_answer", {"answer_text": theirs["answer"]})
-                )
-            )
-    ours_rate, peer_rate = statistics.median(rates["ours"]), statistics.median(rates["peer"])
-    peer_citations = int(theirs["citations"])
+        sides = (
+            Side("ours", mine, {"answer": ours}, check),
+            Side("peer", peer, {"answer_text": theirs["answer"]}, first),
+        )
+        shapes = [await _reply_line(side) for side in sides]
+        rates = await _rounds(sides, timed)
+    return _figures(
+        {k: statistics.median(v) for k, v in rates.items()},
+        shapes,
+        ours_citations,
+        int(theirs["citations"]),
+    )
+
+
+def _figures(
+    rate: dict[str, float], shapes: list[str], ours_citations: int, peer_citations: int
+) -> list[Figure]:
+    """The side by side's figures from the medians of its rounds (``rate``)."""
+    ours, peer = rate["ours audit"], rate["peer audit"]
+    # A server that did no work at all would still cost the round trip with no work and the
+    # client's check of the reply: the highest ratio any change to the server can reach.
+    ceiling = in_series(rate["ours no work"], rate["ours check"]) / peer
     label = f"{ROUNDS} interleaved rounds, one client"
     return [
         Figure(f"  side by side over stdio ({label}):", 0, "", note=True),
+        *(Figure(shape, 0, "", note=True) for shape in shapes),
         Figure(
-            f"MCP stdio audit_answer, demo answer ({ours_citations} citations)",
-            ours_rate,
-            "answers/s",
+            f"MCP stdio audit_answer, demo answer ({ours_citations} citations)", ours, "answers/s"
         ),
         Figure(
             f"  peer ({PEER_NAME}) over stdio, its demo answer ({peer_citations} citations)",
-            peer_rate,
+            peer,
             "answers/s",
         ),
-        Figure("  ratio to the peer: answers/s", ours_rate / peer_rate, "×", GOAL_RATIO),
+        Figure("  ratio to the peer: answers/s", ours / peer, "×", GOAL_RATIO),
         Figure(
             "  ratio to the peer: citations/s",
-            ours_rate * ours_citations / (peer_rate * peer_citations),
+            ours * ours_citations / (peer * peer_citations),
             "×",
             GOAL_RATIO,
         ),
+        Figure("  round trip with no work (unknown tool), ours", rate["ours no work"], "/s"),
+        Figure("  round trip with no work (unknown tool), peer", rate["peer no work"], "/s"),
+        Figure("  client's schema check of our reply", rate["ours check"], "/s"),
+        Figure("  client's schema check of the peer's reply", rate["peer check"], "/s"),
+        Figure("  ratio ceiling: a server of ours doing no work", ceiling, "×", GOAL_RATIO),
     ]

@@ -2,7 +2,7 @@
 
 An MCP client validates every ``structuredContent`` against the tool's ``outputSchema``
 (the Python SDK with ``jsonschema``, on every ``call_tool``): for ``audit_answer``'s report
-that was two thirds of a call through the SDK's in-memory client (docs/serve.md#speed). The
+that was two thirds of a call through the SDK's in-memory client (docs/serve.md#benchmark). The
 schema pydantic derives names its models in ``$defs`` and writes each optional field as
 ``anyOf: [X, {"type": "null"}]``; a validator resolves a ``$ref`` and tries the branches of
 an ``anyOf`` at each instance. :func:`flattened` rewrites both, exactly:

@@ -1,13 +1,17 @@
-"""The MCP bench's generated answer is what its figures say it is."""
+"""The MCP bench's generated answer is what its figures say it is, and its parts add up."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from audit.keys import Keyring
 from audit.report import Report
+from pipeline.bench import bench_mcp
 from pipeline.bench.bench_mcp import GENERATED_CITATIONS, all_passages, generated_answer
-from pipeline.serve import service
+from pipeline.bench.bench_peer import PEER_PYTHON_ENV
+from pipeline.serve import calls, service
 from pipeline.serve.service import Served
 from pipeline.snapshot.trust import trust_snapshot
 from tests.conftest import TRUST
@@ -39,3 +43,20 @@ def test_the_generated_answer_cites_every_passage_and_every_citation_is_ok(
     ]
     assert len(quoted) == sum(long_enough) > GENERATED_CITATIONS // 4
     assert cited == {handle for handle, _ in passages}
+
+
+def test_the_parts_of_a_call_are_timed_beside_it_and_the_ceiling_is_their_sum(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(PEER_PYTHON_ENV, raising=False)
+    monkeypatch.setattr(bench_mcp, "ROUNDS", 1)
+    monkeypatch.setattr(bench_mcp, "SECONDS_PER_ROUND", 0.01)
+    named = {f.name: f for f in bench_mcp.run(tmp_path)}
+    no_work = named["MCP round trip with no work (unknown tool, in memory)"].value
+    check = named["  client's schema check of the report (demo answer)"].value
+    direct = named["  same audit without MCP (demo answer)"].value
+    ceiling = named["  ceiling with an audit that cost nothing (demo answer)"]
+    parts = named["  parts in series: no work + check + audit (demo answer)"]
+    assert (ceiling.value, ceiling.goal) == (pytest.approx(1 / (1 / no_work + 1 / check)), 565)
+    assert parts.value == pytest.approx(1 / (1 / no_work + 1 / check + 1 / direct))
+    assert not calls.log.disabled  # the refusals' log lines are silenced while timed only

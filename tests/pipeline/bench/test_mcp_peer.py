@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -62,6 +63,17 @@ def _side_by_side(snapshot: Path, workdir: Path) -> list[Figure]:
     return anyio.run(bench_mcp._side_by_side, snapshot, workdir, 6)
 
 
+def _timed_against_the_stand_in(
+    snapshot: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, rounds: int
+) -> list[Figure]:
+    """The side by side against the stand-in peer, in ``rounds`` short rounds."""
+    monkeypatch.setenv(PEER_PYTHON_ENV, sys.executable)
+    monkeypatch.setenv("PYTHONPATH", str(_stand_in(tmp_path / "peer")))
+    monkeypatch.setattr(mcp_peer, "ROUNDS", rounds)
+    monkeypatch.setattr(bench_mcp, "SECONDS_PER_ROUND", 0.05)
+    return _side_by_side(snapshot, tmp_path)
+
+
 def test_without_the_peer_there_is_one_note(
     demo_snapshot: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -87,11 +99,7 @@ def test_a_peer_without_its_package_is_a_note(
 def test_both_servers_are_timed_in_turn_and_the_ratios_are_of_the_medians(
     demo_snapshot: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(PEER_PYTHON_ENV, sys.executable)
-    monkeypatch.setenv("PYTHONPATH", str(_stand_in(tmp_path / "peer")))
-    monkeypatch.setattr(mcp_peer, "ROUNDS", 2)
-    monkeypatch.setattr(bench_mcp, "SECONDS_PER_ROUND", 0.05)
-    figures = _side_by_side(demo_snapshot, tmp_path)
+    figures = _timed_against_the_stand_in(demo_snapshot, tmp_path, monkeypatch, rounds=2)
     named = {f.name: f for f in figures}
     ours = named["MCP stdio audit_answer, demo answer (6 citations)"]
     peer = named["  peer (Tekmeria 0.1.1) over stdio, its demo answer (2 citations)"]
@@ -101,6 +109,37 @@ def test_both_servers_are_timed_in_turn_and_the_ratios_are_of_the_medians(
     assert (answers.value, answers.goal) == (pytest.approx(ours.value / peer.value), 5)
     assert citations.value == pytest.approx(answers.value * 6 / 2)
     assert figures[0].note and figures[0].name.startswith("  side by side over stdio (2 ")
+    no_work = named["  round trip with no work (unknown tool), ours"].value
+    check = named["  client's schema check of our reply"].value
+    ceiling = named["  ratio ceiling: a server of ours doing no work"]
+    assert named["  round trip with no work (unknown tool), peer"].value > 0
+    assert named["  client's schema check of the peer's reply"].value > 0
+    # a server of ours that did no work would still cost the no-work round trip and the check
+    assert (ceiling.value, ceiling.goal) == (
+        pytest.approx((1 / peer.value) / (1 / no_work + 1 / check)),
+        5,
+    )
+
+
+def test_each_sides_reply_is_described_like_for_like(
+    demo_snapshot: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    figures = _timed_against_the_stand_in(demo_snapshot, tmp_path, monkeypatch, rounds=1)
+    lines = [f.name for f in figures if f.note]
+    shape = (
+        r"  {}'s reply: outputSchema \d+\.\d KB, structuredContent \d+\.\d KB "
+        r"\((\d+) JSON values\), text block \d+\.\d KB"
+    )
+    [ours] = [m for line in lines if (m := re.fullmatch(shape.format("ours"), line))]
+    [peer] = [m for line in lines if (m := re.fullmatch(shape.format("peer"), line))]
+    assert int(ours[1]) > 100  # our demo report: 7 sentences, 6 citations with their passages
+    # the stand-in's report, {"verdict": "fail", "summary": {"citations": 2}}: 4 JSON values
+    assert peer[1] == "4"
+
+
+def test_the_values_a_schema_check_walks_are_counted_at_every_depth() -> None:
+    assert mcp_peer._values({"a": [1, None, {"b": "x"}], "c": {}}) == 7
+    assert mcp_peer.in_series(2.0, 2.0) == pytest.approx(1.0)
 
 
 def test_a_peer_server_that_disagrees_with_its_demo_is_a_note_not_a_figure(
