@@ -349,7 +349,7 @@ class DuckDBCorpus:
             raise CorpusError(f"cannot read snapshot {self.path}: {first}") from None
         several = hoard.several_versions()
         seq = {(r, v): n for r, v, n in self._among(_SEQ_SQL, several)} if several else {}
-        return hoard.done(seq), hoard.estimate, "records and passages kept warm"
+        return hoard.done(several, seq), hoard.estimate, "records and passages kept warm"
 
     def reading_through(self, connection: duckdb.DuckDBPyConnection) -> DuckDBCorpus:
         """This corpus read through ``connection``, another read-only connection (or cursor)

@@ -81,14 +81,15 @@ class PassageHoard:
         """The records with passages in more than one version (their order needs the lineage)."""
         return {rid for rid, group in self._held.items() if len({p.version for p in group}) > 1}
 
-    def done(self, seq: Mapping[tuple[str, str], int]) -> dict[str, tuple[StoredPassage, ...]]:
-        """The passages per record, oldest version first (by ``seq`` of (record, version),
-        then the version, as :meth:`DuckDBCorpus.passage_versions` orders them)."""
-        found = {}
-        for rid, group in self._held.items():
-            if len(group) > 1:
-                group.sort(key=lambda p: (seq.get((p.record_id, p.version), 0), p.version))
-            found[rid] = tuple(group)
+    def done(
+        self, several: Collection[str], seq: Mapping[tuple[str, str], int]
+    ) -> dict[str, tuple[StoredPassage, ...]]:
+        """The passages per record; those of the records ``several`` (:meth:`several_versions`)
+        oldest version first (by ``seq`` of (record, version), then the version, as
+        :meth:`DuckDBCorpus.passage_versions` orders them)."""
+        for rid in several:
+            self._held[rid].sort(key=lambda p: (seq.get((p.record_id, p.version), 0), p.version))
+        found = {rid: tuple(group) for rid, group in self._held.items()}
         self._held, self._shared = {}, {}
         return found
 
