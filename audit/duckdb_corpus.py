@@ -18,6 +18,10 @@ shape depends on the batch:
   either): one scan per table, which pays at that size.
 
 A snapshot written before builds indexed ``record_id`` reads the same, through filtered scans.
+
+A corpus kept open (a server's) can instead read every record and every passage once, each
+table in one pass, and answer its look-ups from memory within a budget
+(:meth:`DuckDBCorpus.keep_warm`, :mod:`audit.warm`).
 The tables and columns read here are those of ``pipeline/snapshot/schema.py`` (the audit does
 not import it): meta, sources, records, record_versions, record_state, passages, relations.
 """
@@ -46,6 +50,14 @@ from audit.corpus import (
 from audit.errors import CorpusError
 from audit.folding import FoldedText
 from audit.lookup_cache import LookupCache
+from audit.warm import (
+    PASSAGE_BYTES,
+    RECORD_BYTES,
+    WARM_BUDGET,
+    PassageHoard,
+    WarmCorpus,
+    Warmth,
+)
 
 if TYPE_CHECKING:
     from audit.references.resolve import SnapshotResolver
@@ -131,6 +143,8 @@ ORDER BY a.record_id, a.version, a.path, a.start, a."end", a.identifier NULLS LA
 )
 _FIELD = "\x1f"  # chr(31) above
 _KEY = "\x1e"  # chr(30)
+
+_WARM_BATCH = 10_000  # passage rows fetched at a time while keeping them warm
 
 LITERAL_IDS = 1_000
 """Up to this many record ids are written into the statement as literals; more travel as
@@ -219,6 +233,7 @@ class DuckDBCorpus:
         self._sources: dict[str, str] | None = None
         self._sha256 = sha256
         self._sharing = threading.Lock()  # reading_through's first read of what it shares
+        self._warm: WarmCorpus | None = None  # keep_warm's tiers, shared by reading_through
         # a snapshot from before migration 5 holds no licence: every record's is unknown
         self._records_sql = _RECORDS_SQL.replace("{licence}", "licence" if licensed else "NULL")
 
@@ -229,9 +244,12 @@ class DuckDBCorpus:
             first = str(error).splitlines()[0] if str(error) else type(error).__name__
             raise CorpusError(f"cannot read snapshot {self.path}: {first}") from None
 
-    def _among(self, sql: str, ids: Collection[str]) -> list[tuple[Any, ...]]:
+    def _among(self, sql: str, ids: Collection[str] | None) -> list[tuple[Any, ...]]:
         """The rows of ``sql`` whose ``{ids}`` filter keeps the rows of the records ``ids``
-        (a literal list, else the table joined with the ids as one string parameter)."""
+        (a literal list, else the table joined with the ids as one string parameter; None:
+        every row, one pass over the table)."""
+        if ids is None:
+            return self._fetch(sql.replace("WHERE {ids}", ""))
         literal = _literal(ids)
         if literal is None:  # joined: DuckDB takes minutes over `= ANY($1)` of 30,000 ids
             joined = _IDS + sql.replace("WHERE {ids}", "JOIN k USING (record_id)")
@@ -283,6 +301,55 @@ class DuckDBCorpus:
                     f"up to {READABLE_SCHEMA_VERSION}",
                     advice="upgrade citeseal",
                 )
+
+    def keep_warm(self, budget: int = WARM_BUDGET) -> Warmth:
+        """Read every record (state, versions, lineage, relations) and then every passage
+        into memory, one pass over each table, and answer :meth:`records`,
+        :meth:`passage_versions` and :meth:`passages` from there (:mod:`audit.warm`). A tier
+        whose estimate goes over ``budget`` bytes is not held: its look-ups stay statements.
+        For a corpus kept open over a file the caller checks unchanged before every call (as
+        a server does); call it before :meth:`reading_through`, whose corpora share it."""
+        ((records,),) = self._fetch("SELECT count(*) FROM record_state")
+        estimate = records * RECORD_BYTES
+        if estimate > budget:
+            warmth = Warmth.cold(
+                budget, f"not kept warm: {records:,} records {_over(estimate, budget)}"
+            )
+        else:
+            held = self._records(None)
+            passages, size, note = self._warm_passages(budget - estimate)
+            warmth = Warmth(held, passages, estimate + size, budget, note)
+        self._warm = WarmCorpus(warmth)
+        return warmth
+
+    def _warm_passages(
+        self, room: int
+    ) -> tuple[dict[str, tuple[StoredPassage, ...]] | None, int, str]:
+        """Every passage, per record, oldest version first, or None when they would take
+        more than ``room`` bytes; their estimated size and what was kept warm."""
+        ((count,),) = self._fetch("SELECT count(*) FROM passages")
+        if count * PASSAGE_BYTES > room:
+            return (
+                None,
+                0,
+                f"records kept warm; {count:,} passages {_over(count * PASSAGE_BYTES, room)}",
+            )
+        hoard = PassageHoard(room)
+        try:
+            result = self._con.execute(_PASSAGES_SQL.replace("WHERE {ids}", ""))
+            while rows := result.fetchmany(_WARM_BATCH):
+                if not hoard.add(rows):
+                    return (
+                        None,
+                        0,
+                        f"records kept warm; {count:,} passages {_over(hoard.estimate, room)}",
+                    )
+        except duckdb.Error as error:
+            first = str(error).splitlines()[0] if str(error) else type(error).__name__
+            raise CorpusError(f"cannot read snapshot {self.path}: {first}") from None
+        several = hoard.several_versions()
+        seq = {(r, v): n for r, v, n in self._among(_SEQ_SQL, several)} if several else {}
+        return hoard.done(several, seq), hoard.estimate, "records and passages kept warm"
 
     def reading_through(self, connection: duckdb.DuckDBPyConnection) -> DuckDBCorpus:
         """This corpus read through ``connection``, another read-only connection (or cursor)
@@ -353,25 +420,32 @@ class DuckDBCorpus:
         return self._sources
 
     def records(self, ids: Collection[str]) -> dict[str, StoredRecord]:
-        """The records among ``ids`` the snapshot holds (:meth:`_records`), remembered ones
-        from the cache when there is one."""
+        """The records among ``ids`` the snapshot holds (:meth:`_records`): from memory when
+        they are kept warm, else remembered ones from the cache when there is one."""
+        if self._warm is not None:
+            return self._warm.records(ids, self._records_read)
+        return self._records_read(ids)
+
+    def _records_read(self, ids: Collection[str]) -> dict[str, StoredRecord]:
         if self._cache is not None:
             return self._cache.records(ids, self._records)
         return self._records(ids)
 
-    def _records(self, ids: Collection[str]) -> dict[str, StoredRecord]:
+    def _records(self, ids: Collection[str] | None) -> dict[str, StoredRecord]:
         """The records among ``ids`` the snapshot holds (those of ``record_state``), each
         with the fields of its current version, its retained versions oldest first (by
         ``record_versions.seq``, then the version; a version without a lineage row first),
         its relations, and whether the harvest this snapshot holds saw the current version
-        (``refreshed``; ``last_seen`` only for a record it did not)."""
-        if not ids:
+        (``refreshed``; ``last_seen`` only for a record it did not). ``ids`` None: every
+        record, one pass over each table."""
+        if ids is not None and not ids:
             return {}
-        wanted = list(set(ids))
+        wanted = None if ids is None else list(set(ids))
         states = self._among(_STATE_SQL, wanted)
         if not states:
             return {}
-        wanted = [row[0] for row in states]
+        if wanted is not None:
+            wanted = [row[0] for row in states]
         held: dict[str, list[tuple[Any, ...]]] = {}
         for row in self._among(self._records_sql, wanted):
             held.setdefault(row[0], []).append(row)
@@ -413,6 +487,11 @@ class DuckDBCorpus:
         return found
 
     def passages(self, keys: Collection[PassageKey]) -> dict[PassageKey, StoredPassage]:
+        if self._warm is not None:
+            return self._warm.passages(keys, self._passages)
+        return self._passages(keys)
+
+    def _passages(self, keys: Collection[PassageKey]) -> dict[PassageKey, StoredPassage]:
         if not keys:
             return {}
         found: dict[PassageKey, StoredPassage] = {}
@@ -426,7 +505,15 @@ class DuckDBCorpus:
 
     def passage_versions(self, refs: Collection[PathRef]) -> dict[PathRef, list[StoredPassage]]:
         """Each path's passage in every retained version holding it, oldest first
-        (remembered ones from the cache when there is one)."""
+        (from memory when they are kept warm, else remembered ones from the cache when
+        there is one)."""
+        if self._warm is not None:
+            return self._warm.passage_versions(refs, self._passage_versions_read)
+        return self._passage_versions_read(refs)
+
+    def _passage_versions_read(
+        self, refs: Collection[PathRef]
+    ) -> dict[PathRef, list[StoredPassage]]:
         if self._cache is None:
             return self._passage_versions(refs)
         found = self._cache.passage_versions(
@@ -477,3 +564,8 @@ def _passage_key(row: tuple[Any, ...]) -> tuple[str, str, str]:
 
 def _path_ref(row: tuple[Any, ...]) -> tuple[str, str]:
     return (row[0], row[2])
+
+
+def _over(estimate: int, budget: int) -> str:
+    mib = 1 << 20
+    return f"would take ~{estimate / mib:,.0f} MiB, over the budget of {budget / mib:,.0f} MiB"

@@ -20,9 +20,11 @@ with the real schema. Figures:
 - the audit again on 1,000 of the answers with the report models built by pydantic's
   ``model_construct`` instead of :func:`audit.report.assemble`, interleaved
   (:func:`assembly_figures`): assemble stays while it pays 10 %;
-- one answer at a time (10 citations), parse included, opening the snapshot per call as
-  ``citeseal audit`` does, with the corpus kept open, and kept open with its look-ups kept as
-  a server keeps them (:mod:`audit.lookup_cache`) (:func:`one_answer_figures`).
+- one answer at a time (10 citations), parse included, each design on answers it never saw:
+  opening the snapshot per call as ``citeseal audit`` does, with the corpus kept open (each
+  look-up a statement), kept open with its look-ups kept (:mod:`audit.lookup_cache`), and kept
+  warm as a server keeps it (:meth:`~audit.duckdb_corpus.DuckDBCorpus.keep_warm`), with the
+  time and RSS keeping it warm costs (:func:`one_answer_figures`).
 
 The host these figures are taken on is shared: the batched figures also come per CPU-second
 of this process (``time.process_time``, DuckDB's threads included), which another job's load
@@ -32,6 +34,7 @@ changes far less than the wall clock.
 from __future__ import annotations
 
 import contextlib
+import gc
 import hashlib
 import hmac
 import random
@@ -55,6 +58,7 @@ from audit.keys import DEMO_KEY, Keyring, _encode_check
 from audit.lookup_cache import LookupCache
 from audit.quotes import quote_in_passage
 from audit.report import _M, _omitted_when_none
+from audit.warm import RECORD_BYTES, WARM_BUDGET
 from pipeline.bench import Figure
 from pipeline.bench.bench_peer import PEER_NAME, Peer, PeerUnavailable, peer_python
 from pipeline.collector import fewer_collections
@@ -71,8 +75,10 @@ PEER_HANDLES = {"parse": 239_000.0, "verify": 131_000.0, "mint": 176_000.0}
 """The peer's handle figures on these machines (issue 17), the goals' base without the peer."""
 PEER_ONE_ANSWER = 852.0
 """The peer's citations/s auditing one answer against its own store (issue 17)."""
-ONE_ANSWER_POOL = 5
 ONE_ANSWER_ROUNDS = 5
+ONE_ANSWER_BATCH = 20
+"""Answers per design and round, each audited by that design only once (distinct answers)."""
+OLDER_ANSWERS = 2  # per round on the copy without indexes (a fifth of a second each)
 CITATIONS_PER_ANSWER = 10
 ROUND_TRIPS = 2_000
 ASSEMBLY_ANSWERS = 1_000
@@ -435,7 +441,7 @@ def run(workdir: Path) -> list[Figure]:
     with DuckDBCorpus(path) as corpus:
         figures += assembly_figures(parsed[:ASSEMBLY_ANSWERS], corpus, keyring)
     older = without_indexes(path, workdir / "bench-before-indexes.duckdb")
-    return figures + one_answer_figures(path, keyring, answers[:ONE_ANSWER_POOL], older)
+    return figures + one_answer_figures(path, keyring, answers, older)
 
 
 def without_indexes(path: Path, copy: Path) -> Path:
@@ -452,40 +458,92 @@ def without_indexes(path: Path, copy: Path) -> Path:
     return copy
 
 
+def _rss_mib() -> float:
+    """This process's resident set (``VmRSS``) in MiB, after a full collection; 0 off Linux."""
+    gc.collect()
+    try:
+        status = Path("/proc/self/status").read_text(encoding="ascii")
+    except OSError:
+        return 0.0
+    kib = next((int(line.split()[1]) for line in status.splitlines() if line[:6] == "VmRSS:"), 0)
+    return kib / 1024
+
+
+def _kept_warm(path: Path, sha256: str, budget: int) -> tuple[DuckDBCorpus, list[Figure], str]:
+    """A corpus opened and kept warm within ``budget``; the time it took, its estimate and the
+    RSS it added (figures named by what it held)."""
+    before, start = _rss_mib(), time.perf_counter()
+    corpus = DuckDBCorpus(path, sha256=sha256)
+    warmth = corpus.keep_warm(budget)
+    took = time.perf_counter() - start
+    what = "records and passages" if warmth.passages is not None else "records"
+    figures = [
+        Figure(f"open and keep the {what} warm", took, "s", None, False),
+        Figure(
+            f"  estimate of what it holds (budget {budget / 2**20:,.0f} MiB)",
+            warmth.estimate / 2**20,
+            "MiB",
+        ),
+        Figure("  RSS it added (DuckDB's cached blocks included)", _rss_mib() - before, "MiB"),
+    ]
+    return corpus, figures, what
+
+
 def one_answer_figures(
     path: Path, keyring: Keyring, answers: list[str], older: Path | None = None
 ) -> list[Figure]:
-    """One answer at a time against the snapshot, parse included: as ``citeseal audit`` does
-    per call (open the file, audit, close; the file is hashed once per run, outside), as a
-    long-lived caller does (one corpus kept open), as a server does (kept open, keeping its
-    look-ups: the pool's answers come round again each round, so after the first every look-up
-    is kept; :mod:`audit.lookup_cache`), and with the corpus kept open on ``older``
-    (the same snapshot without its ``record_id`` indexes: one filtered scan per table, what
-    every answer cost before). Medians of interleaved rounds, citations/s (goal: 5× the
-    peer's one answer against its own store, :data:`PEER_ONE_ANSWER`), beside the physical
-    reference measured in the same rounds: DuckDB's own floor, ``SELECT 1`` round trips on
-    the kept connection (an answer runs five look-up statements)."""
+    """One answer at a time against the snapshot, parse included, each design auditing answers
+    it never saw (a fresh slice of ``answers`` per design and round: no look-up is flattered
+    by an earlier one), in interleaved rounds: as ``citeseal audit`` does per call (open the
+    file, audit, close; the file is hashed once per run, outside); kept open, every look-up a
+    statement (the design before keep_warm); kept open with its look-ups kept
+    (:mod:`audit.lookup_cache`), on first sight and on the same answers again; kept warm
+    (:meth:`DuckDBCorpus.keep_warm`: every record and passage in memory, as a server holds
+    them) and with only the records warm (the budget's fallback tier); and kept open on
+    ``older`` (the snapshot without its ``record_id`` indexes, a few answers a round). Medians,
+    citations/s (goal: 5× the peer's one answer against its own store,
+    :data:`PEER_ONE_ANSWER`), with the time to open and keep warm and the RSS it adds, beside
+    DuckDB's own floor in the same rounds (``SELECT 1`` round trips on a kept connection)."""
     identity = DuckDBCorpus(path)
     sha256 = identity.identity().sha256
     identity.close()
-    cited = [sum(len(s.citations) for s in parse_answer(a).sentences) for a in answers]
+    pool = iter(answers)
+    cited: list[int] = []  # citations per answer audited
     rounds: dict[str, list[float]] = {}
     with contextlib.ExitStack() as stack:
+        con = duckdb.connect(str(path), read_only=True)
+        stack.callback(con.close)
+        ((records,),) = con.execute("SELECT count(*) FROM record_state").fetchall()
+        warm, warm_figures, _ = _kept_warm(path, sha256, WARM_BUDGET)
+        stack.callback(warm.close)
+        tier, tier_figures, tier_held = _kept_warm(path, sha256, records * RECORD_BYTES)
+        stack.callback(tier.close)
         kept = stack.enter_context(DuckDBCorpus(path, sha256=sha256))
         served = stack.enter_context(DuckDBCorpus(path, sha256=sha256, cache=LookupCache()))
         before = (
             None if older is None else stack.enter_context(DuckDBCorpus(older, sha256="0" * 64))
         )
-        con = duckdb.connect(str(path), read_only=True)
-        stack.callback(con.close)
 
-        def each_call() -> None:
-            for answer in answers:
-                with DuckDBCorpus(path, sha256=sha256) as corpus:
-                    audit_answer(parse_answer(answer), corpus, keyring)
+        def fresh(count: int) -> list[tuple[str, int]]:
+            picked = [next(pool) for _ in range(count)]
+            batch = [(a, sum(len(s.citations) for s in parse_answer(a).sentences)) for a in picked]
+            cited.extend(n for _, n in batch)
+            return batch
 
-        def kept_open(corpus: DuckDBCorpus) -> None:
-            for answer in answers:
+        def timed(name: str, batch: list[tuple[str, int]], audit: Callable[[str], object]) -> None:
+            def each() -> None:
+                for answer, _ in batch:
+                    audit(answer)
+
+            wall, cpu = _rates(sum(n for _, n in batch), each)
+            rounds.setdefault(name, []).append(wall)
+            rounds.setdefault(f"{name} cpu", []).append(cpu)
+
+        def on(corpus: DuckDBCorpus) -> Callable[[str], object]:
+            return lambda answer: audit_answer(parse_answer(answer), corpus, keyring)
+
+        def per_call(answer: str) -> None:
+            with DuckDBCorpus(path, sha256=sha256) as corpus:
                 audit_answer(parse_answer(answer), corpus, keyring)
 
         def round_trips() -> None:
@@ -493,47 +551,53 @@ def one_answer_figures(
                 con.execute("SELECT 1").fetchall()
 
         for _ in range(ONE_ANSWER_ROUNDS):
-            rounds.setdefault("call", []).append(_rate(sum(cited), each_call))
-            rounds.setdefault("kept", []).append(_rate(sum(cited), lambda: kept_open(kept)))
-            rounds.setdefault("served", []).append(_rate(sum(cited), lambda: kept_open(served)))
+            timed("call", fresh(ONE_ANSWER_BATCH), per_call)
+            timed("kept", fresh(ONE_ANSWER_BATCH), on(kept))
+            seen = fresh(ONE_ANSWER_BATCH)
+            timed("served", seen, on(served))
+            timed("served again", seen, on(served))
+            timed("tier", fresh(ONE_ANSWER_BATCH), on(tier))
+            timed("warm", fresh(ONE_ANSWER_BATCH), on(warm))
             if before is not None:
-                rounds.setdefault("older", []).append(_rate(sum(cited), lambda: kept_open(before)))
+                timed("older", fresh(OLDER_ANSWERS), on(before))
             rounds.setdefault("trips", []).append(_rate(ROUND_TRIPS, round_trips))
-    per = sum(cited) / len(cited)
+    median = {name: statistics.median(values) for name, values in rounds.items()}
+    ratio = {  # of the same rounds: each round's design over the statements of that round
+        name: statistics.median(a / b for a, b in zip(rounds[name], rounds["kept"], strict=True))
+        for name in ("warm", "tier")
+    }
     goal = 5 * PEER_ONE_ANSWER
     figures = [
         Figure(
-            f"one answer per call ({per:.0f} citations; open, audit, close): citations",
-            statistics.median(rounds["call"]),
+            f"one answer per call ({statistics.mean(cited):.0f} citations; open, audit, close)",
+            median["call"],
             "/s",
             goal,
         ),
-        Figure(
-            "one answer, corpus kept open: citations",
-            statistics.median(rounds["kept"]),
-            "/s",
-            goal,
-        ),
-        Figure(
-            "one answer seen before, look-ups kept: citations",
-            statistics.median(rounds["served"]),
-            "/s",
-            goal,
-        ),
+        Figure("one answer, kept open, each a statement (cold)", median["kept"], "/s", goal),
+        Figure("  per CPU-second", median["kept cpu"], "/s"),
+        Figure("one answer, kept open, look-ups kept: first sight", median["served"], "/s"),
+        Figure("  the same answers again (look-ups kept: warm)", median["served again"], "/s"),
+        Figure("one answer, kept warm (records and passages)", median["warm"], "/s", goal),
+        Figure("  per CPU-second", median["warm cpu"], "/s"),
+        Figure("  kept warm over each a statement, same rounds", ratio["warm"], "×", 1.1),
+        Figure(f"one answer, only the {tier_held} kept warm", median["tier"], "/s"),
+        Figure("  over each a statement, same rounds", ratio["tier"], "×", 1.1),
     ]
-    if "older" in rounds:
+    if "older" in median:
         figures.append(
             Figure(
-                "  the same on the snapshot without its record_id indexes (before)",
-                statistics.median(rounds["older"]),
-                "/s",
+                "  kept open on the snapshot without its record_id indexes", median["older"], "/s"
             )
         )
-    figures.append(
-        Figure(
-            "  reference: DuckDB round trips (SELECT 1), same rounds",
-            statistics.median(rounds["trips"]),
-            "/s",
-        )
+    rounds_note = (
+        f"  ({ONE_ANSWER_ROUNDS} interleaved rounds of {ONE_ANSWER_BATCH} answers never audited "
+        "before per design; citations/s)"
     )
-    return figures
+    return [
+        *figures,
+        Figure("  reference: DuckDB round trips (SELECT 1), same rounds", median["trips"], "/s"),
+        Figure(rounds_note, 0, "", note=True),
+        *warm_figures,
+        *tier_figures,
+    ]

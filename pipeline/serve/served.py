@@ -8,9 +8,12 @@ when none stays open (the database is re-attached each time) and a second connec
 another configuration is refused by DuckDB in the same process — the audit's corpus therefore
 reads through a cursor too. No call holds a lock while it runs.
 
-What the audits look up (records, cited paths) is kept for later calls
-(:mod:`audit.lookup_cache`): the file is checked unchanged before each call reads anything, so
-what an earlier call read of it is what this one would read.
+What the audits look up is read once, when the server starts: every record and every passage
+(:meth:`DuckDBCorpus.keep_warm`, :mod:`audit.warm`), within a memory budget (1 GiB; a tier
+over it is looked up per call, and what the calls look up is kept for later calls,
+:mod:`audit.lookup_cache`). The file is checked unchanged before each call reads anything, so
+what the server read of it is what this call would read. ``--online`` reads every call's head
+through statements (its children are sealed while it serves).
 
 Two hooks do nothing here: :meth:`Served.ensure_records` (before a fetch) and
 :meth:`Served.ensure_search` (after a search). With ``--online``
@@ -58,6 +61,8 @@ class Served:
             cache=LookupCache(),
         )
         self._corpus.source_status()  # now, before calls on several threads share it
+        if not self.online:  # the head changes with --online: not held
+            self._corpus.keep_warm()
 
     @contextmanager
     def cursor(self) -> Iterator[duckdb.DuckDBPyConnection]:

@@ -141,19 +141,51 @@ def test_one_answer_is_timed_on_the_snapshot_and_on_its_copy_without_indexes(
     finally:
         con.close()
     assert rows == [(len(make_corpus().all_passages()),)]
-    monkeypatch.setattr(bench_audit, "ONE_ANSWER_ROUNDS", 1)
+    monkeypatch.setattr(bench_audit, "ONE_ANSWER_ROUNDS", 2)
+    monkeypatch.setattr(bench_audit, "ONE_ANSWER_BATCH", 1)
+    monkeypatch.setattr(bench_audit, "OLDER_ANSWERS", 1)
     monkeypatch.setattr(bench_audit, "ROUND_TRIPS", 10)
-    answer = f"Farrow syndrome was seen [{h('pmid:99000001/abstract.2')}] [pmid:1-bad].\n"
-    figures = one_answer_figures(path, KEYRING, [answer], older)
-    assert [f.name for f in figures] == [
-        "one answer per call (2 citations; open, audit, close): citations",
-        "one answer, corpus kept open: citations",
-        "one answer seen before, look-ups kept: citations",
-        "  the same on the snapshot without its record_id indexes (before)",
-        "  reference: DuckDB round trips (SELECT 1), same rounds",
+    # every design audits answers it never saw: 6 per round (the look-up cache's again)
+    answers = [
+        f"Farrow syndrome {n} [{h(f'pmid:99000001/abstract.{n % 4 + 1}')}] [pmid:1-bad].\n"
+        for n in range(12)
     ]
-    assert [f.goal for f in figures] == [5 * bench_audit.PEER_ONE_ANSWER] * 3 + [None] * 2
-    assert all(f.value > 0 for f in figures)
+    audited: list[str] = []
+    real = bench_audit.parse_answer
+
+    def parse(text: str) -> object:
+        audited.append(text)
+        return real(text)
+
+    monkeypatch.setattr(bench_audit, "parse_answer", parse)
+    figures = one_answer_figures(path, KEYRING, answers, older)
+    assert [f.name for f in figures] == [
+        "one answer per call (2 citations; open, audit, close)",
+        "one answer, kept open, each a statement (cold)",
+        "  per CPU-second",
+        "one answer, kept open, look-ups kept: first sight",
+        "  the same answers again (look-ups kept: warm)",
+        "one answer, kept warm (records and passages)",
+        "  per CPU-second",
+        "  kept warm over each a statement, same rounds",
+        "one answer, only the records kept warm",
+        "  over each a statement, same rounds",
+        "  kept open on the snapshot without its record_id indexes",
+        "  reference: DuckDB round trips (SELECT 1), same rounds",
+        "  (2 interleaved rounds of 1 answers never audited before per design; citations/s)",
+        "open and keep the records and passages warm",
+        "  estimate of what it holds (budget 1,024 MiB)",
+        "  RSS it added (DuckDB's cached blocks included)",
+        "open and keep the records warm",
+        "  estimate of what it holds (budget 0 MiB)",
+        "  RSS it added (DuckDB's cached blocks included)",
+    ]
+    goal = 5 * bench_audit.PEER_ONE_ANSWER
+    assert [f.goal for f in figures[:8]] == [goal, goal, None, None, None, goal, None, 1.1]
+    assert all(f.value > 0 for f in figures[:12])
+    # every answer audited by one design only, the look-up cache's twice (and each parsed
+    # once more to count its citations)
+    assert sorted(audited.count(a) for a in answers) == [2] * 10 + [3] * 2
 
 
 def test_report_assembly_is_timed_against_model_construct_building_the_same_reports(
