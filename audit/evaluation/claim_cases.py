@@ -262,41 +262,34 @@ def _opposite(sentence: str) -> str | None:
     return None
 
 
+def _refigured(sentence: str, pattern: str, figure: Callable[[int], str]) -> str | None:
+    """``sentence`` with the first match of ``pattern`` (its group 1 a whole number N)
+    written as ``figure(N)``, as a claim (no final full stop); None without a match."""
+    found = re.search(pattern, sentence)
+    if found is None:
+        return None
+    written = figure(int(found.group(1)))
+    return (sentence[: found.start()] + written + sentence[found.end() :]).rstrip(".")
+
+
 def _other_figure(sentence: str) -> str | None:
-    found = re.search(r"\b([0-9]+)%", sentence)
-    if found is None:
-        return None
-    other = str(int(found.group(1)) * 2 + 7)
-    return (sentence[: found.start(1)] + other + sentence[found.end(1) :]).rstrip(".")
-
-
-def _bound_of(sentence: str, bound: Callable[[int], int]) -> str | None:
-    """``by N%`` (an exact figure) as ``by more than bound(N)%``."""
-    found = re.search(r"\bby ([0-9]+)%", sentence)
-    if found is None:
-        return None
-    figure = f"by more than {bound(int(found.group(1)))}%"
-    return (sentence[: found.start()] + figure + sentence[found.end() :]).rstrip(".")
+    return _refigured(sentence, r"\b([0-9]+)%", lambda n: f"{n * 2 + 7}%")
 
 
 def _bound_met(sentence: str) -> str | None:
-    """A bound the passage's figure is within (12% for "more than 6%"): supported."""
-    return _bound_of(sentence, lambda n: n // 2)
+    """``by N%`` as a bound the figure is within (12% for "more than 6%"): supported."""
+    return _refigured(sentence, r"\bby ([0-9]+)%", lambda n: f"by more than {n // 2}%")
 
 
 def _bound_missed(sentence: str) -> str | None:
-    """A bound the passage's figure is outside of (12% for "more than 31%"): contradicted."""
-    return _bound_of(sentence, lambda n: n * 2 + 7)
+    """``by N%`` as a bound the figure is outside of (12% for "more than 31%"): contradicted."""
+    return _refigured(sentence, r"\bby ([0-9]+)%", lambda n: f"by more than {n * 2 + 7}%")
 
 
 def _within_bound(sentence: str) -> str | None:
     """``by more than N%`` (a bound) as ``by N+10%``: a figure the passage allows without
     saying it, so neither supported nor contradicted (abstain)."""
-    found = re.search(r"\bby more than ([0-9]+)%", sentence)
-    if found is None:
-        return None
-    figure = f"by {int(found.group(1)) + 10}%"
-    return (sentence[: found.start()] + figure + sentence[found.end() :]).rstrip(".")
+    return _refigured(sentence, r"\bby more than ([0-9]+)%", lambda n: f"by {n + 10}%")
 
 
 def _unhedged(sentence: str) -> str | None:
