@@ -1,0 +1,45 @@
+"""Under mutmut, every test of ``audit/`` starts with the audit's memo caches empty.
+
+mutmut runs the clean tests once in its own process, then forks that process for each mutant.
+A ``functools`` cache filled by the clean run (``segments.word_diff``, ``lookalikes.ascii_of``,
+``support.cues.stem``, the Jinja environment of ``render_html``) is inherited by the fork, so
+a mutant of the code behind a cached call is never executed: the cache answers with the clean
+result and the mutant survives though a test reads that result. With ``MUTANT_UNDER_TEST`` set
+(mutmut's runs only), each test first clears every cache of the ``audit`` modules loaded.
+Outside mutmut nothing is cleared: the caches behave as in production.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+
+def audit_caches() -> list[object]:
+    """Every function of a loaded ``audit`` module that carries a ``cache_clear``."""
+    found: dict[int, object] = {}
+    for name, module in tuple(sys.modules.items()):
+        if module is None or not (name == "audit" or name.startswith("audit.")):
+            continue
+        for value in tuple(vars(module).values()):
+            if callable(getattr(value, "cache_clear", None)):
+                found[id(value)] = value
+    return list(found.values())
+
+
+def clear_audit_caches() -> int:
+    """Clear the caches :func:`audit_caches` finds; returns how many were cleared."""
+    caches = audit_caches()
+    for cached in caches:
+        cached.cache_clear()  # type: ignore[attr-defined]
+    return len(caches)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_audit_caches() -> Iterator[None]:
+    if os.environ.get("MUTANT_UNDER_TEST"):
+        clear_audit_caches()
+    yield
