@@ -30,12 +30,10 @@ def audit_caches() -> list[object]:
     return list(found.values())
 
 
-def clear_audit_caches() -> int:
-    """Clear the caches :func:`audit_caches` finds; returns how many were cleared."""
-    caches = audit_caches()
-    for cached in caches:
+def clear_audit_caches() -> None:
+    """Clear the caches :func:`audit_caches` finds."""
+    for cached in audit_caches():
         cached.cache_clear()  # type: ignore[attr-defined]
-    return len(caches)
 
 
 @pytest.fixture(autouse=True)
