@@ -4,8 +4,8 @@
 mutmut leaves in ``mutants/audit/`` and prints one Markdown row per module: its mutants, how
 many were killed (a timeout counts as killed: the tests noticed), survived, had no test, and
 how many of the survivors are equivalent (listed with a reason in
-``tests/audit/data/mutation-equivalent.toml``), and the sum of its mutants' wall times as mutmut
-measured them (two run at once). The score is killed / (mutants − equivalent),
+``tests/audit/data/mutation-equivalent/``, one file per module), and the sum of its mutants'
+wall times as mutmut measured them (two run at once). The score is killed / (mutants − equivalent),
 over the modules whose every mutant was checked; a module with unchecked mutants is printed as
 ``not run (N left)``, with what was checked so far, and left out of the total, never counted
 as a pass. ``--min`` exits 1 when the
@@ -24,7 +24,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 MUTANTS = ROOT / "mutants"
-EQUIVALENT = Path(__file__).resolve().parent / "data" / "mutation-equivalent.toml"
+EQUIVALENT = Path(__file__).resolve().parent / "data" / "mutation-equivalent"
+"""One TOML file per module of audit/ (``verdicts.toml``, ``references.structured.toml``):
+mutant name = why no test can kill it."""
 
 KILLED_CODES = frozenset({1, 3, 24, -24, 36, 152, 255})
 """mutmut's exit codes for a mutant the tests noticed (a failure, a pytest error, a timeout)."""
@@ -54,6 +56,21 @@ class ModuleScore:
     def counted(self) -> int:
         """The non-equivalent mutants: the score's denominator."""
         return self.mutants - self.equivalent
+
+
+def load_equivalent(folder: Path = EQUIVALENT) -> dict[str, str]:
+    """Every listed equivalent mutant with its reason; a name filed under another module's
+    file, or without a reason, is an error (ValueError)."""
+    listed: dict[str, str] = {}
+    for path in sorted(folder.glob("*.toml")):
+        prefix = f"audit.{path.stem}.x"
+        for name, reason in tomllib.loads(path.read_text(encoding="utf-8")).items():
+            if not name.startswith(prefix) or not str(reason).strip():
+                raise ValueError(
+                    f"{path.name}: {name!r} is not a mutant of audit.{path.stem} with a reason"
+                )
+            listed[name] = reason
+    return listed
 
 
 def score_module(
@@ -127,8 +144,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--survivors", action="store_true", help="list the survivors too")
     parser.add_argument("--mutants", type=Path, default=MUTANTS, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    equivalent = tomllib.loads(EQUIVALENT.read_text(encoding="utf-8"))
     try:
+        equivalent = load_equivalent()
         scores = load_scores(args.mutants, equivalent)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)

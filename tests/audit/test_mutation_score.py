@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import tomllib
 from pathlib import Path
 
 import pytest
 
-from tests.audit.mutation_score import EQUIVALENT, main, score_module, table
+from tests.audit.mutation_score import load_equivalent, main, score_module, table
 
 CODES = {"m.x_a__mutmut_1": 1, "m.x_a__mutmut_2": 0, "m.x_a__mutmut_3": 36, "m.x_b__mutmut_1": 33}
 
@@ -65,6 +64,19 @@ def test_the_command_fails_below_the_floor_and_without_results(
 
 
 def test_every_listed_equivalent_mutant_has_a_reason() -> None:
-    listed = tomllib.loads(EQUIVALENT.read_text(encoding="utf-8"))
-    assert listed
+    listed = load_equivalent()
+    assert len(listed) >= 53
     assert all(name.startswith("audit.") and reason.strip() for name, reason in listed.items())
+
+
+def test_an_equivalent_filed_under_another_module_or_without_reason_is_refused(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "verdicts.toml").write_text('"audit.overall.x_f__mutmut_1" = "why"\n')
+    with pytest.raises(ValueError, match=r"not a mutant of audit\.verdicts"):
+        load_equivalent(tmp_path)
+    (tmp_path / "verdicts.toml").write_text('"audit.verdicts.x_f__mutmut_1" = " "\n')
+    with pytest.raises(ValueError, match="with a reason"):
+        load_equivalent(tmp_path)
+    (tmp_path / "verdicts.toml").write_text('"audit.verdicts.x_f__mutmut_1" = "why"\n')
+    assert load_equivalent(tmp_path) == {"audit.verdicts.x_f__mutmut_1": "why"}
