@@ -33,16 +33,15 @@ expression of the whole grammar (:func:`_form`), which builds the parsed value d
 a string it rejects goes to the precise parser, which explains the flaw with its span (a
 caret). A property test proves they accept the same strings and build equal values. A
 :class:`Locator` is well formed by construction, so :func:`mint` signs one without parsing.
-A parsed :class:`Handle` is one object holding its text and the parts the grammar matched;
-its locator is built on first use, and :func:`verify` needs none (it signs the text before
-``~``).
+A parsed :class:`Handle` is one object holding the text the grammar accepted; its locator is
+split from that text on first use (:func:`_split_locator`), and :func:`verify` needs none
+(it signs the text before ``~``).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 from audit.errors import CitationSyntaxError
 from audit.keys import CHECK_ALPHABET, CHECK_LENGTH, Keyring
@@ -89,8 +88,10 @@ def _form(path_end: str) -> str:
 
     Groups: ``scheme:id``, version (or None), path. The schemes that must pin a version are
     followed by a lookahead for ``@``; the path's length limit is a lookahead up to
-    ``path_end``. Only explicit ASCII classes (``[0-9]``, never ``\\d``, which matches other
-    scripts' digits); used with ``fullmatch`` (``$`` would accept a trailing newline).
+    ``path_end``; the path's repeats are possessive (``++``: a segment's characters exclude
+    the ``.`` and ``~`` that may follow it, so giving any back never helps). Only explicit
+    ASCII classes (``[0-9]``, never ``\\d``, which matches other scripts' digits); used with
+    ``fullmatch`` (``$`` would accept a trailing newline).
     """
     number = "[1-9][0-9]{0,9}"
     hexes = "-".join(f"[0-9a-f]{{{n}}}" for n in (8, 4, 4, 4, 12))
@@ -98,7 +99,7 @@ def _form(path_end: str) -> str:
         f"pmid:{number}|pmcid:PMC{number}|(?:ppr:PPR{number}|nct:NCT[0-9]{{8}}|setid:{hexes})(?=@)"
     )
     version = f"[0-9A-Za-z][0-9A-Za-z.\\-]{{0,{MAX_VERSION_CHARS - 1}}}"
-    path = f"(?=[a-z0-9_.]{{1,{MAX_PATH_CHARS}}}{path_end})[a-z0-9_]+(?:\\.[a-z0-9_]+)*"
+    path = f"(?=[a-z0-9_.]{{1,{MAX_PATH_CHARS}}}{path_end})[a-z0-9_]++(?:\\.[a-z0-9_]++)*+"
     return f"({record})(?:@({version}))?/({path})"
 
 
@@ -172,26 +173,32 @@ def _accepted_locator(record: str, version: str | None, path: str, text: str) ->
     return locator
 
 
-_Parts = tuple[str | Any, ...]
-"""The groups :data:`_HANDLE_FORM` matched: ``scheme:id``, version (or None), path."""
+def _split_locator(text: str) -> Locator:
+    """The :class:`Locator` of a locator text the fast form accepted, split at its delimiters.
+
+    In the grammar no id, version or path holds ``/``, no id holds ``@`` and no scheme ``:``,
+    so the first ``/`` ends ``scheme:id[@version]``, an ``@`` before it starts the version
+    (never empty when present) and the first ``:`` ends the scheme. The property test of the
+    two parsers compares this locator with the precise parser's."""
+    head, _, path = text.partition("/")
+    record, _, version = head.partition("@")
+    return _accepted_locator(record, version or None, path, text)
 
 
 class Handle:
     """A locator with its check code: ``locator.text~check``, read-only, equal by its text.
 
-    A parsed handle holds its text and the parts the grammar matched; its :class:`Locator` is
-    built from them on first use (verifying a handle needs only the text: :func:`verify`).
-    One object per parsed handle, because an audit holds every handle it parsed.
+    A parsed handle holds the text the grammar accepted; its :class:`Locator` is split from
+    that text on first use (verifying a handle needs only the text: :func:`verify`). One
+    small object per parsed handle, because an audit holds every handle it parsed.
     """
 
-    __slots__ = ("_locator", "_parts", "_text")
+    __slots__ = ("_locator", "_text")
     _text: str
-    _parts: _Parts | None
     _locator: Locator | None
 
     def __init__(self, locator: Locator, check: str) -> None:
         self._text = f"{locator.text}~{check}"
-        self._parts = None
         self._locator = locator
 
     @property
@@ -206,14 +213,10 @@ class Handle:
 
     @property
     def locator(self) -> Locator:
-        """The handle's locator (built once, from the parts the parser matched)."""
+        """The handle's locator, split once from the text the grammar accepted."""
         locator = self._locator
         if locator is None:
-            assert self._parts is not None  # one of the two is always set
-            record, version, path = self._parts
-            locator = self._locator = _accepted_locator(
-                record, version, path, self._text.partition("~")[0]
-            )
+            locator = self._locator = _split_locator(self._text.partition("~")[0])
         return locator
 
     def __eq__(self, other: object) -> bool:
@@ -413,14 +416,13 @@ def _precise_handle(text: str) -> Handle:
     cur = _Cursor(text)
     locator = _locator(cur)
     _check(cur)
-    return _accepted_handle(text, None, locator)
+    return _accepted_handle(text, locator)
 
 
-def _accepted_handle(text: str, parts: _Parts | None, locator: Locator | None) -> Handle:
-    """A :class:`Handle` for a text the grammar accepted, with its parts or its locator."""
+def _accepted_handle(text: str, locator: Locator | None) -> Handle:
+    """A :class:`Handle` for a text the grammar accepted (its locator, if already built)."""
     handle = _new(Handle)
     handle._text = text
-    handle._parts = parts
     handle._locator = locator
     return handle
 
@@ -436,8 +438,7 @@ def _fast_locator(text: str) -> Locator | None:
 
 def _fast_handle(text: str) -> Handle | None:
     """The handle when ``text`` is in the grammar's language (one regex match), else None."""
-    match = _HANDLE_FORM(text)
-    return None if match is None else _accepted_handle(text, match.group(1, 2, 3), None)
+    return None if _HANDLE_FORM(text) is None else _accepted_handle(text, None)
 
 
 def parse_locator(text: str) -> Locator:
