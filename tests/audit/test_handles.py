@@ -573,3 +573,29 @@ def test_a_handle_is_never_equal_to_its_text_or_to_anything_but_a_handle() -> No
     handle = parse_handle(text)
     assert handle == parse_handle(text) and hash(handle) == hash(parse_handle(text))
     assert handle != text and handle != None and handle != 1  # noqa: E711
+
+
+@pytest.mark.parametrize(
+    ("text", "fields"),
+    [
+        ("pmid:99000001/abstract.3~abcde", ("pmid", "99000001", None, "abstract.3")),
+        ("pmid:99000001@2/title~abcde", ("pmid", "99000001", "2", "title")),
+        ("pmcid:PMC99000001@v2.1/body.s2.p1~abcde", ("pmcid", "PMC99000001", "v2.1", "body.s2.p1")),
+        ("ppr:PPR990001@1/abstract.1~abcde", ("ppr", "PPR990001", "1", "abstract.1")),
+        (
+            "nct:NCT99000001@2025-06-02/trial.arms.1~abcde",
+            ("nct", "NCT99000001", "2025-06-02", "trial.arms.1"),
+        ),
+        (
+            "setid:5eed0001-0000-4000-8000-000000000001@4/label.boxed_warning.1~abcde",
+            ("setid", "5eed0001-0000-4000-8000-000000000001", "4", "label.boxed_warning.1"),
+        ),
+    ],
+)
+def test_a_parsed_handles_locator_is_split_at_the_grammars_delimiters(
+    text: str, fields: tuple[str, str, str | None, str]
+) -> None:
+    locator = parse_handle(text).locator
+    assert (locator.scheme, locator.id, locator.version, locator.path) == fields
+    assert locator.text == text[:-6] and locator.record_id == f"{fields[0]}:{fields[1]}"
+    assert locator == _precise_handle(text).locator
