@@ -7,7 +7,10 @@ and the spec that harvests them. :func:`run` builds snapshots from such folders 
 sizes in child processes, three times each, and reports records/s (median, slowest,
 fastest), passages/s and the highest peak RSS of the build's two processes (the harvest,
 and its database writer — see :mod:`pipeline.snapshot.writer`), so the figures show
-whether memory grows with the corpus. On the last 50k snapshot it then measures what every
+whether memory grows with the corpus. At the large size each round also builds with the
+database work in the build's own process (:class:`InlineWriter`, the plain design the
+writer process is kept against: it stays while it pays 10 % of the build's records/s in the
+same rounds). On the last 50k snapshot it then measures what every
 command pays before it reads a snapshot (:mod:`pipeline.snapshot.trust`): the check with the
 whole file hashed, interleaved with a plain sha256 of the same file (the physical reference),
 and the check served by the verified-digest cache.
@@ -81,6 +84,7 @@ WORDS = [
 SIZES = (10_000, 50_000)
 GOAL_RECORDS_PER_S = 2_000.0  # the issue's goal, for corpora of at least GOAL_MIN_RECORDS
 GOAL_MIN_RECORDS = 50_000
+WRITER_GOAL = 1.1  # the writer process stays while it pays 10 % of the build's records/s
 RUNS = 3  # builds per corpus size; the median is held against the goal, peaks are the highest
 BENCH_KEYRING = Keyring([b"citeseal bench key: not a secret, bench only"])
 VERIFY_ROUNDS = 5  # interleaved rounds of (plain sha256, trust check) on the 50k snapshot
@@ -197,13 +201,54 @@ class _NullSink:
         del source, step, count, detail
 
 
+class InlineWriter:
+    """The writer process's interface (:class:`~pipeline.snapshot.writer.WriterProcess`)
+    doing the same database work at once in the build's own process: the plain design the
+    bench measures the writer process against."""
+
+    def __init__(self, path: Path) -> None:
+        from pipeline.snapshot.store import connect
+
+        self._connect = lambda: connect(path)
+        self._con = self._connect()
+        self._settings: list[tuple[Callable[..., object], tuple[object, ...], dict]] = []
+
+    def submit(self, function: Callable[..., object], *args: object, **kwargs: object) -> None:
+        function(self._con, *args, **kwargs)
+
+    def call(self, function: Callable[..., object], *args: object, **kwargs: object) -> object:
+        return function(self._con, *args, **kwargs)
+
+    def configure(self, function: Callable[..., object], *args: object, **kwargs: object) -> None:
+        function(self._con, *args, **kwargs)
+        self._settings.append((function, args, kwargs))
+
+    def reopen(self) -> None:
+        self._con.close()
+        self._con = self._connect()
+        for function, args, kwargs in self._settings:
+            function(self._con, *args, **kwargs)
+
+    def drain(self) -> None:
+        pass
+
+    def __enter__(self) -> InlineWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._con.close()
+
+
 _CHILD = """
 import json, sys, time
 from pathlib import Path
 from pipeline.settings import Settings
+from pipeline.snapshot import build
 from pipeline.snapshot.build import build_snapshot
-from pipeline.bench.bench_snapshot import BENCH_KEYRING
+from pipeline.bench.bench_snapshot import BENCH_KEYRING, InlineWriter
 from pipeline.bench.procmem import ChildPeaks, peak_kb
+if sys.argv[2:] == ["inline"]:
+    build.WriterProcess = InlineWriter
 writer = ChildPeaks()
 started = time.perf_counter()
 result = build_snapshot(
@@ -217,11 +262,12 @@ print(json.dumps({"seconds": elapsed, "records": m.records, "passages": m.passag
 """
 
 
-def build_in_child(spec_path: Path) -> dict[str, float]:
+def build_in_child(spec_path: Path, *, inline: bool = False) -> dict[str, float]:
     """Build in a fresh interpreter; returns seconds, counts and the peak RSS of the build
-    process and of its writer process (the only child it waits for)."""
+    process and of its writer process (the only child it waits for; with ``inline``, the
+    database work runs in the build's process: :class:`InlineWriter`)."""
     done = subprocess.run(  # noqa: S603 (our own interpreter and code)
-        [sys.executable, "-c", _CHILD, str(spec_path)],
+        [sys.executable, "-c", _CHILD, str(spec_path), *(["inline"] if inline else [])],
         capture_output=True,
         text=True,
         check=False,
@@ -240,9 +286,12 @@ def run(workdir: Path) -> list[Figure]:
         started = time.perf_counter()
         spec = specs[size] = generate_pubmed_replay(workdir, size, name=f"bench{label}")
         generated = time.perf_counter() - started
-        runs = []
+        runs, inline = [], []
         for _ in range(RUNS):  # this machine's speed varies by ±10 % from run to run
             shutil.rmtree(spec.parent / spec.stem, ignore_errors=True)
+            if size == SIZES[-1]:  # the plain design, interleaved
+                inline.append(build_in_child(spec, inline=True))
+                shutil.rmtree(spec.parent / spec.stem, ignore_errors=True)
             runs.append(build_in_child(spec))
         rates = sorted(out["records"] / out["seconds"] for out in runs)
         middle = sorted(runs, key=lambda out: out["records"] / out["seconds"])[RUNS // 2]
@@ -270,6 +319,22 @@ def run(workdir: Path) -> list[Figure]:
             Figure(f"snapshot build {label}: file size", middle["size"] / 1e6, "MB"),
             Figure(f"replay generation {label}", generated, "s"),
         ]
+        if inline:
+            plain = statistics.median(out["records"] / out["seconds"] for out in inline)
+            figures += [
+                Figure(f"  {label}, the database work in the build's process", plain, "rec/s"),
+                Figure(
+                    "  writer process over it, same rounds",
+                    statistics.median(rates) / plain,
+                    "x",
+                    WRITER_GOAL,
+                ),
+                Figure(
+                    "  peak RSS, the build's process alone",
+                    max(out["rss_kb"] for out in inline) / 1024,
+                    "MiB",
+                ),
+            ]
     small, large = SIZES[0], SIZES[-1]
     growth = f"{large // small}x the records"
     figures += [

@@ -21,6 +21,13 @@ def test_a_generated_replay_builds_offline_with_ten_passages_per_record(tmp_path
     assert len(list((tmp_path / "tiny").glob("tiny-*.duckdb"))) == 1
 
 
+def test_the_plain_design_builds_the_same_snapshot_in_one_process(tmp_path: Path) -> None:
+    spec = generate_pubmed_replay(tmp_path, 300, name="tiny")
+    out = build_in_child(spec, inline=True)
+    assert (out["records"], out["passages"]) == (300, 3_000)
+    assert out["writer_rss_kb"] == 0  # no writer process: the database work ran in the build's
+
+
 def test_the_bench_holds_only_the_large_corpus_to_the_goal_and_prints_rss_ratios(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -38,6 +45,7 @@ def test_the_bench_holds_only_the_large_corpus_to_the_goal_and_prints_rss_ratios
     assert large.goal == bench_snapshot.GOAL_RECORDS_PER_S
     assert [f.name for f in figures.values() if f.goal is not None] == [
         large.name,
+        "  writer process over it, same rounds",
         "trust check hashed / plain sha256 (interleaved)",
         "trust check from the digest cache, median",
     ]
@@ -46,3 +54,5 @@ def test_the_bench_holds_only_the_large_corpus_to_the_goal_and_prints_rss_ratios
     ratio = figures["peak RSS writer, 2x the records"]
     assert ratio.unit == "x" and 0.5 < ratio.value < 2
     assert figures["peak RSS harvest, 2x the records"].value > 0
+    assert figures["  400, the database work in the build's process"].value > 0
+    assert figures["  peak RSS, the build's process alone"].unit == "MiB"
