@@ -7,6 +7,11 @@ a mutant of the code behind a cached call is never executed: the cache answers w
 result and the mutant survives though a test reads that result. With ``MUTANT_UNDER_TEST`` set
 (mutmut's runs only), each test first clears every cache of the ``audit`` modules loaded.
 Outside mutmut nothing is cleared: the caches behave as in production.
+
+Under mutmut (which sets ``MUTANT_UNDER_TEST`` before it collects the tests) Hypothesis runs
+with a fixed seed and no deadline: every mutant meets the same examples, so a mutant is killed
+or survives the same way in every run, and a test slowed by the host's load never counts as a
+kill.
 """
 
 from __future__ import annotations
@@ -16,6 +21,11 @@ import sys
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import settings
+
+if "MUTANT_UNDER_TEST" in os.environ:  # mutmut's runs only (see the module docstring)
+    settings.register_profile("mutmut", derandomize=True, deadline=None, database=None)
+    settings.load_profile("mutmut")
 
 
 def audit_caches() -> list[object]:
