@@ -49,6 +49,8 @@ def _clean(text: str | None) -> str | None:
 
 _BIB_SCHEMES = {"doi": "doi", "pmid": "pmid", "pmcid": "pmcid", "isbn": "isbn"}
 _BIB_SCANNED = ("url", "note", "howpublished")
+_BIB_BLOCK = re.compile(r"^[ \t]*@", re.MULTILINE)
+"""A line that opens a BibTeX block (an entry, ``@string``, ``@preamble``, ``@comment``)."""
 
 
 def bibtex_records(source: SourceText) -> tuple[Record, ...]:
@@ -80,7 +82,7 @@ def bibtex_records(source: SourceText) -> tuple[Record, ...]:
             )
         raise DocumentError(f"{name}: line {(block.start_line or 0) + 1}: {problem}: {first}")
     decoder = LatexNodes2Text(math_mode="verbatim")
-    if not raw_library.entries and text.strip() and "@" not in text:
+    if not raw_library.entries and text.strip() and not _BIB_BLOCK.search(text):
         raise DocumentError(f"{name}: no BibTeX entry found (expected @type{{key, …}})")
     records = []
     cursor = 0

@@ -29,10 +29,18 @@ def test_a_duplicate_bibtex_key_is_an_error() -> None:
     )
 
 
-def test_a_bib_file_without_entries_is_an_error_not_an_empty_result() -> None:
+@pytest.mark.parametrize(
+    "data", [b"just some prose\n", b"Write to me at a@b.org, or @ the desk.\n"]
+)
+def test_a_bib_file_without_entries_is_an_error_not_an_empty_result(data: bytes) -> None:
     with pytest.raises(DocumentError) as caught:
-        extract_bytes(b"just some prose\n", "notes.bib")
+        extract_bytes(data, "notes.bib")
     assert str(caught.value) == "notes.bib: no BibTeX entry found (expected @type{key, …})"
+
+
+@pytest.mark.parametrize("data", [b"@comment{only a note}\n", b"  @string{jn = {J}}\n"])
+def test_a_bib_file_of_blocks_that_are_not_entries_has_no_records(data: bytes) -> None:
+    assert extract_bytes(data, "macros.bib").references == ()
 
 
 def test_bibtex_eprint_of_type_pubmed_is_a_pmid() -> None:
