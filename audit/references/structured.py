@@ -3,7 +3,8 @@
 Rules:
 
 - **BibTeX** is parsed by bibtexparser (v2). A block that fails to parse, a duplicate key or a
-  file with text but no entry is a :class:`DocumentError` naming the line. Titles, authors and
+  file with text but no entry is a :class:`DocumentError` naming the line. An entry starts its
+  own line (after blanks or the block before it): ``see a@article{k, …}`` is prose. Titles, authors and
   venues are LaTeX-decoded; identifiers are read from the fields as written. Fields:
   ``doi``; ``pmid``; ``pmcid``; ``isbn``; ``eprint`` (arXiv, or PubMed when
   ``eprinttype = pubmed``); ``url``, ``note``, ``howpublished`` scanned for any identifier.
@@ -58,6 +59,7 @@ def bibtex_records(source: SourceText) -> tuple[Record, ...]:
     name, text = source.name, source.text
     try:
         from bibtexparser.entrypoint import parse_string
+        from bibtexparser.model import Entry, ImplicitComment
         from pylatexenc.latex2text import LatexNodes2Text
     except ImportError as error:
         raise DocumentError(
@@ -82,17 +84,22 @@ def bibtex_records(source: SourceText) -> tuple[Record, ...]:
             )
         raise DocumentError(f"{name}: line {(block.start_line or 0) + 1}: {problem}: {first}")
     decoder = LatexNodes2Text(math_mode="verbatim")
-    if not raw_library.entries and text.strip() and not _BIB_BLOCK.search(text):
-        raise DocumentError(f"{name}: no BibTeX entry found (expected @type{{key, …}})")
     records = []
     cursor = 0
-    for raw in raw_library.entries:
+    for raw in raw_library.blocks:
+        if isinstance(raw, ImplicitComment):
+            continue
         written = raw.raw or ""
         start = text.find(written, cursor) if written else -1
         start = start if start >= 0 else _line_offset(text, raw.start_line or 0)
+        if text[max(cursor, text.rfind("\n", 0, start) + 1) : start].strip():
+            continue  # prose before it on its line: an '@' inside a sentence, not a block
         end = start + len(written)
         cursor = end
-        records.append(_bib_record(text, raw, decoder, start, end))
+        if isinstance(raw, Entry):
+            records.append(_bib_record(text, raw, decoder, start, end))
+    if not records and text.strip() and not _BIB_BLOCK.search(text):
+        raise DocumentError(f"{name}: no BibTeX entry found (expected @type{{key, …}})")
     return tuple(records)
 
 

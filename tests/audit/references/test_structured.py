@@ -38,6 +38,21 @@ def test_a_bib_file_without_entries_is_an_error_not_an_empty_result(data: bytes)
     assert str(caught.value) == "notes.bib: no BibTeX entry found (expected @type{key, …})"
 
 
+def test_a_bibtex_entry_inside_a_sentence_is_prose_not_an_entry() -> None:
+    with pytest.raises(DocumentError) as caught:
+        extract_bytes(b"See a@article{k, title={T}} for more.\n", "notes.bib")
+    assert str(caught.value) == "notes.bib: no BibTeX entry found (expected @type{key, …})"
+    data = b"@article{a, title={A}}\nsee x@misc{b, title={B}}\n  @book{c, title={C}}\n"
+    read = extract_bytes(data, "mixed.bib").references
+    assert [(r.label, r.span.line, r.span.column) for r in read] == [("a", 1, 1), ("c", 3, 3)]
+
+
+def test_bibtex_blocks_one_after_another_on_a_line_are_each_read() -> None:
+    data = b"@comment{x} @string{jn = {J}} @article{a, title={A}} @book{b, title={B}}\n"
+    read = extract_bytes(data, "row.bib").references
+    assert [(r.label, r.span.line, r.span.column) for r in read] == [("a", 1, 31), ("b", 1, 54)]
+
+
 @pytest.mark.parametrize("data", [b"@comment{only a note}\n", b"  @string{jn = {J}}\n"])
 def test_a_bib_file_of_blocks_that_are_not_entries_has_no_records(data: bytes) -> None:
     assert extract_bytes(data, "macros.bib").references == ()
