@@ -336,7 +336,9 @@ def _csl_record(name: str, text: str, number: int, item: Any, start: int, end: i
         scheme = _CSL_SCHEMES.get(key) or ("any" if key in _CSL_SCANNED else None)
         value = string(key) if scheme else None
         if scheme and value:
-            ids.append((scheme, Field(value, json_string_offset(text, value, start, end))))
+            key_at = re.compile(rf"{re.escape(json.dumps(key))}\s*:").search(text, start, end)
+            after = key_at.end() if key_at else start
+            ids.append((scheme, Field(value, json_string_offset(text, value, after, end))))
     return Record(
         label=string("id"),
         start=start,

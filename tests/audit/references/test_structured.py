@@ -120,3 +120,9 @@ def test_a_single_csl_item_is_read_like_an_array_of_one() -> None:
     assert [(r.label, r.identifiers[0].value) for r in document.references] == [
         ("x", "10.5555/one")
     ]
+
+
+def test_a_csl_identifier_is_located_at_its_own_field_not_where_its_text_first_appears() -> None:
+    data = b'[{"title": "Trial 12345678", "PMID": "12345678"}]'
+    (identifier,) = extract_bytes(data, "c.json").identifiers
+    assert (identifier.scheme, identifier.value, identifier.span.column) == ("pmid", "12345678", 39)
