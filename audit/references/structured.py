@@ -200,8 +200,8 @@ def _ris_spans(name: str, text: str) -> list[tuple[int, int, list[tuple[str, Fie
     opened: tuple[int, int] | None = None  # (line, offset)
     tags: list[tuple[str, Field]] = []
     offset = 0
-    for number, line in enumerate(text.splitlines(keepends=True), start=1):
-        body = line.rstrip("\r\n")
+    for number, line in enumerate(text.split("\n"), start=1):  # rispy's lines: only \n ends one
+        body = line.rstrip("\r")
         match = _TAG.match(body)
         if match:
             tag, value = match.group(1), match.group(2) or ""
@@ -223,7 +223,7 @@ def _ris_spans(name: str, text: str) -> list[tuple[int, int, list[tuple[str, Fie
                 f"{name}: line {number}: expected a RIS tag line like 'TY  - JOUR', got "
                 f"{body.strip()[:40]!r}"
             )
-        offset += len(line)
+        offset += len(line) + 1
     if opened:
         raise DocumentError(f"{name}: line {opened[0]}: the record has no ER line")
     if not spans and text.strip():

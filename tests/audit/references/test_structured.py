@@ -88,6 +88,15 @@ def test_broken_ris_is_one_line_naming_the_line(data: bytes, message: str) -> No
     assert str(caught.value) == message
 
 
+def test_only_a_newline_ends_a_ris_line_as_rispy_reads_it() -> None:
+    data = "TY  - JOUR\nTI  - x\u2028ER  - \u2028TY  - JOUR\nER  - \n".encode()
+    (record,) = extract_bytes(data, "r.ris").references
+    assert (record.title, record.span.end_line) == ("x ER - TY - JOUR", 3)
+    with pytest.raises(DocumentError) as caught:
+        extract_bytes(b"TY  - JOUR\nTI  - A\x0cB\nER  - \n\nTI  - z\n", "r.ris")
+    assert str(caught.value) == "r.ris: line 5: TI outside a record (expected TY)"
+
+
 def test_an_issn_in_ris_sn_is_not_read_as_an_isbn() -> None:
     data = b"TY  - JOUR\nSN  - 1234-5678\nER  - \n"
     document = extract_bytes(data, "r.ris")
