@@ -4,8 +4,8 @@ Rules:
 
 - **BibTeX** is parsed by bibtexparser (v2). A block that fails to parse, a duplicate key or a
   file with text but no entry is a :class:`DocumentError` naming the line. An entry starts its
-  own line (after blanks or the block before it): ``see a@article{k, …}`` is prose. Titles, authors and
-  venues are LaTeX-decoded; identifiers are read from the fields as written. Fields:
+  own line (after blanks or the block before it): ``see a@article{k, …}`` is prose. Titles,
+  authors and venues are LaTeX-decoded; identifiers are read from the fields as written. Fields:
   ``doi``; ``pmid``; ``pmcid``; ``isbn``; ``eprint`` (arXiv, or PubMed when
   ``eprinttype = pubmed``); ``url``, ``note``, ``howpublished`` scanned for any identifier.
   Authors: ``author`` (else ``editor``) split at `` and ``; year: ``year`` (else ``date``);
