@@ -3,8 +3,9 @@
 Rules:
 
 - **BibTeX** is parsed by bibtexparser (v2). A block that fails to parse, a duplicate key or a
-  file with text but no entry is a :class:`DocumentError` naming the line. Titles, authors and
-  venues are LaTeX-decoded; identifiers are read from the fields as written. Fields:
+  file with text but no entry is a :class:`DocumentError` naming the line. An entry starts its
+  own line (after blanks or the block before it): ``see a@article{k, …}`` is prose. Titles,
+  authors and venues are LaTeX-decoded; identifiers are read from the fields as written. Fields:
   ``doi``; ``pmid``; ``pmcid``; ``isbn``; ``eprint`` (arXiv, or PubMed when
   ``eprinttype = pubmed``); ``url``, ``note``, ``howpublished`` scanned for any identifier.
   Authors: ``author`` (else ``editor``) split at `` and ``; year: ``year`` (else ``date``);
@@ -49,6 +50,8 @@ def _clean(text: str | None) -> str | None:
 
 _BIB_SCHEMES = {"doi": "doi", "pmid": "pmid", "pmcid": "pmcid", "isbn": "isbn"}
 _BIB_SCANNED = ("url", "note", "howpublished")
+_BIB_BLOCK = re.compile(r"^[ \t]*@", re.MULTILINE)
+"""A line that opens a BibTeX block (an entry, ``@string``, ``@preamble``, ``@comment``)."""
 
 
 def bibtex_records(source: SourceText) -> tuple[Record, ...]:
@@ -56,6 +59,7 @@ def bibtex_records(source: SourceText) -> tuple[Record, ...]:
     name, text = source.name, source.text
     try:
         from bibtexparser.entrypoint import parse_string
+        from bibtexparser.model import Entry, ImplicitComment
         from pylatexenc.latex2text import LatexNodes2Text
     except ImportError as error:
         raise DocumentError(
@@ -80,17 +84,22 @@ def bibtex_records(source: SourceText) -> tuple[Record, ...]:
             )
         raise DocumentError(f"{name}: line {(block.start_line or 0) + 1}: {problem}: {first}")
     decoder = LatexNodes2Text(math_mode="verbatim")
-    if not raw_library.entries and text.strip() and "@" not in text:
-        raise DocumentError(f"{name}: no BibTeX entry found (expected @type{{key, …}})")
     records = []
     cursor = 0
-    for raw in raw_library.entries:
+    for raw in raw_library.blocks:
+        if isinstance(raw, ImplicitComment):
+            continue
         written = raw.raw or ""
         start = text.find(written, cursor) if written else -1
         start = start if start >= 0 else _line_offset(text, raw.start_line or 0)
+        if text[max(cursor, text.rfind("\n", 0, start) + 1) : start].strip():
+            continue  # prose before it on its line: an '@' inside a sentence, not a block
         end = start + len(written)
         cursor = end
-        records.append(_bib_record(text, raw, decoder, start, end))
+        if isinstance(raw, Entry):
+            records.append(_bib_record(text, raw, decoder, start, end))
+    if not records and text.strip() and not _BIB_BLOCK.search(text):
+        raise DocumentError(f"{name}: no BibTeX entry found (expected @type{{key, …}})")
     return tuple(records)
 
 
@@ -191,8 +200,8 @@ def _ris_spans(name: str, text: str) -> list[tuple[int, int, list[tuple[str, Fie
     opened: tuple[int, int] | None = None  # (line, offset)
     tags: list[tuple[str, Field]] = []
     offset = 0
-    for number, line in enumerate(text.splitlines(keepends=True), start=1):
-        body = line.rstrip("\r\n")
+    for number, line in enumerate(text.split("\n"), start=1):  # rispy's lines: only \n ends one
+        body = line.rstrip("\r")
         match = _TAG.match(body)
         if match:
             tag, value = match.group(1), match.group(2) or ""
@@ -214,7 +223,7 @@ def _ris_spans(name: str, text: str) -> list[tuple[int, int, list[tuple[str, Fie
                 f"{name}: line {number}: expected a RIS tag line like 'TY  - JOUR', got "
                 f"{body.strip()[:40]!r}"
             )
-        offset += len(line)
+        offset += len(line) + 1
     if opened:
         raise DocumentError(f"{name}: line {opened[0]}: the record has no ER line")
     if not spans and text.strip():
@@ -327,7 +336,9 @@ def _csl_record(name: str, text: str, number: int, item: Any, start: int, end: i
         scheme = _CSL_SCHEMES.get(key) or ("any" if key in _CSL_SCANNED else None)
         value = string(key) if scheme else None
         if scheme and value:
-            ids.append((scheme, Field(value, json_string_offset(text, value, start, end))))
+            key_at = re.compile(rf"{re.escape(json.dumps(key))}\s*:").search(text, start, end)
+            after = key_at.end() if key_at else start
+            ids.append((scheme, Field(value, json_string_offset(text, value, after, end))))
     return Record(
         label=string("id"),
         start=start,

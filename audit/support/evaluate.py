@@ -103,7 +103,7 @@ def read_pairs(
         raise InputError(f"{source} row 1: {error}") from None
     if not header:
         raise InputError(f"{source} is empty; expected a header row")
-    names = [h.strip().lstrip("\ufeff") for h in header]
+    names = [h.lstrip("\ufeff").strip() for h in header]
     where: dict[str, int] = {}
     for role, column in (("claim", claim), ("evidence", evidence), ("label", label)):
         if column not in names:

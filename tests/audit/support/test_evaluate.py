@@ -360,3 +360,8 @@ def test_contradicted_precision_is_stated_with_its_count_and_interval() -> None:
     )
     assert result.contradicted_precision == 1.0
     assert "contradicted precision 1.000 (2 of 2; Wilson 95 % 0.342-1.000)" in to_text(result)[2]
+
+
+def test_a_header_with_a_bom_before_a_spaced_name_is_read() -> None:
+    text = "\ufeff claim ,evidence,label\nA claim,text,Supports\n"
+    assert read_pairs(text, LABELS) == [Pair(2, "A claim", "text", "supported")]
