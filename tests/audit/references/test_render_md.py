@@ -4,6 +4,8 @@ reports: test_render_golden.py)."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from audit.references.check import CheckReport, DocumentCheck, FieldDiff, SnapshotRef, make_report
@@ -57,3 +59,15 @@ def test_a_row_joins_its_identifiers_and_shows_a_missing_value_as_a_dash(
     assert "| `doi:10.5555/ref.0001`<br>`pmid:99100001` |" in row
     assert "| year: seen —, expected “2020”; doi: seen “10.5555/x”, expected — |" in row
     assert references_markdown([check], level=2)[1] == "## mismatch (1)"
+
+
+def test_a_pipe_in_an_identifier_does_not_split_its_row(made: CheckReport) -> None:
+    """GFM splits a table row at every pipe not escaped, inside code spans too."""
+    check = (
+        made.documents[0]
+        .references[0]
+        .model_copy(update={"identifiers": ("doi:10.5555/a|b", "doi:10.5555/`|`")})
+    )
+    (row,) = [line for line in references_markdown([check]) if line.startswith("| 3:")]
+    assert "| `doi:10.5555/a\\|b`<br>`` doi:10.5555/`\\|` `` |" in row
+    assert len(re.findall(r"(?<!\\)\|", row)) == 8  # the seven cells' borders only
