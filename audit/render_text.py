@@ -247,29 +247,32 @@ def md_code(text: str) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
-def _md_citation(citation: CitationResult) -> list[str]:
-    line = f"   - **{citation.verdict}** {md_code(citation.handle)}"
+def _md_citation(citation: CitationResult, indent: str) -> list[str]:
+    """The citation as an item of its sentence's list item; ``indent``: the width of that
+    item's marker (``1. ``, ``10. ``), the column CommonMark nests a sub-list at."""
+    line = f"{indent}- **{citation.verdict}** {md_code(citation.handle)}"
     if citation.quote is not None:
         line += f" “{md_text(citation.quote)}”"
+    under = indent + "  "  # under the citation's "- "
     lines = [line]
     for flag in citation.flags:
         detail = f": {md_text(flag.detail)}" if flag.detail else ""
-        lines.append(f"     - flag **{flag.name}**{detail}")
+        lines.append(f"{under}- flag **{flag.name}**{detail}")
     if citation.detail and citation.verdict != "ok":
-        lines.append(f"     - {md_text(citation.detail)}")
+        lines.append(f"{under}- {md_text(citation.detail)}")
     if citation.checked_against is not None:
-        lines.append(f"     - quote checked against the text {_AGAINST[citation.checked_against]}")
+        lines.append(f"{under}- quote checked against the text {_AGAINST[citation.checked_against]}")
     if citation.closest_match is not None:
         lines.append(
-            f"     - closest: “{md_text(citation.closest_match)}” ({citation.similarity:.4f})"
+            f"{under}- closest: “{md_text(citation.closest_match)}” ({citation.similarity:.4f})"
         )
     standing = record_standing(citation)
     if standing:
-        lines.append(f"     - record: {md_text(standing)}")
+        lines.append(f"{under}- record: {md_text(standing)}")
     support = citation.support
     if support is not None:
         line = (
-            f"     - support **{support.label}** (judge {md_code(support.judge)} "
+            f"{under}- support **{support.label}** (judge {md_code(support.judge)} "
             f"{md_code(support.judge_version)}): {md_text(support.reason)}"
         )
         if support.evidence is not None:
@@ -277,7 +280,7 @@ def _md_citation(citation: CitationResult) -> list[str]:
             line += f" Evidence \\[{span.start}:{span.end}\\]: “{md_text(span.text)}”"
         lines.append(line)
     elif support_not_checked(citation):
-        lines.append(f"     - support **{md_text(NOT_CHECKED)}**: claim support was not judged")
+        lines.append(f"{under}- support **{md_text(NOT_CHECKED)}**: claim support was not judged")
     return lines
 
 
@@ -315,7 +318,7 @@ def render_markdown(report: Report) -> str:
         label = sentence_label(sentence)
         lines.append(f"{sentence.index}. **{label}**: {md_text(sentence.text)}")
         for citation in sentence.citations:
-            lines.extend(_md_citation(citation))
+            lines.extend(_md_citation(citation, " " * len(f"{sentence.index}. ")))
     if report.references is not None:
         from audit.references.render_md import references_markdown
 

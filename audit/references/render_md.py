@@ -9,8 +9,8 @@ Rules:
   disagrees as ``field: seen … expected …`` and the true flags.
 - Every string from a document or a record is untrusted: it goes through
   :func:`audit.render_text.md_text` (one line, Markdown metacharacters, ``|`` included,
-  backslash-escaped) or :func:`audit.render_text.md_code` (a code span), so no cell can break
-  the table or become a link, an image or HTML.
+  backslash-escaped) or :func:`audit.render_text.md_code` (a code span, its ``|`` escaped in a
+  table cell), so no cell can break the table or become a link, an image or HTML.
 - :func:`references_markdown` renders the tables alone, for the references section of an audit
   report (``citeseal audit --format md``).
 """
@@ -57,12 +57,18 @@ def _quoted(value: str | None) -> str:
     return "—" if value is None else f"“{value}”"
 
 
+def _cell_code(text: str) -> str:
+    """A code span inside a table cell: a ``|`` in it escaped, since GFM splits a row at every
+    unescaped pipe, inside code spans too (an identifier such as ``doi:10.5555/a|b``)."""
+    return md_code(text).replace("|", "\\|")
+
+
 def _row(check: ReferenceCheck) -> str:
     where = f"{check.span.line}:{check.span.column}"
     cells = [
         where,
         md_text(check.label) if check.label else "",
-        "<br>".join(md_code(i) for i in check.identifiers) if check.identifiers else "",
+        "<br>".join(_cell_code(i) for i in check.identifiers) if check.identifiers else "",
         md_text(check.title) if check.title else "",
         md_text(check.reason),
         "; ".join(md_text(d) for d in diff_text(check)),

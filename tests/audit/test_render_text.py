@@ -256,3 +256,18 @@ def test_a_report_without_support_says_not_checked_under_each_ok_citation_only()
         f"   - **ok** `{h('pmid:99000001/abstract.4')}`\n"
         "     - support **not\\_checked**: claim support was not judged\n"
     ) in markdown
+
+
+def test_markdown_nests_each_citation_under_its_sentence_from_the_tenth_on() -> None:
+    """CommonMark nests a sub-list at the column after the item's marker: three spaces under
+    ``9. ``, four under ``10. ``, five under ``100. `` (three under ``10. `` ended the list)."""
+    sentences = [("sentence", f"S{n}.", ()) for n in range(1, 100)]
+    sentences[8] = sentences[9] = sentences[98] = ("sentence", "Cited.", ((GOOD, None),))
+    lines = render_markdown(report(*sentences, ("sentence", "Last.", ((GOOD, None),)))).splitlines()
+    for marker in ("9. ", "10. ", "99. ", "100. "):
+        at = lines.index(f"{marker}**cited**: {'Last' if marker == '100. ' else 'Cited'}.")
+        pad = " " * len(marker)
+        assert lines[at + 1 : at + 3] == [
+            f"{pad}- **ok** `{GOOD}`",
+            f"{pad}  - support **not\\_checked**: claim support was not judged",
+        ]
