@@ -8,15 +8,18 @@ import json
 import httpx
 import pytest
 
+from audit.errors import InputError
 from audit.support.llm import (
     ANTHROPIC_VERSION,
     MAX_REASON_CHARS,
+    MAX_RESPONSE_BYTES,
     MAX_TOKENS,
     SYSTEM_PROMPT,
     LLMConfig,
     LLMJudge,
     Unusable,
     answer_text,
+    config_from_env,
     parse_verdict,
     request_of,
     user_message,
@@ -222,3 +225,136 @@ def test_the_judge_sends_through_the_transport_it_was_given() -> None:
     assert (result.label, result.reason) == ("supported", "It says so.")
     assert [str(r.url) for r in seen] == ["https://llm.invalid/v1/chat/completions"]
     assert seen[0].headers["authorization"] == f"Bearer {KEY}"
+
+
+def _config_error(**env: str) -> InputError:
+    with pytest.raises(InputError) as raised:
+        config_from_env("openai", {"CITESEAL_LLM_MODEL": "m-1", **env})
+    return raised.value
+
+
+def test_a_missing_model_names_the_variable_and_points_to_the_docs() -> None:
+    with pytest.raises(InputError) as raised:
+        config_from_env("anthropic", {})
+    assert str(raised.value) == "the llm-anthropic judge needs CITESEAL_LLM_MODEL (the model name)"
+    assert raised.value.advice == "see docs/support.md, LLM judges"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://llm.test:99999/v1",  # a port out of range
+        "https://llm.test/v1?key=1",  # a query alone
+        "https://llm.test/v1#part",  # a fragment alone
+        "https://llm.test/v 1",  # a space alone
+    ],
+)
+def test_each_flaw_of_the_address_alone_is_refused_with_the_same_message(url: str) -> None:
+    assert str(_config_error(CITESEAL_LLM_URL=url)) == (
+        "CITESEAL_LLM_URL must be an http:// or https:// address without user, query or "
+        f"fragment, got {url!r}"
+    )
+
+
+def test_only_trailing_slashes_are_dropped_from_the_address() -> None:
+    config = config_from_env(
+        "openai", {"CITESEAL_LLM_MODEL": "m-1", "CITESEAL_LLM_URL": "https://llm.test/apiX//"}
+    )
+    assert config.url == "https://llm.test/apiX/chat/completions"
+
+
+@pytest.mark.parametrize("raw", ["soon", "0", "-3", "600.5", "nan"])
+def test_a_timeout_that_is_not_a_positive_number_of_at_most_600_seconds_is_refused(
+    raw: str,
+) -> None:
+    assert str(_config_error(CITESEAL_LLM_TIMEOUT=raw)) == (
+        f"CITESEAL_LLM_TIMEOUT must be a number of seconds > 0 and at most 600, got {raw!r}"
+    )
+
+
+@pytest.mark.parametrize(("raw", "seconds"), [("600", 600.0), ("0.5", 0.5)])
+def test_a_timeout_up_to_the_bound_is_taken(raw: str, seconds: float) -> None:
+    config = config_from_env("openai", {"CITESEAL_LLM_MODEL": "m-1", "CITESEAL_LLM_TIMEOUT": raw})
+    assert config.timeout == seconds
+
+
+def test_a_label_outside_ascii_is_shown_as_written() -> None:
+    with pytest.raises(Unusable) as raised:
+        parse_verdict(_verdict(label="étayé", reason="r", evidence=""), PASSAGE)
+    assert str(raised.value).startswith('the answer\'s label is "étayé"; expected one of')
+
+
+def test_the_evidence_span_is_the_quotes_first_place_in_the_passage() -> None:
+    passage = "flares fell; later, flares fell again"
+    _, _, span = parse_verdict(
+        _verdict(label="supported", reason="r", evidence="flares fell"), passage
+    )
+    assert span is not None and (span.start, span.end) == (0, 11)
+
+
+def _openai_body(content: str) -> bytes:
+    return json.dumps({"choices": [{"message": {"content": content}}]}).encode()
+
+
+GOOD = _verdict(label="supported", reason="It says so.", evidence="12 %")
+
+
+def _judge(handler: object) -> LLMJudge:
+    config = LLMConfig("openai", "https://llm.invalid/v1/chat/completions", "m-1", 7.5, KEY)
+    return LLMJudge(config, transport=httpx.MockTransport(handler))  # type: ignore[arg-type]
+
+
+def test_the_client_takes_nothing_from_the_environment_and_follows_no_redirect(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    made: list[dict[str, object]] = []
+    real = httpx.Client
+
+    def client(**kwargs: object) -> httpx.Client:
+        made.append(kwargs)
+        return real(**kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(httpx, "Client", client)
+    result = _judge(lambda request: httpx.Response(200, content=_openai_body(GOOD))).judge(
+        CLAIM, EVIDENCE
+    )
+    assert result.label == "supported"
+    assert len(made) == 1
+    assert (made[0]["timeout"], made[0]["trust_env"], made[0]["follow_redirects"]) == (
+        7.5,
+        False,
+        False,
+    )
+
+
+def test_a_redirect_is_not_followed_and_the_key_goes_nowhere_else() -> None:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(302, headers={"location": "https://elsewhere.invalid/steal"})
+
+    result = _judge(handler).judge(CLAIM, EVIDENCE)
+    assert (result.label, result.reason) == (
+        "abstain",
+        "The LLM judge gave no usable answer: HTTP 302.",
+    )
+    assert [str(r.url) for r in seen] == ["https://llm.invalid/v1/chat/completions"]
+    assert seen[0].method == "POST"
+
+
+def test_a_body_streamed_in_chunks_is_joined_and_one_of_exactly_the_bound_is_read() -> None:
+    body = _openai_body(GOOD)
+    chunks = [body[:10], body[10:25], body[25:]]
+    result = _judge(lambda request: httpx.Response(200, content=iter(chunks))).judge(
+        CLAIM, EVIDENCE
+    )
+    assert result.label == "supported"
+    padded = body + b" " * (MAX_RESPONSE_BYTES - len(body))  # JSON allows trailing spaces
+    assert len(padded) == MAX_RESPONSE_BYTES == 1 << 20
+    result = _judge(lambda request: httpx.Response(200, content=padded)).judge(CLAIM, EVIDENCE)
+    assert result.label == "supported"
+    over = _judge(lambda request: httpx.Response(200, content=padded + b" ")).judge(CLAIM, EVIDENCE)
+    assert (
+        over.reason == "The LLM judge gave no usable answer: the response is over 1,048,576 bytes."
+    )
