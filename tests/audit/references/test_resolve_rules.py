@@ -430,3 +430,76 @@ def test_the_chain_prefers_an_outage_to_an_earlier_or_later_unmatched_answer() -
         assert chain.by_title("Fine title").resolver == "down"
     unmatched = ChainResolver([Counted("a", "unmatched"), Counted("b", "unmatched")])  # type: ignore[list-item]
     assert unmatched.by_identifiers([key])[key].resolver == "b"
+
+
+def test_the_chain_keeps_an_earlier_match_over_later_answers() -> None:
+    key = ("doi", "10.1/zzz")
+    found = work("pmid:1", title="Fine title")
+    chain = ChainResolver(
+        [Counted("a", "matched", (found,)), Counted("b", "unmatched")]  # type: ignore[list-item]
+    )
+    assert chain.by_identifiers([key])[key] == Lookup("a", "doi:10.1/zzz", "matched", (found,))
+    assert chain.by_title("Fine title") == Lookup("a", "title:Fine title", "matched", (found,))
+
+
+def test_a_title_found_after_an_outage_is_placed_and_unmatched_near_titles_are_not() -> None:
+    same = work("pmid:1", title="Fine title")
+    after_outage = ChainResolver(
+        [Counted("down", "unreachable", detail="x"), Counted("b", "matched", (same,))]  # type: ignore[list-item]
+    )
+    assert after_outage.by_title("Fine title") == Lookup(
+        "b", "title:Fine title", "matched", (same,)
+    )
+    unmatched = ChainResolver(
+        [Counted("a", "unmatched", (same,)), Counted("b", "unmatched")]  # type: ignore[list-item]
+    )
+    assert unmatched.by_title("Fine title").resolver == "b"
+
+
+def test_the_last_of_several_unmatched_answers_is_kept() -> None:
+    key = ("doi", "10.1/zzz")
+    chain = ChainResolver([Counted(n, "unmatched") for n in "abc"])  # type: ignore[misc]
+    assert chain.by_identifiers([key])[key].resolver == "c"
+    assert chain.by_title("Fine title").resolver == "c"
+
+
+def test_a_key_or_title_never_asked_online_is_plainly_unmatched() -> None:
+    key = ("doi", "10.1/never")
+    assert lookup_of(Fixed("unmatched")).by_identifiers([key])[key] == Lookup(
+        "lookup", "doi:10.1/never", "unmatched", detail="not asked online"
+    )
+
+
+def test_a_title_absent_from_several_sources_names_each() -> None:
+    asked = Asked(keys={}, titles={"Two places": ("crossref", "europepmc")}, failed={})
+    resolver = LookupResolver(Fixed("unmatched"), asked)  # type: ignore[arg-type]
+    assert resolver.by_title("Two places") == Lookup(
+        "lookup",
+        "title:Two places",
+        "unmatched",
+        detail="no work of this title at crossref, europepmc (searched online)",
+        absent=True,
+    )
+
+
+class Failing:
+    """A connection whose every query fails with the DuckDB error given."""
+
+    def __init__(self, error: duckdb.Error) -> None:
+        self.error = error
+
+    def execute(self, sql: str, params: object) -> object:
+        raise self.error
+
+
+@pytest.mark.parametrize(
+    ("error", "detail"),
+    [(duckdb.IOException(""), "IOException"), (duckdb.Error("first\nsecond"), "first")],
+)
+def test_a_failed_query_is_named_by_its_first_line_or_its_kind(
+    error: duckdb.Error, detail: str
+) -> None:
+    resolver = SnapshotResolver(Failing(error), "failing")  # type: ignore[arg-type]
+    key = ("pmid", "1")
+    assert resolver.by_identifiers([key])[key].detail == f"snapshot lookup failed: {detail}"
+    assert resolver.by_title("x").detail == f"snapshot title search failed: {detail}"

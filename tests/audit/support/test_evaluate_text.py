@@ -1,0 +1,145 @@
+"""The evaluation reports, whole: every figure of to_text and cross_validation_text in place."""
+
+from __future__ import annotations
+
+import pytest
+
+from audit.errors import InputError
+from audit.support.evaluate import (
+    Pair,
+    choose,
+    cross_validate,
+    cross_validate_tuned,
+    cross_validation_text,
+    parse_label_map,
+    read_pairs,
+    score,
+    to_text,
+    wilson_interval,
+)
+from tests.audit.support.test_evaluate import _claims, _golds
+
+GOLD = ["supported", "contradicted", "not_mentioned", "contradicted", "supported", "supported"]
+PREDICTED = ["supported", "contradicted", "abstain", "supported", "supported", "not_mentioned"]
+
+
+def pairs() -> list[Pair]:
+    return _golds(_claims(3, 2), GOLD)
+
+
+REPORT = [
+    "judge j 1; part tune: 6 pairs, 3 claims",
+    "coverage 0.833 (5 judged, 1 abstained; abstention rate 0.167)",
+    "macro-F1 0.444 over judged pairs; accuracy 0.600; contradicted precision 1.000 (1 of 1;"
+    " Wilson 95 % 0.207-1.000)",
+    "class           gold  pred      P      R  R(all)     F1",
+    "supported          3     3  0.667  0.667   0.667  0.667",
+    "contradicted       2     1  1.000  0.500   0.500  0.667",
+    "not_mentioned      1     1  0.000      -   0.000  0.000",
+    "confusion (rows gold, columns predicted):",
+    "                   supported  contradicted not_mentioned       abstain",
+    "supported                  2             0             1             0",
+    "contradicted               1             1             0             0",
+    "not_mentioned              0             0             0             1",
+]
+
+
+def test_the_report_of_an_evaluation_states_every_figure() -> None:
+    result = score(pairs(), PREDICTED, judge="j", judge_version="1", part="tune")
+    assert to_text(result) == REPORT
+
+
+CROSS_VALIDATION = [
+    "judge j 1; part all; 3 claim-grouped folds",
+    "fold   pairs claims  cover macroF1    acc contra P      R  R(all)   k/n",
+    "1          2      1  0.500   0.000  0.000        -  0.000   0.000   0/0",
+    "2          2      1  1.000   0.222  0.500        -      -       -   0/0",
+    "3          2      1  1.000   0.667  1.000    1.000  1.000   1.000   1/1",
+    "coverage mean 0.833 ± 0.289",
+    "abstention_rate mean 0.167 ± 0.289",
+    "macro_f1 mean 0.296 ± 0.339",
+    "accuracy mean 0.500 ± 0.500",
+    "contradicted_precision mean 1.000 ± - (over 1 of 3 folds; the others have none)",
+    "contradicted_recall mean 0.500 ± 0.707 (over 2 of 3 folds; the others have none)",
+    "contradicted_recall_all mean 0.500 ± 0.707 (over 2 of 3 folds; the others have none)",
+    "pooled over the folds:",
+]
+
+
+def test_the_report_of_a_cross_validation_states_each_fold_the_spread_and_the_pool() -> None:
+    result = cross_validate(pairs(), PREDICTED, 3, judge="j", judge_version="1")
+    pooled = [REPORT[0].replace("part tune", "part all"), *REPORT[1:]]
+    assert cross_validation_text(result) == CROSS_VALIDATION + pooled
+
+
+# --- the rules around the figures -----------------------------------------------------------
+
+
+def test_a_header_may_carry_a_bom_and_spaces_and_blank_rows_are_skipped() -> None:
+    text = "\ufeff claim , evidence ,label\n\n  A claim ,,  REFUTES \n\nB,text,neutral\n"
+    labels = parse_label_map(" Refutes = contradicted , Neutral=not_mentioned")
+    assert read_pairs(text, labels) == [
+        Pair(3, "A claim", "", "contradicted"),
+        Pair(5, "B", "text", "not_mentioned"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "claim,label\na,Supports\n",
+            "the CSV has no 'evidence' column for the evidence (header: claim, label)",
+        ),
+        (
+            "claim,evidence\na,b\n",
+            "the CSV has no 'label' column for the label (header: claim, evidence)",
+        ),
+        ('"claim\n', "the CSV row 1: unexpected end of data"),
+        ("claim,evidence,label\n\n", "the CSV has a header but no rows"),
+        ("claim,evidence,label\na,b,\n", "the CSV row 2: label '' is not mapped (mapped: yes)"),
+    ],
+)
+def test_each_column_missing_and_each_bad_row_is_named(text: str, message: str) -> None:
+    with pytest.raises(InputError) as caught:
+        read_pairs(text, parse_label_map("yes=supported"))
+    assert caught.value.message == message
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("Supports=", "--labels: expected NAME=LABEL, got 'Supports='"),
+        ("a=supported, ", "--labels: expected NAME=LABEL, got ''"),
+    ],
+)
+def test_a_label_map_item_without_a_label_is_refused(text: str, message: str) -> None:
+    with pytest.raises(InputError) as caught:
+        parse_label_map(text)
+    assert caught.value.message == message
+
+
+def test_score_needs_one_prediction_per_pair() -> None:
+    with pytest.raises(ValueError, match=r"^one prediction per pair$"):
+        score(pairs(), PREDICTED[:-1], judge="j", judge_version="1")
+    empty = score([], [], judge="j", judge_version="1")
+    assert (empty.pairs, empty.coverage, empty.abstention_rate, empty.accuracy) == (
+        0,
+        0.0,
+        0.0,
+        None,
+    )
+
+
+def test_the_wilson_interval_refuses_a_negative_count() -> None:
+    with pytest.raises(ValueError, match=r"^expected 0 <= k <= n, got k=-1, n=2$"):
+        wilson_interval(-1, 2)
+
+
+def test_tuning_needs_candidates_of_one_prediction_per_pair() -> None:
+    with pytest.raises(ValueError, match=r"^one prediction per pair for every candidate$"):
+        cross_validate_tuned(
+            pairs(), {"a": PREDICTED, "b": PREDICTED[:2]}, 2, judge="j", judge_version="1"
+        )
+    with pytest.raises(ValueError, match=r"^no candidates to choose from$"):
+        choose(pairs(), {}, range(6))
