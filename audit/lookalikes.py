@@ -206,7 +206,8 @@ def _read(text: str) -> tuple[list[str], list[int], list[int]]:
 def skeleton(text: str) -> Skeleton:
     """The skeleton of ``text`` (see the module docstring); linear time."""
     plain = text.isascii() and "\\" not in text and "&" not in text
-    if plain and not _MARKERS.search(text):
+    # (the pattern is tried at every character: first look for a marker character at all)
+    if plain and not (("*" in text or "`" in text) and _MARKERS.search(text)):
         return Skeleton(text, text, None)
     if plain:
         sk, origin, ends = text, list(range(len(text))), list(range(1, len(text) + 1))
