@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from audit.handles import SCHEMES
@@ -50,9 +49,6 @@ _CANDIDATE = re.compile(
     rf"|(?P<other>[A-Za-z](?<![{_GLUE}][A-Za-z])"  # the other shape never starts glued
     rf"[A-Za-z0-9_\-]{{0,19}}:[^{_STOP}/~:]+(?:@[^{_STOP}/~]+)?/[^{_STOP}~]+~[0-9A-Za-z]+)"
 )
-_REACH = 20  # a candidate's first ":" is at most this far after its start (the other shape's)
-# The first candidate ("token") starting within _REACH characters of where it is tried.
-_CANDIDATE_NEAR = re.compile(rf"[\x00-\U0010ffff]{{0,{_REACH}}}?(?P<token>{_CANDIDATE.pattern})")
 _GLUED = re.compile(rf"[{_GLUE}]")
 _STOP_CHARS = frozenset("[](){}<>\"'“”‘’„«»,;*`|")
 _TRAILING = ".:!?-"
@@ -116,8 +112,8 @@ def find_candidates(text: str) -> list[Candidate]:
     sk = skel.text
     found: list[Candidate] = []
     floor = 0  # where the previous candidate ended (in the skeleton)
-    for match in _matches(sk):
-        start, end = match.span("token")
+    for match in _CANDIDATE.finditer(sk):
+        start, end = match.span()
         known, rest = match.group("known"), match.group("rest")
         if known is None and start > floor and not sk[start - 1].isascii():
             # an unknown scheme right after non-ASCII text ("ꓑmid:…" with a homoglyph that maps
@@ -141,24 +137,6 @@ def find_candidates(text: str) -> list[Candidate]:
             found.append(Candidate(*skel.span(start, end), glued=glued))
         floor = match.end()
     return found
-
-
-def _matches(sk: str) -> Iterator[re.Match[str]]:
-    """What ``_CANDIDATE.finditer(sk)`` finds, trying the pattern only near each ``:``.
-
-    Every candidate holds a ``:`` at most :data:`_REACH` characters after its start, so a
-    search from ``at`` finds nothing that starts more than :data:`_REACH` before the next ``:``
-    from ``at``: the pattern is tried from there on, over at most :data:`_REACH` + 1 starts,
-    instead of at every letter of the text. Linear time (each ``:`` is tried at most once)."""
-    at = 0
-    while (colon := sk.find(":", at)) >= 0:
-        at = max(at, colon - _REACH)
-        match = _CANDIDATE_NEAR.match(sk, at)
-        if match is None:
-            at += _REACH + 1  # nothing starts in [at, at + _REACH]
-        else:
-            yield match
-            at = match.end()
 
 
 _ASCII_SPACE = frozenset(" \t\n\r\f\v")
