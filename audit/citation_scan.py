@@ -139,29 +139,6 @@ def find_candidates(text: str) -> list[Candidate]:
     return found
 
 
-_ASCII_SPACE = frozenset(" \t\n\r\f\v")
-
-
-def candidates_within(
-    found: list[Candidate], text: str, start: int, end: int
-) -> list[Candidate] | None:
-    """What :func:`find_candidates` finds in ``text[start:end]``, taken from ``found`` (what it
-    found in the whole ``text``), when ASCII whitespace or an end of ``text`` is on either side
-    of the stretch; None otherwise (scan the stretch itself).
-
-    No candidate holds whitespace, and nothing the scan looks at around one (the character
-    before it, the skeleton's escapes, references and markers) reaches across ASCII
-    whitespace: the stretch's candidates are the whole text's inside it, at offsets from
-    ``start``."""
-    if (start > 0 and text[start - 1] not in _ASCII_SPACE) or (
-        end < len(text) and text[end] not in _ASCII_SPACE
-    ):
-        return None
-    first = bisect_left(found, start, key=lambda c: c.start)
-    last = bisect_left(found, end, lo=first, key=lambda c: c.start)
-    return [Candidate(c.start - start, c.end - start, c.glued) for c in found[first:last]]
-
-
 def bracket_pairs(text: str, skipped: list[tuple[int, int]] | None = None) -> dict[int, int]:
     """Matching ``[``/``(`` → ``]``/``)`` positions; unmatched brackets are ignored.
 
@@ -538,17 +515,12 @@ def _roots(
     return bare, merged
 
 
-def find_units(
-    text: str,
-    hidden: list[tuple[int, int]] | None = None,
-    candidates: list[Candidate] | None = None,
-) -> list[Unit]:
+def find_units(text: str, hidden: list[tuple[int, int]] | None = None) -> list[Unit]:
     """All citation units in ``text``, in order, non-overlapping; every candidate is the
     handle of at least one element. ``hidden`` spans (sorted, non-overlapping: footnote
-    markers) never stay in a unit's display text. ``candidates``: what :func:`find_candidates`
-    finds in ``text``, when the caller has it (:func:`candidates_within`)."""
+    markers) never stay in a unit's display text."""
     hidden = hidden or []
-    cands = find_candidates(text) if candidates is None else candidates
+    cands = find_candidates(text)
     if not cands:
         return []
     skipped: list[tuple[int, int]] = []

@@ -40,9 +40,8 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import pairwise
 
-from audit.citation_scan import Candidate, Element, candidates_within, find_candidates, find_units
+from audit.citation_scan import Element, find_candidates, find_units
 from audit.errors import CitationSyntaxError, InputError, LimitExceeded, NothingToAudit
 from audit.handles import Handle, parse_handle
 from audit.lookalikes import require_plain
@@ -343,27 +342,12 @@ class _Piece:
     citations: list[Citation]
 
 
-def _block_candidates(block: Block, answer: str, found: list[Candidate]) -> list[Candidate] | None:
-    """The candidates of the block's text, from ``found`` (the answer's) when that text is one
-    stretch of the answer (its lines joined by the answer's own newlines) with whitespace or
-    an end of the answer on either side (:func:`~audit.citation_scan.candidates_within`);
-    None when the block must be scanned itself."""
-    segments = block.segments
-    for (_, end), (start, _) in pairwise(segments):
-        if start != end + 1 or answer[end] != "\n":
-            return None
-    return candidates_within(found, answer, segments[0][0], segments[-1][1])
-
-
-def _pieces(
-    block: Block, text: str, refs: _References, found: list[Candidate] | None
-) -> list[_Piece]:
+def _pieces(block: Block, text: str, refs: _References) -> list[_Piece]:
     """The block's citation markup; a footnote marker inside a unit (a group, a quote, a
-    link text) adds its citations to the unit's and leaves the unit's display text.
-    ``found``: the block's candidates when they are known (:func:`_block_candidates`)."""
+    link text) adds its citations to the unit's and leaves the unit's display text."""
     markers = list(_MARKER.finditer(text)) if refs.entries else []
     pieces: list[_Piece] = []
-    for unit in find_units(text, [m.span() for m in markers], found):
+    for unit in find_units(text, [m.span() for m in markers]):
         citations: list[Citation] = []
         for element in unit.elements:
             start = block.to_answer(element.raw_start)
@@ -411,15 +395,14 @@ _WHOLE_BLOCKS = ("heading", "table_row", "reference_entry")  # one sentence per 
 
 
 def _block_drafts(
-    block: Block, answer: str, refs: _References, found: list[Candidate]
+    block: Block, answer: str, refs: _References
 ) -> tuple[list[_Draft], list[Citation]]:
-    """The block's sentences, and the citations that belong to the sentence before the block
-    (``found``: the answer's candidates)."""
+    """The block's sentences, and the citations that belong to the sentence before the block."""
     text = block.text(answer)
     display_parts: list[str] = []
     anchors: list[tuple[int, list[Citation]]] = []
     position = length = 0
-    for piece in _pieces(block, text, refs, _block_candidates(block, answer, found)):
+    for piece in _pieces(block, text, refs):
         display_parts.append(text[position : piece.start])
         length += piece.start - position
         anchors.append((length, piece.citations))
@@ -498,9 +481,8 @@ def _unused_entry_draft(entry: _Entry, answer: str) -> _Draft:
 _Item = tuple[int, list[_Draft], list[Citation]]  # answer offset, drafts, citations before
 
 
-def _swept(answer: str, items: list[_Item], found: list[Candidate]) -> list[_Item]:
-    """The sweep: a sentence per line for the handle-looking spans (``found``: the answer's
-    candidates) no citation came from."""
+def _swept(answer: str, items: list[_Item]) -> list[_Item]:
+    """The sweep: a sentence per line for the handle-looking spans no citation came from."""
     covered = sorted(
         c.handle_span
         for _, drafts, before in items
@@ -512,7 +494,7 @@ def _swept(answer: str, items: list[_Item], found: list[Candidate]) -> list[_Ite
     for _, end in covered:
         reach.append(max(end, reach[-1]) if reach else end)
     orphans: list[Citation] = []
-    for cand in found:
+    for cand in find_candidates(answer):
         at = bisect_right(starts, cand.end - 1) - 1  # covered spans starting before its end
         if at < 0 or reach[at] <= cand.start:
             written = answer[cand.start : cand.end]
@@ -550,15 +532,14 @@ def parse_answer(text: str) -> ParsedAnswer:
         raise LimitExceeded(f"answer is {len(text):,} characters long (limit {MAX_ANSWER_CHARS:,})")
     _refuse_surrogates(text, "answer")
     refs = _find_references(text)
-    found = find_candidates(text)  # the blocks' candidates too, where they can be taken from it
     items: list[_Item] = []
     for block in split_blocks(text, frozenset(refs.skip)):
-        block_drafts, before = _block_drafts(block, text, refs, found)
+        block_drafts, before = _block_drafts(block, text, refs)
         items.append((block.segments[0][0], block_drafts, before))
     unresolved = [e for e in refs.entries.values() if e.label not in refs.resolved]
     for entry in refs.unused + unresolved:  # no handle of a reference list is dropped
         items.append((entry.content_start, [_unused_entry_draft(entry, text)], []))
-    items += _swept(text, items, found)
+    items += _swept(text, items)
     items.sort(key=lambda item: item[0])
     drafts: list[_Draft] = []
     pending: list[Citation] = []

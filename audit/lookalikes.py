@@ -206,8 +206,7 @@ def _read(text: str) -> tuple[list[str], list[int], list[int]]:
 def skeleton(text: str) -> Skeleton:
     """The skeleton of ``text`` (see the module docstring); linear time."""
     plain = text.isascii() and "\\" not in text and "&" not in text
-    # (the pattern is tried at every character: first look for a marker character at all)
-    if plain and not (("*" in text or "`" in text) and _MARKERS.search(text)):
+    if plain and not _MARKERS.search(text):
         return Skeleton(text, text, None)
     if plain:
         sk, origin, ends = text, list(range(len(text))), list(range(1, len(text) + 1))
@@ -270,8 +269,6 @@ def require_plain(handle_text: str) -> None:
     """Raise :class:`CitationSyntaxError` at the first character of a handle that is not
     plain ASCII (:func:`require_ascii`) or is markup a renderer would not show as written: a
     Markdown escape, a character reference, an emphasis or code marker (docs/contract.md)."""
-    if handle_text.isascii() and not any(c in handle_text for c in "\\&*`"):
-        return  # nothing for _IN_HANDLE (a search tries it at every character)
     for found in _IN_HANDLE.finditer(handle_text):
         piece, start = found.group(), found.start()
         where = f"at character {start + 1} of the handle"

@@ -76,9 +76,6 @@ class Block:
 
     def to_answer(self, offset: int) -> int:
         """Map an offset in :meth:`text` back to an offset in the answer."""
-        if len(self.segments) == 1:  # most blocks: one line
-            start, end = self.segments[0]
-            return min(start + offset, end)
         starts = self._text_starts
         index = max(0, bisect_right(starts, offset) - 1)
         start, end = self.segments[index]
