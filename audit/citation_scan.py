@@ -58,6 +58,7 @@ _TRAILING = ".:!?-"
 QUOTE_CLOSERS = {'"': '"', "“": "”", "„": "“”", "«": "»", "”": "”"}
 QUOTE_MARKS = frozenset("".join(QUOTE_CLOSERS) + "".join(QUOTE_CLOSERS.values()))
 _LEFT_OVER = QUOTE_MARKS | {"‘"}  # in a group outside a quote: unreadable (‘ opens no quote)
+_LEFT_OVER_MARK = re.compile("[" + "".join(sorted(_LEFT_OVER)) + "]")
 UNCLOSED_QUOTE = (
     "the quote marks of this citation do not pair up (a quote runs to its own closing mark), "
     "so its quote cannot be read"
@@ -284,10 +285,10 @@ def _unclosed(text: str, tokens: list[_Token]) -> bool:
         ):
             around |= {before.end - 1, after.start}
     return any(
-        text[i] in _LEFT_OVER and i not in around
+        mark.start() not in around
         for t in tokens
         if t.kind == "text"
-        for i in range(t.start, t.end)
+        for mark in _LEFT_OVER_MARK.finditer(text, t.start, t.end)
     )
 
 
@@ -556,14 +557,18 @@ def _runaway(
     :func:`bracket_pairs` skipped, a quote mark right before a ``]`` or ``)`` that closes
     nothing (``[h “a”] b”]``): a quote may have run past its group there."""
     closed = set(pairs.values())
-    quoted = {i for start, end in skipped for i in range(start, end)}
     starts = [u.start for u in units]
     line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
     lines: set[int] = set()
     for match in _RUN_ON.finditer(text):
         at = match.end() - 1
         inside = bisect_left(starts, at + 1) - 1
-        if at in closed or at in quoted or (inside >= 0 and at < units[inside].end):
+        quote = bisect_right(skipped, at, key=lambda span: span[0]) - 1  # sorted, disjoint
+        if (
+            at in closed
+            or (quote >= 0 and at < skipped[quote][1])
+            or (inside >= 0 and at < units[inside].end)
+        ):
             continue
         lines.add(bisect_right(line_starts, at))
     if not lines:

@@ -24,6 +24,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from functools import cached_property
 
+from audit.folding import spaced
 from audit.reference_sections import ReferenceSection, reference_sections
 
 ABBREVIATIONS = frozenset(
@@ -243,11 +244,10 @@ def lead_in_end(text: str) -> int | None:
 
 _EMPHASIS = re.compile(r"\*\*|__")
 _SPACE_BEFORE_PUNCT = re.compile(r"\s+([.,;:!?)\]])")
-_SPACES = re.compile(r"\s+")
 
 
 def clean(text: str) -> str:
     """Display text of a sentence: emphasis markers dropped, whitespace tidied."""
     text = _EMPHASIS.sub("", text)
-    text = _SPACES.sub(" ", text).strip()
+    text = spaced(text)
     return _SPACE_BEFORE_PUNCT.sub(r"\1", text)

@@ -77,12 +77,14 @@ def _fold_faults() -> Iterator[Fault]:
     yield Fault(
         "whitespace read as ASCII only",
         "folding",
-        lambda s: _set(s, audit.folding, "_WHITESPACE_RUN", re.compile(r"[ \t\n\r\f\v]+")),
+        lambda s: _set(
+            s, audit.folding, "spaced", lambda t: re.sub(r"[ \t\n\r\f\v]+", " ", t).strip()
+        ),
     )
     yield Fault(
         "whitespace runs not collapsed",
         "folding",
-        lambda s: _set(s, audit.folding, "_WHITESPACE_RUN", re.compile(r"(?!)")),
+        lambda s: _set(s, audit.folding, "spaced", str.strip),
     )
     yield Fault(
         "no Unicode normalization (NFC)",

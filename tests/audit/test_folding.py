@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import sys
 import unicodedata
 
 import pytest
@@ -16,6 +18,7 @@ from audit.folding import (
     NO_BREAK_SPACES,
     SINGLE_QUOTES,
     fold,
+    spaced,
 )
 
 
@@ -133,3 +136,18 @@ def test_fold_is_idempotent(text: str) -> None:
     assert fold(once) == once
     assert once == once.strip()
     assert "  " not in once
+
+
+def test_the_whitespace_step_splits_on_what_the_regex_whitespace_class_matches() -> None:
+    """``spaced`` splits on ``str.isspace``; the step it replaced substituted ``\\s+``: the
+    same characters, every code point checked."""
+    pattern = re.compile(r"\s")
+    assert all(
+        (pattern.match(chr(code)) is not None) == chr(code).isspace()
+        for code in range(sys.maxunicode + 1)
+    )
+
+
+@given(st.text(max_size=60) | st.lists(_TRICKY, max_size=30).map("".join))
+def test_the_whitespace_step_is_one_space_per_run_trimmed(text: str) -> None:
+    assert spaced(text) == re.sub(r"\s+", " ", text).strip()
