@@ -15,6 +15,9 @@ default level: the line per call is not written) and keeps what its audits looke
 (:mod:`audit.lookup_cache`): every call after the first reads nothing from the database.
 Beside each MCP figure, in the same rounds, interleaved (``ROUNDS`` rounds, medians): the same
 audit called directly (:func:`pipeline.serve.service.audit`, no MCP: what the protocol costs),
+both also per CPU-second of this process (``time.process_time``: the client, the server and
+the tools' worker threads, all in it; on a loaded host the wall clock mostly measures the
+other jobs),
 the engine's audit of the answer on a corpus kept open that keeps no look-up (every one read
 again: a call's cost for records no call looked up before), and a physical reference,
 HMAC-SHA256 of short messages, that shows how loaded the shared machine was while the figures
@@ -104,23 +107,31 @@ def all_passages(con: duckdb.DuckDBPyConnection, keyring: Keyring) -> list[tuple
     return out
 
 
-def _timed(step: Callable[[], object]) -> float:
-    """Calls of ``step`` per second over at least SECONDS_PER_ROUND."""
+def _timed(step: Callable[[], object], cpu: list[float] | None = None) -> float:
+    """Calls of ``step`` per second over at least SECONDS_PER_ROUND; with ``cpu``, the calls
+    per CPU-second of this process (all its threads) are appended to it."""
     calls = 0
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     while (elapsed := time.perf_counter() - start) < SECONDS_PER_ROUND or calls == 0:
         step()
         calls += 1
+    _per_cpu_second(cpu, calls, cpu_start)
     return calls / elapsed
 
 
-async def _timed_async(step: Callable[[], Any]) -> float:
+async def _timed_async(step: Callable[[], Any], cpu: list[float] | None = None) -> float:
     calls = 0
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     while (elapsed := time.perf_counter() - start) < SECONDS_PER_ROUND or calls == 0:
         await step()
         calls += 1
+    _per_cpu_second(cpu, calls, cpu_start)
     return calls / elapsed
+
+
+def _per_cpu_second(cpu: list[float] | None, calls: int, cpu_start: float) -> None:
+    if cpu is not None:
+        cpu.append(calls / max(time.process_time() - cpu_start, 1e-9))
 
 
 async def _no_work(client: Any) -> float:
@@ -188,10 +199,14 @@ async def _measure(snapshot: Path) -> dict[str, list[float]]:
                     async def call_before(answer: str = answer) -> None:
                         await before.call_tool("audit_answer", {"answer": answer})
 
-                    rates.setdefault(f"{name} mcp", []).append(await _timed_async(call))
+                    cpu = rates.setdefault(f"{name} mcp cpu", [])
+                    rates.setdefault(f"{name} mcp", []).append(await _timed_async(call, cpu))
                     rates.setdefault(f"{name} before", []).append(await _timed_async(call_before))
                     rates.setdefault(f"{name} direct", []).append(
-                        _timed(lambda answer=answer: service.audit(served, answer=answer))
+                        _timed(
+                            lambda answer=answer: service.audit(served, answer=answer),
+                            rates.setdefault(f"{name} direct cpu", []),
+                        )
                     )
                     rates.setdefault(f"{name} cold", []).append(
                         _timed(lambda answer=answer: audit_answer(parse_answer(answer), cold, demo))
@@ -255,6 +270,16 @@ def run(workdir: Path) -> list[Figure]:
                 mcp * per_answer,
                 "/s",
                 GOAL_RATIO * PEER_CITATIONS_PER_SECOND if peer else None,
+            ),
+            Figure(
+                f"  per CPU-second of this process, client and server ({label})",
+                statistics.median(rates[f"{name} mcp cpu"]),
+                "answers/s",
+            ),
+            Figure(
+                f"  same audit without MCP, per CPU-second ({label})",
+                statistics.median(rates[f"{name} direct cpu"]),
+                "answers/s",
             ),
             Figure(
                 f"  output schemas as the SDK derives them ({label}, before)",

@@ -19,7 +19,11 @@ its text block, in bytes, and the JSON values the schema check walks), so the co
 seen to be like for like. Then :data:`ROUNDS` rounds, interleaved: ours, the peer's; in each,
 per server, the audit, a round trip with no work (:data:`NO_SUCH_TOOL`: refused by the SDK at
 once, no schema check) and the client's schema check of that server's first reply, alone;
-medians, and the ratios of the medians. The *ratio ceiling* is the peer's audit time over our
+medians, and the ratios of the medians. The audit is also counted in CPU: this process's
+(the client's, ``time.process_time``) and the server's (:func:`~.procmem.cpu_seconds` of its
+process, read before and after), per call, so the comparison holds on a loaded host, where the
+wall clock mostly measures the other jobs; off Linux a note says it was not measured. The
+*ratio ceiling* is the peer's audit time over our
 no-work round trip plus our reply's check: the ratio a server of ours that did no work at all
 would still be held to by this client (optimistic: such a reply is still serialized and
 parsed). When the peer is not configured, or does not run, a note says why and nothing else
@@ -34,6 +38,7 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,10 +46,12 @@ from typing import Any
 
 from pipeline.bench import Figure
 from pipeline.bench.bench_peer import PEER_NAME, PeerUnavailable, peer_python
+from pipeline.bench.procmem import child_pids, cpu_seconds
 
 ROUNDS = 5
 GOAL_RATIO = 5  # issue 17: audit_answer through MCP at five times the peer's rate
 TOOL = "audit_answer"
+SIDES = ("ours", "peer")
 NO_SUCH_TOOL = "no_such_tool"
 """A tool neither server has: its call is refused at once, the cost of a round trip alone."""
 
@@ -114,13 +121,21 @@ def _last_line(path: Path) -> str:
 
 @dataclass(frozen=True)
 class Side:
-    """One server in the side by side: its client, the arguments of its demo answer and its
-    first ``audit_answer`` reply (the one the client's schema check is timed on)."""
+    """One server in the side by side: its client, the arguments of its demo answer, its
+    first ``audit_answer`` reply (the one the client's schema check is timed on) and the pid of
+    its process (None when it could not be told apart)."""
 
     name: str
     client: Any
     arguments: dict[str, Any]
     reply: Any
+    pid: str | None = None
+
+
+def new_child(before: set[str]) -> str | None:
+    """The one child process started since ``before`` was taken (:func:`child_pids`), or None."""
+    started = child_pids() - before
+    return started.pop() if len(started) == 1 else None
 
 
 def in_series(*rates: float) -> float:
@@ -174,8 +189,38 @@ async def _rounds(
     for _ in range(ROUNDS):
         for side in sides:
             for step, call in _steps(side).items():
-                rates.setdefault(f"{side.name} {step}", []).append(await timed(call))
+                if step == "audit":
+                    rate, cpu = await _with_cpu(side, call, timed)
+                    for part, seconds in cpu.items():
+                        rates.setdefault(f"{side.name} {part} cpu", []).append(seconds)
+                else:
+                    rate = await timed(call)
+                rates.setdefault(f"{side.name} {step}", []).append(rate)
     return rates
+
+
+async def _with_cpu(
+    side: Side,
+    call: Callable[[], Awaitable[object]],
+    timed: Callable[[Callable[[], Awaitable[object]]], Awaitable[float]],
+) -> tuple[float, dict[str, float]]:
+    """``timed(call)``, and the CPU seconds per call it cost this process (the client) and,
+    when its pid is known and readable, the side's server process."""
+    calls = 0
+
+    async def counted() -> object:
+        nonlocal calls
+        calls += 1
+        return await call()
+
+    server = cpu_seconds(side.pid) if side.pid is not None else None
+    client = time.process_time()
+    rate = await timed(counted)
+    cpu = {"client": (time.process_time() - client) / calls}
+    after = cpu_seconds(side.pid) if side.pid is not None else None
+    if server is not None and after is not None:
+        cpu["server"] = (after - server) / calls
+    return rate, cpu
 
 
 async def measure(
@@ -205,10 +250,12 @@ async def measure(
         "--demo-key",
     )
     peer_server = _stdio(str(python), peer_log, "tekmeria.__main__:main", "--demo")
+    before = child_pids()
     async with Client(our_server) as mine, contextlib.AsyncExitStack() as stack:
         check = await mine.call_tool(TOOL, {"answer": ours})
         if check.is_error:
             raise RuntimeError(f"audit_answer failed over stdio: {check}")
+        our_pid, before = new_child(before), child_pids()
         try:
             peer = await stack.enter_async_context(Client(peer_server))
             first = await peer.call_tool(TOOL, {"answer_text": theirs["answer"]})
@@ -232,8 +279,8 @@ async def measure(
             note = "MCP side by side skipped: the peer's server did not audit its demo answer "
             return [Figure(f"  {note}as its demo does", 0, "", note=True)]
         sides = (
-            Side("ours", mine, {"answer": ours}, check),
-            Side("peer", peer, {"answer_text": theirs["answer"]}, first),
+            Side("ours", mine, {"answer": ours}, check, our_pid),
+            Side("peer", peer, {"answer_text": theirs["answer"]}, first, new_child(before)),
         )
         shapes = [await _reply_line(side) for side in sides]
         rates = await _rounds(sides, timed)
@@ -277,4 +324,22 @@ def _figures(
         Figure("  client's schema check of our reply", rate["ours check"], "/s"),
         Figure("  client's schema check of the peer's reply", rate["peer check"], "/s"),
         Figure("  ratio ceiling: a server of ours doing no work", ceiling, "×", GOAL_RATIO),
+        *_cpu_figures(rate),
     ]
+
+
+def _cpu_figures(rate: dict[str, float]) -> list[Figure]:
+    """The audit per CPU-second of client and server together, each side's CPU per call, and
+    the ratio of the two sides per CPU-second (or a note when a server's CPU was not read)."""
+    if "ours server cpu" not in rate or "peer server cpu" not in rate:
+        return [Figure("  CPU per call not measured: no /proc/PID/stat here", 0, "", note=True)]
+    total = {side: rate[f"{side} client cpu"] + rate[f"{side} server cpu"] for side in SIDES}
+    figures = []
+    for side, label in (("ours", "ours"), ("peer", f"peer ({PEER_NAME})")):
+        figures += [
+            Figure(f"  per CPU-second over stdio, {label}", 1 / total[side], "answers/s"),
+            Figure(f"    CPU per call: {side} server", rate[f"{side} server cpu"] * 1000, "ms"),
+            Figure(f"    CPU per call: client of {side}", rate[f"{side} client cpu"] * 1000, "ms"),
+        ]
+    ratio = total["peer"] / total["ours"]
+    return [*figures, Figure("  ratio to the peer per CPU-second", ratio, "×", GOAL_RATIO)]

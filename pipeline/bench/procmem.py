@@ -4,10 +4,15 @@
 high-water mark of the forked copy of the parent, so a child of a 300 MB parent reports about
 300 MB whatever it uses itself. ``VmHWM`` in ``/proc/PID/status`` belongs to the process's
 own address space after ``exec``. Off Linux, :func:`peak_kb` falls back to ``ru_maxrss``.
+
+The CPU a child has used so far (:func:`cpu_seconds`, e.g. a server the bench calls over stdio)
+is read from ``/proc/PID/stat`` while it runs: the bench's own ``time.process_time`` counts only
+its own process.
 """
 
 from __future__ import annotations
 
+import os
 import resource
 import threading
 from collections.abc import Iterator
@@ -44,6 +49,23 @@ def _children() -> Iterator[str]:
         for pid in tasks.read_text(encoding="ascii").split():
             if _cmdline(pid) != ours:
                 yield pid
+
+
+def child_pids() -> set[str]:
+    """The pids of this process's children that run their own program (:func:`_children`)."""
+    return set(_children())
+
+
+def cpu_seconds(pid: int | str = "self") -> float | None:
+    """User plus system CPU seconds ``pid`` has used, all its threads (``/proc/PID/stat``, in
+    clock ticks: 10 ms); None when it cannot be read (gone, or not Linux)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii")
+        fields = stat.rsplit(")", 1)[1].split()  # after "(comm)", which may hold spaces
+        ticks = int(fields[11]) + int(fields[12])  # utime, stime
+    except (OSError, IndexError, ValueError):
+        return None
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 class ChildPeaks:

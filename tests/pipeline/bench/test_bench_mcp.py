@@ -59,4 +59,7 @@ def test_the_parts_of_a_call_are_timed_beside_it_and_the_ceiling_is_their_sum(
     parts = named["  parts in series: no work + check + audit (demo answer)"]
     assert (ceiling.value, ceiling.goal) == (pytest.approx(1 / (1 / no_work + 1 / check)), 565)
     assert parts.value == pytest.approx(1 / (1 / no_work + 1 / check + 1 / direct))
+    for label in ("demo answer", "generated answer"):  # beside the wall clock, per CPU-second
+        assert named[f"  per CPU-second of this process, client and server ({label})"].value > 0
+        assert named[f"  same audit without MCP, per CPU-second ({label})"].value > 0
     assert not calls.log.disabled  # the refusals' log lines are silenced while timed only

@@ -119,6 +119,16 @@ def test_both_servers_are_timed_in_turn_and_the_ratios_are_of_the_medians(
         pytest.approx((1 / peer.value) / (1 / no_work + 1 / check)),
         5,
     )
+    # the audit per CPU-second: this process's (the client's) and each server's, per call
+    ours_cpu = named["  per CPU-second over stdio, ours"]
+    peer_cpu = named["  per CPU-second over stdio, peer (Tekmeria 0.1.1)"]
+    for side, figure in (("ours", ours_cpu), ("peer", peer_cpu)):
+        server = named[f"    CPU per call: {side} server"].value
+        client = named[f"    CPU per call: client of {side}"].value
+        assert server >= 0 and client > 0  # a short round may cost a server under one tick
+        assert figure.value == pytest.approx(1000 / (server + client))
+    per_cpu = named["  ratio to the peer per CPU-second"]
+    assert (per_cpu.value, per_cpu.goal) == (pytest.approx(ours_cpu.value / peer_cpu.value), 5)
 
 
 def test_each_sides_reply_is_described_like_for_like(
@@ -172,3 +182,10 @@ def test_a_peer_server_that_does_not_start_is_a_note_with_its_last_log_line(
     assert figure.note
     assert figure.name.startswith("  MCP side by side skipped: the peer's server failed (")
     assert figure.name.endswith("; its log: no server here)")
+
+
+def test_without_a_server_s_cpu_the_cpu_figures_are_one_note() -> None:
+    rates = {"ours client cpu": 0.002, "peer client cpu": 0.002, "ours server cpu": 0.003}
+    [figure] = mcp_peer._cpu_figures(rates)  # the peer's server CPU could not be read
+    assert figure.note
+    assert figure.name == "  CPU per call not measured: no /proc/PID/stat here"
