@@ -28,7 +28,9 @@ EQUIVALENT = Path(__file__).resolve().parent / "data" / "mutation-equivalent"
 """One TOML file per module of audit/ (``verdicts.toml``, ``references.structured.toml``):
 mutant name = why no test can kill it."""
 
-KILLED_CODES = frozenset({1, 3, 24, -24, 36, 152, 255})
+TIMEOUT_CODES = frozenset({24, -24, 36, 152, 255})
+"""mutmut's exit codes for a mutant that ran out of time (wall clock or its CPU limit)."""
+KILLED_CODES = frozenset({1, 3}) | TIMEOUT_CODES
 """mutmut's exit codes for a mutant the tests noticed (a failure, a pytest error, a timeout)."""
 SURVIVED_CODE = 0
 NO_TESTS_CODES = frozenset({5, 33})
@@ -77,10 +79,16 @@ def score_module(
     module: str, exit_codes: Mapping[str, int | None], equivalent: Iterable[str] = ()
 ) -> ModuleScore:
     """One module's tally from mutmut's exit code per mutant. A mutant listed as equivalent
-    must have survived: a killed one was not equivalent, so the list is stale (an error)."""
+    must have survived: one a test failed was not equivalent, so the list is stale (an
+    error). A listed one that ran out of time (an equivalent mutant can be slower: a codec
+    name looked up instead of the fast path, on a loaded host) is counted as equivalent,
+    never as killed."""
+    equivalent = set(equivalent)
     score = ModuleScore(module)
     for name, code in sorted(exit_codes.items()):
-        if code in KILLED_CODES:
+        if code in TIMEOUT_CODES and name in equivalent:
+            score.survived.append(name)
+        elif code in KILLED_CODES:
             score.killed += 1
         elif code == SURVIVED_CODE:
             score.survived.append(name)
@@ -89,7 +97,7 @@ def score_module(
         else:
             score.other.append(name)
     for name in equivalent:
-        if exit_codes.get(name) in KILLED_CODES:
+        if exit_codes.get(name) in KILLED_CODES - TIMEOUT_CODES:
             raise ValueError(f"{name} is listed as equivalent but was killed")
         if name in score.survived or name in score.no_tests:
             score.equivalent += 1

@@ -32,6 +32,20 @@ def test_a_killed_mutant_listed_as_equivalent_is_an_error() -> None:
         score_module("audit/m.py", CODES, ["m.x_a__mutmut_1"])
 
 
+@pytest.mark.parametrize("timeout", [36, -24, 24, 152, 255])
+def test_a_listed_equivalent_that_ran_out_of_time_is_equivalent_not_killed(timeout: int) -> None:
+    codes = {"m.x_a__mutmut_1": timeout, "m.x_a__mutmut_2": 1}
+    score = score_module("audit/m.py", codes, ["m.x_a__mutmut_1"])
+    assert (score.killed, score.survived, score.equivalent, score.counted) == (
+        1,
+        ["m.x_a__mutmut_1"],
+        1,
+        1,
+    )
+    unlisted = score_module("audit/m.py", codes)
+    assert (unlisted.killed, unlisted.survived) == (2, [])  # not listed: a timeout is a kill
+
+
 def test_a_module_with_unchecked_mutants_is_not_run_and_not_counted() -> None:
     done = score_module("audit/m.py", {"m.x_a__mutmut_1": 1})
     pending = score_module("audit/n.py", {"n.x_a__mutmut_1": 0, "n.x_a__mutmut_2": None})
