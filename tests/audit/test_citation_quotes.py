@@ -96,6 +96,8 @@ def test_brackets_and_other_marks_inside_a_quote_are_quote_text(
         f"Risk fell [{H} “risk”“fell”].",  # a quote glued to the one before opens none
         f'Risk fell [{H} "risk"fell"].',  # nor one glued to a word
         f"Risk fell [{H} ‘does not increase the risk’].",  # single quotes are not quote marks
+        f"Risk fell [{H}”].",  # a closing mark right after the handle
+        f'Risk (fell "a"] and {H}.',  # a "] right after a quote, closing nothing, on its line
     ],
 )
 def test_a_quote_that_cannot_be_read_whole_makes_the_citation_malformed(answer: str) -> None:
@@ -111,6 +113,7 @@ def test_a_quote_that_cannot_be_read_whole_makes_the_citation_malformed(answer: 
         f'He said "a ] b" and [{H} "risk"].',
         f'Risk (a) fell; b) rose, "x" [{H} "risk"].',
         f'Risk (see "a ] b") fell [{H} "risk"].',
+        f'Risk [see "a”] b"] fell [{H} "risk"].',  # the ”] is in the quote, the first one
     ],
 )
 def test_quote_marks_and_brackets_in_the_prose_around_a_citation_are_prose(answer: str) -> None:
