@@ -92,3 +92,23 @@ def test_a_raw_value_is_kept_with_its_whitespace_collapsed_and_bounded() -> None
     assert cut("x" * (RAW_MAX + 50)) == "x" * RAW_MAX
     assert cut("   ") is None
     assert cut(None) is None
+
+
+@pytest.mark.parametrize(
+    ("raw", "name"),
+    [
+        ("cc0", "CC0-1.0"),
+        ("CC0-1.0", "CC0-1.0"),
+        ("CC0 1.0", "CC0-1.0"),
+        ("cc0 1.0", "CC0-1.0"),
+        ("CC-Zero", "CC0-1.0"),
+        ("cc-zero", "CC0-1.0"),
+        ("public-domain", "public-domain"),
+        ("Public Domain", "public-domain"),
+        ("public domain", "public-domain"),
+        ("PD", "public-domain"),
+        ("pd", "public-domain"),
+    ],
+)
+def test_each_spelling_of_cc0_and_public_domain_is_named_in_any_case(raw: str, name: str) -> None:
+    assert normalise(f"  {raw} ") == name
