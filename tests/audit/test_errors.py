@@ -30,3 +30,9 @@ def test_a_syntax_error_keeps_its_caret() -> None:
     )
     assert isinstance(error, CitationSyntaxError)
     assert error.caret() == "[cs:pmid:1@]\n           ^"
+
+
+def test_the_arguments_survive_pickling_so_a_traceback_still_shows_the_message() -> None:
+    error = roundtrip(TamperedSnapshotError("sha256 differs", advice="rebuild it"))
+    assert error.args == ("sha256 differs",)
+    assert repr(error) == "TamperedSnapshotError('sha256 differs')"
