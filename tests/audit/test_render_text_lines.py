@@ -147,17 +147,11 @@ def test_only_a_misquote_shows_a_closest_match_and_only_a_non_ok_citation_its_de
 
 
 def test_the_record_line_joins_what_it_says_with_semicolons() -> None:
-    corpus = make_corpus()
-    corpus.add_record(
-        "nct:NCT99000002",
-        "clinicaltrials",
-        {"2024-11-20": {"trial.brief_summary.1": "Never enrolled."}},
-        status="WITHDRAWN",
-        withdrawn=True,
-        retracted=True,
-    )
-    report = _audited(f"Gone [{h('nct:NCT99000002@2024-11-20/trial.brief_summary.1')}].\n", corpus)
-    assert record_standing(report.citations()[0]) == (
+    report = _audited(f"Gone [{h('pmid:99000010/abstract.1')}].\n")  # withdrawn upstream
+    citation = report.citations()[0]
+    assert citation.record is not None
+    record = citation.record.model_copy(update={"status": "WITHDRAWN", "retracted": True})
+    assert record_standing(citation.model_copy(update={"record": record})) == (
         "status WITHDRAWN; withdrawn upstream; retracted"
     )
 
