@@ -261,7 +261,9 @@ def _md_citation(citation: CitationResult, indent: str) -> list[str]:
     if citation.detail and citation.verdict != "ok":
         lines.append(f"{under}- {md_text(citation.detail)}")
     if citation.checked_against is not None:
-        lines.append(f"{under}- quote checked against the text {_AGAINST[citation.checked_against]}")
+        lines.append(
+            f"{under}- quote checked against the text {_AGAINST[citation.checked_against]}"
+        )
     if citation.closest_match is not None:
         lines.append(
             f"{under}- closest: “{md_text(citation.closest_match)}” ({citation.similarity:.4f})"

@@ -261,7 +261,9 @@ def test_a_report_without_support_says_not_checked_under_each_ok_citation_only()
 def test_markdown_nests_each_citation_under_its_sentence_from_the_tenth_on() -> None:
     """CommonMark nests a sub-list at the column after the item's marker: three spaces under
     ``9. ``, four under ``10. ``, five under ``100. `` (three under ``10. `` ended the list)."""
-    sentences = [("sentence", f"S{n}.", ()) for n in range(1, 100)]
+    sentences: list[tuple[str, str, tuple[tuple[str, str | None], ...]]] = [
+        ("sentence", f"S{n}.", ()) for n in range(1, 100)
+    ]
     sentences[8] = sentences[9] = sentences[98] = ("sentence", "Cited.", ((GOOD, None),))
     lines = render_markdown(report(*sentences, ("sentence", "Last.", ((GOOD, None),)))).splitlines()
     for marker in ("9. ", "10. ", "99. ", "100. "):
