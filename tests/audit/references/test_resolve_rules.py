@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import duckdb
 import pytest
 
 from audit.references.resolve import (
+    RESOLVABLE,
     Asked,
     ChainResolver,
     Key,
@@ -503,3 +505,19 @@ def test_a_failed_query_is_named_by_its_first_line_or_its_kind(
     key = ("pmid", "1")
     assert resolver.by_identifiers([key])[key].detail == f"snapshot lookup failed: {detail}"
     assert resolver.by_title("x").detail == f"snapshot title search failed: {detail}"
+
+
+def test_a_resolver_opened_on_a_file_is_named_by_it_unless_given_a_label(tmp_path: Path) -> None:
+    path = tmp_path / "works-2.duckdb"
+    duckdb.connect(str(path)).close()
+    for label, named in ((None, "works-2"), ("", "works-2"), ("given", "given")):
+        opened = SnapshotResolver.open(path, label)
+        try:
+            assert (opened.label, opened.schemes) == (named, frozenset(RESOLVABLE))
+        finally:
+            opened.close()
+    narrow = SnapshotResolver.open(path, schemes=frozenset({"doi"}))
+    try:
+        assert narrow.schemes == frozenset({"doi"})
+    finally:
+        narrow.close()
