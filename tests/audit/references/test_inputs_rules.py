@@ -313,3 +313,15 @@ def test_a_json_string_is_found_as_written_raw_or_escaped(
 def test_a_format_that_is_no_format_is_refused_before_any_reading() -> None:
     with pytest.raises(InputError):
         format_for("a.md", "PDF")
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="needs Linux's /proc")
+def test_a_file_longer_than_its_stated_size_is_still_cut_at_the_limit() -> None:
+    status = Path("/proc/self/status")  # stat says 0 bytes; reading gives far more
+    with pytest.raises(LimitExceeded) as caught:
+        read_input(status, "text", max_bytes=10)
+    assert str(caught.value) == f"{status}: 11 bytes is over the limit of 10 bytes"
+
+
+def test_a_link_showing_its_target_across_entities_gets_no_second_copy() -> None:
+    assert html('<a href="https://x.org/a&b">https://x.org/a&amp;b</a>')[0] == "https://x.org/a&b"
