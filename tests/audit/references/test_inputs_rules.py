@@ -325,3 +325,12 @@ def test_a_file_longer_than_its_stated_size_is_still_cut_at_the_limit() -> None:
 
 def test_a_link_showing_its_target_across_entities_gets_no_second_copy() -> None:
     assert html('<a href="https://x.org/a&b">https://x.org/a&amp;b</a>')[0] == "https://x.org/a&b"
+
+
+def test_a_closed_list_item_ends_its_line() -> None:
+    assert html("<ul><li>a</li><li>b</li></ul>")[0] == "\n\n- a\n\n- b\n\n"
+
+
+def test_a_json_string_is_found_whole_even_at_the_start_of_the_text() -> None:
+    assert json_string_offset("x", "x", 0, 1) == 0
+    assert json_string_offset('["\\u00e8", "\\u00e9"]', "é", 0, 20) == 12
