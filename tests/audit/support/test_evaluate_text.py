@@ -143,3 +143,21 @@ def test_tuning_needs_candidates_of_one_prediction_per_pair() -> None:
         )
     with pytest.raises(ValueError, match=r"^no candidates to choose from$"):
         choose(pairs(), {}, range(6))
+
+
+def test_a_quoted_cell_keeps_its_line_breaks_as_written() -> None:
+    text = 'claim,evidence,label\r\nA claim,"line 1\r\nline 2\rline 3",yes\r\n'
+    (pair,) = read_pairs(text, parse_label_map("yes=supported"))
+    assert pair.evidence == "line 1\r\nline 2\rline 3"
+
+
+def test_a_column_name_is_only_stripped_of_its_bom_and_spaces() -> None:
+    text = "\ufeffXclaim,evidence,label\nA claim,text,yes\n"
+    pairs = read_pairs(text, parse_label_map("yes=supported"), claim="Xclaim")
+    assert pairs == [Pair(2, "A claim", "text", "supported")]
+
+
+def test_a_broken_first_row_is_named_row_2() -> None:
+    with pytest.raises(InputError) as caught:
+        read_pairs('claim,evidence,label\n"a,b,Supports\n', parse_label_map("yes=supported"))
+    assert caught.value.message == "the CSV row 2: unexpected end of data"
