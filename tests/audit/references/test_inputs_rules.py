@@ -334,3 +334,45 @@ def test_a_closed_list_item_ends_its_line() -> None:
 def test_a_json_string_is_found_whole_even_at_the_start_of_the_text() -> None:
     assert json_string_offset("x", "x", 0, 1) == 0
     assert json_string_offset('["\\u00e8", "\\u00e9"]', "é", 0, 20) == 12
+
+
+def test_each_pdf_page_is_anchored_after_all_the_pages_before_it() -> None:
+    read = parse_input(text_pdf([["a"], ["bb"], ["c"]]), "p.pdf", "pdf").source
+    assert [(a.offset, a.page) for a in read.anchors] == [(0, 1), (4, 2), (9, 3)]
+    assert read.text == "a\n\n\nbb\n\n\nc\n"
+
+
+def test_a_pdf_parse_error_is_its_first_line_cut_at_200_or_else_its_kind(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import pypdf
+
+    assert (
+        refused_pdf(b"%PDF-1.4\n") == "s.pdf: the PDF does not parse: Stream has ended unexpectedly"
+    )
+
+    def raising(error: Exception) -> object:
+        def reader(stream: object) -> object:
+            raise error
+
+        return reader
+
+    monkeypatch.setattr(pypdf, "PdfReader", raising(ValueError("x" * 250 + "\nsecond line")))
+    assert refused_pdf(b"%PDF-1.4\n") == "s.pdf: the PDF does not parse: " + "x" * 200
+    monkeypatch.setattr(pypdf, "PdfReader", raising(KeyError()))
+    assert refused_pdf(b"%PDF-1.4\n") == "s.pdf: the PDF does not parse: KeyError"
+
+
+def refused_pdf(data: bytes) -> str:
+    with pytest.raises(DocumentError) as caught:
+        pdf_pages(data, "s.pdf")
+    return str(caught.value)
+
+
+def test_pypdf_stays_quiet_even_when_its_logger_is_verbose(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level("DEBUG", logger="pypdf")
+    with pytest.raises(DocumentError):
+        pdf_pages(b"%PDF-1.4\n1 0 obj << /Type", "broken.pdf")
+    assert [r.name for r in caplog.records if r.name.startswith("pypdf")] == []
