@@ -8,12 +8,15 @@ from audit.errors import InputError
 from audit.support.evaluate import (
     Pair,
     choose,
+    claim_folds,
+    claim_part,
     cross_validate,
     cross_validate_tuned,
     cross_validation_text,
     parse_label_map,
     read_pairs,
     score,
+    select,
     to_text,
     wilson_interval,
 )
@@ -161,3 +164,93 @@ def test_a_broken_first_row_is_named_row_2() -> None:
     with pytest.raises(InputError) as caught:
         read_pairs('claim,evidence,label\n"a,b,Supports\n', parse_label_map("yes=supported"))
     assert caught.value.message == "the CSV row 2: unexpected end of data"
+
+
+# --- parts, folds and tuning ----------------------------------------------------------------
+
+
+def test_each_claim_goes_to_the_part_its_hash_names_for_good() -> None:
+    parts = [claim_part(f"Zentravir claim {i}") for i in range(8)]
+    assert parts == ["held-out", "tune", "tune", "tune", "held-out", "held-out", "held-out", "tune"]
+    every = _claims(8, 1)
+    assert [p.claim for p in select(every, "tune")] == [
+        f"Zentravir claim {i}" for i in (1, 2, 3, 7)
+    ]
+    assert [p.claim for p in select(every, "held-out")] == [
+        f"Zentravir claim {i}" for i in (0, 4, 5, 6)
+    ]
+
+
+def test_twenty_folds_is_the_most_and_allowed() -> None:
+    assert sorted(claim_folds(_claims(20, 1), 20)) == list(range(20))
+
+
+def test_the_part_scored_is_named_by_default_and_as_given() -> None:
+    assert score(pairs(), PREDICTED, judge="j", judge_version="1").part == "all"
+    result = cross_validate(pairs(), PREDICTED, 3, judge="j", judge_version="1", part="tune")
+    assert (result.part, result.pooled.part) == ("tune", "tune")
+    tuned = cross_validate_tuned(pairs(), {"a": PREDICTED}, 3, judge="j", judge_version="1")
+    assert (tuned.part, tuned.pooled.part) == ("all", "all")
+    tuned = cross_validate_tuned(
+        pairs(), {"a": PREDICTED}, 3, judge="j", judge_version="1", part="held-out"
+    )
+    assert (tuned.part, tuned.pooled.part, tuned.folds[0].part) == (
+        "held-out",
+        "held-out",
+        "held-out fold 1/3",
+    )
+
+
+def test_an_older_evaluation_without_an_interval_shows_no_contradicted_precision() -> None:
+    result = score(pairs(), PREDICTED, judge="j", judge_version="1")
+    older = result.model_copy(update={"contradicted_precision_interval": None})
+    assert to_text(older)[2] == (
+        "macro-F1 0.444 over judged pairs; accuracy 0.600; contradicted precision -"
+    )
+
+
+def _two_folds() -> tuple[list[Pair], list[int]]:
+    every = _claims(4, 2)
+    return every, claim_folds(every, 2)
+
+
+def test_each_fold_is_scored_with_the_candidate_its_own_training_part_chose() -> None:
+    every, fold_of = _two_folds()
+    right_on_0 = ["supported" if f == 0 else "not_mentioned" for f in fold_of]
+    right_on_1 = ["supported" if f == 1 else "not_mentioned" for f in fold_of]
+    result = cross_validate_tuned(
+        every, {"x": right_on_0, "y": right_on_1}, 2, judge="j", judge_version="1"
+    )
+    assert result.choices is not None
+    assert [c.candidate for c in result.choices] == ["y", "x"]  # each chosen on the other fold
+    assert [f.accuracy for f in result.folds] == [0.0, 0.0]
+
+
+def test_the_coverage_floor_given_is_the_one_each_fold_chooses_by() -> None:
+    golds = ["supported", "supported", "not_mentioned", "contradicted"] * 4
+    every = _golds(_claims(4, 4), golds)
+    broad = ["supported", "not_mentioned", "not_mentioned", "supported"] * 4
+    shy = ["supported", "abstain", "not_mentioned", "abstain"] * 4
+    candidates = {"broad": broad, "shy": shy}
+    kept = cross_validate_tuned(
+        every, candidates, 2, judge="j", judge_version="1", coverage_floor=0.6
+    )
+    assert kept.choices is not None and [c.candidate for c in kept.choices] == ["broad"] * 2
+    assert kept.coverage_floor == 0.6
+    default = cross_validate_tuned(every, candidates, 2, judge="j", judge_version="1")
+    assert default.choices is not None and [c.candidate for c in default.choices] == ["shy"] * 2
+
+
+def test_a_fold_whose_choice_met_the_floors_says_only_what_it_chose() -> None:
+    golds = ["supported", "contradicted"] * 4
+    every = _golds(_claims(4, 2), golds)
+    result = cross_validate_tuned(
+        every, {"right": golds, "wrong": ["supported"] * 8}, 2, judge="j", judge_version="1"
+    )
+    lines = cross_validation_text(result)
+    assert lines[2:4] == [
+        "1          4      2  1.000   0.667  1.000    1.000  1.000   1.000   2/2"
+        "  chose right (training macro-F1 0.667)",
+        "2          4      2  1.000   0.667  1.000    1.000  1.000   1.000   2/2"
+        "  chose right (training macro-F1 0.667)",
+    ]
