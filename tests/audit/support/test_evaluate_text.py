@@ -254,3 +254,28 @@ def test_a_fold_whose_choice_met_the_floors_says_only_what_it_chose() -> None:
         "2          4      2  1.000   0.667  1.000    1.000  1.000   1.000   2/2"
         "  chose right (training macro-F1 0.667)",
     ]
+
+
+def test_a_contradicted_precision_of_exactly_the_floor_meets_it() -> None:
+    golds = ["contradicted"] * 4 + ["supported", "not_mentioned"]
+    every = _golds(_claims(6, 1), golds)
+    eight = ["contradicted"] * 5 + ["supported"]  # 4 of 5 right: 0.8, the floor
+    other = ["contradicted"] * 3 + ["supported", "contradicted", "not_mentioned"]  # 0.75
+    choice = choose(every, {"eight": eight, "other": other}, range(6))
+    assert (choice.candidate, choice.met_floors) == ("eight", True)
+    assert (choice.training_contradicted_precision, choice.training_coverage) == (0.8, 1.0)
+
+
+def test_the_wilson_interval_is_exactly_0_and_1_at_its_ends() -> None:
+    assert wilson_interval(0, 3) == (0.0, pytest.approx(0.5615, abs=1e-4))
+    assert (wilson_interval(0, 3) or (1.0, 1.0))[0] == 0.0
+    assert (wilson_interval(24, 24) or (0.0, 0.0))[1] == 1.0
+
+
+def test_a_label_map_item_is_cut_at_its_first_equals_sign() -> None:
+    with pytest.raises(InputError) as caught:
+        parse_label_map("a=b=supported")
+    assert caught.value.message == (
+        "--labels: 'b=supported' is not a verdict; expected one of supported, contradicted,"
+        " not_mentioned"
+    )
