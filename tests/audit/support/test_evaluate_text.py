@@ -279,3 +279,11 @@ def test_a_label_map_item_is_cut_at_its_first_equals_sign() -> None:
         "--labels: 'b=supported' is not a verdict; expected one of supported, contradicted,"
         " not_mentioned"
     )
+
+
+def test_a_csv_with_old_mac_line_ends_is_read_row_by_row() -> None:
+    text = "claim,evidence,label\rA claim,text,yes\rB claim,more,yes\r"
+    assert [p.claim for p in read_pairs(text, parse_label_map("yes=supported"))] == [
+        "A claim",
+        "B claim",
+    ]
