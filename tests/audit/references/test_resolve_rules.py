@@ -16,6 +16,7 @@ from typing import Any
 import duckdb
 import pytest
 
+from audit.errors import CorpusError
 from audit.references.resolve import (
     RESOLVABLE,
     Asked,
@@ -521,3 +522,13 @@ def test_a_resolver_opened_on_a_file_is_named_by_it_unless_given_a_label(tmp_pat
         assert narrow.schemes == frozenset({"doi"})
     finally:
         narrow.close()
+
+
+def test_a_file_that_will_not_open_is_named_with_duckdbs_own_reason(tmp_path: Path) -> None:
+    missing = tmp_path / "gone" / "x.duckdb"
+    with pytest.raises(CorpusError) as caught:
+        SnapshotResolver.open(missing)
+    assert caught.value.message == (
+        f'cannot open snapshot x.duckdb: IO Error: Cannot open database "{missing}" in read-only'
+        " mode: database does not exist"
+    )
