@@ -258,7 +258,7 @@ _BLOCKS = frozenset(
     }
 )
 _LINKED = ("http://", "https://", "doi:")
-_HREF = re.compile(r"\shref\s*=\s*", re.IGNORECASE)
+_HREF = re.compile(r"(?<=['\"\s/])href\s*=\s*", re.IGNORECASE)  # where HTMLParser reads a name
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 
 
