@@ -376,3 +376,20 @@ def test_pypdf_stays_quiet_even_when_its_logger_is_verbose(
     with pytest.raises(DocumentError):
         pdf_pages(b"%PDF-1.4\n1 0 obj << /Type", "broken.pdf")
     assert [r.name for r in caplog.records if r.name.startswith("pypdf")] == []
+
+
+@pytest.mark.parametrize(
+    ("source", "column"),
+    [
+        ('<a/href="https://x.org/1">t</a>', 10),
+        ('<a title="x"href="https://x.org/1">t</a>', 19),
+        ('<a href="https://x.org/1" title="https://x.org/1">t</a>', 10),
+        ('<a data-href="https://x.org/1" href="https://x.org/1">t</a>', 38),
+    ],
+)
+def test_a_link_target_points_at_the_href_attribute_however_it_is_written(
+    source: str, column: int
+) -> None:
+    text, anchors = html(source)
+    assert text == "t <https://x.org/1> "
+    assert anchors[1:] == [(1, 1, column), (3, 1, column), (18, 1, column)]
