@@ -532,3 +532,42 @@ def test_a_file_that_will_not_open_is_named_with_duckdbs_own_reason(tmp_path: Pa
         f'cannot open snapshot x.duckdb: IO Error: Cannot open database "{missing}" in read-only'
         " mode: database does not exist"
     )
+
+
+class Typed:
+    """A connection answering every key with one row of the wrong types (a snapshot written
+    by another tool), and no relations."""
+
+    ROW: tuple[object, ...] = (
+        "pmid",
+        "7",
+        1,
+        2,
+        3,
+        4,
+        "2020",
+        5,
+        6,
+        7,
+        8,
+        9,
+        10,
+        "yes",
+        1,
+        0,
+        "no",
+    )
+
+    def execute(self, sql: str, params: object) -> Typed:
+        self.rows: list[tuple[object, ...]] = [self.ROW] if "UNION" in sql else []
+        return self
+
+    def fetchall(self) -> list[tuple[object, ...]]:
+        return self.rows
+
+
+def test_a_column_of_the_wrong_type_reads_as_missing() -> None:
+    resolver = SnapshotResolver(Typed(), "typed")  # type: ignore[arg-type]
+    key = ("pmid", "7")
+    (record,) = resolver.by_identifiers([key])[key].records
+    assert record == work("1", source="2", withdrawn=True)
