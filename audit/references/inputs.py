@@ -258,6 +258,7 @@ _BLOCKS = frozenset(
     }
 )
 _LINKED = ("http://", "https://", "doi:")
+_HREF = re.compile(r"(?<=['\"\s/])href\s*=\s*", re.IGNORECASE)  # where HTMLParser reads a name
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 
 
@@ -303,7 +304,8 @@ class _TextParser(HTMLParser):
             return
         line, column = self.getpos()
         tag_text = self.get_starttag_text() or ""
-        at = tag_text.find(href)
+        attribute = _HREF.search(tag_text)  # the value itself, not the same text earlier
+        at = tag_text.find(href, attribute.end() if attribute else 0)
         if at < 0:  # the value was written with entities: point at the tag itself
             at = 0
         before = tag_text[:at]

@@ -182,3 +182,9 @@ def test_the_parsers_own_log_lines_do_not_leak(caplog: pytest.LogCaptureFixture)
     with pytest.raises(DocumentError):
         extract_bytes(b"%PDF-1.4\n1 0 obj << /Type", "broken.pdf")
     assert [r.name for r in caplog.records if r.name.startswith(("bibtexparser", "pypdf"))] == []
+
+
+def test_a_link_target_points_at_the_href_value_not_the_same_text_earlier_in_the_tag() -> None:
+    source = b'<p><a title="https://doi.org/10.5555/l3" href="https://doi.org/10.5555/l3">x</a></p>'
+    (identifier,) = extract_bytes(source, "t.html").identifiers
+    assert identifier.span.column == source.index(b"https", 40) + 1

@@ -313,3 +313,83 @@ def test_a_json_string_is_found_as_written_raw_or_escaped(
 def test_a_format_that_is_no_format_is_refused_before_any_reading() -> None:
     with pytest.raises(InputError):
         format_for("a.md", "PDF")
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="needs Linux's /proc")
+def test_a_file_longer_than_its_stated_size_is_still_cut_at_the_limit() -> None:
+    status = Path("/proc/self/status")  # stat says 0 bytes; reading gives far more
+    with pytest.raises(LimitExceeded) as caught:
+        read_input(status, "text", max_bytes=10)
+    assert str(caught.value) == f"{status}: 11 bytes is over the limit of 10 bytes"
+
+
+def test_a_link_showing_its_target_across_entities_gets_no_second_copy() -> None:
+    assert html('<a href="https://x.org/a&b">https://x.org/a&amp;b</a>')[0] == "https://x.org/a&b"
+
+
+def test_a_closed_list_item_ends_its_line() -> None:
+    assert html("<ul><li>a</li><li>b</li></ul>")[0] == "\n\n- a\n\n- b\n\n"
+
+
+def test_a_json_string_is_found_whole_even_at_the_start_of_the_text() -> None:
+    assert json_string_offset("x", "x", 0, 1) == 0
+    assert json_string_offset('["\\u00e8", "\\u00e9"]', "é", 0, 20) == 12
+
+
+def test_each_pdf_page_is_anchored_after_all_the_pages_before_it() -> None:
+    read = parse_input(text_pdf([["a"], ["bb"], ["c"]]), "p.pdf", "pdf").source
+    assert [(a.offset, a.page) for a in read.anchors] == [(0, 1), (4, 2), (9, 3)]
+    assert read.text == "a\n\n\nbb\n\n\nc\n"
+
+
+def test_a_pdf_parse_error_is_its_first_line_cut_at_200_or_else_its_kind(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import pypdf
+
+    assert (
+        refused_pdf(b"%PDF-1.4\n") == "s.pdf: the PDF does not parse: Stream has ended unexpectedly"
+    )
+
+    def raising(error: Exception) -> object:
+        def reader(stream: object) -> object:
+            raise error
+
+        return reader
+
+    monkeypatch.setattr(pypdf, "PdfReader", raising(ValueError("x" * 250 + "\nsecond line")))
+    assert refused_pdf(b"%PDF-1.4\n") == "s.pdf: the PDF does not parse: " + "x" * 200
+    monkeypatch.setattr(pypdf, "PdfReader", raising(KeyError()))
+    assert refused_pdf(b"%PDF-1.4\n") == "s.pdf: the PDF does not parse: KeyError"
+
+
+def refused_pdf(data: bytes) -> str:
+    with pytest.raises(DocumentError) as caught:
+        pdf_pages(data, "s.pdf")
+    return str(caught.value)
+
+
+def test_pypdf_stays_quiet_even_when_its_logger_is_verbose(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level("DEBUG", logger="pypdf")
+    with pytest.raises(DocumentError):
+        pdf_pages(b"%PDF-1.4\n1 0 obj << /Type", "broken.pdf")
+    assert [r.name for r in caplog.records if r.name.startswith("pypdf")] == []
+
+
+@pytest.mark.parametrize(
+    ("source", "column"),
+    [
+        ('<a/href="https://x.org/1">t</a>', 10),
+        ('<a title="x"href="https://x.org/1">t</a>', 19),
+        ('<a href="https://x.org/1" title="https://x.org/1">t</a>', 10),
+        ('<a data-href="https://x.org/1" href="https://x.org/1">t</a>', 38),
+    ],
+)
+def test_a_link_target_points_at_the_href_attribute_however_it_is_written(
+    source: str, column: int
+) -> None:
+    text, anchors = html(source)
+    assert text == "t <https://x.org/1> "
+    assert anchors[1:] == [(1, 1, column), (3, 1, column), (18, 1, column)]

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import duckdb
 import pytest
 
+from audit.errors import CorpusError
 from audit.references.resolve import (
+    RESOLVABLE,
     Asked,
     ChainResolver,
     Key,
@@ -503,3 +506,68 @@ def test_a_failed_query_is_named_by_its_first_line_or_its_kind(
     key = ("pmid", "1")
     assert resolver.by_identifiers([key])[key].detail == f"snapshot lookup failed: {detail}"
     assert resolver.by_title("x").detail == f"snapshot title search failed: {detail}"
+
+
+def test_a_resolver_opened_on_a_file_is_named_by_it_unless_given_a_label(tmp_path: Path) -> None:
+    path = tmp_path / "works-2.duckdb"
+    duckdb.connect(str(path)).close()
+    for label, named in ((None, "works-2"), ("", "works-2"), ("given", "given")):
+        opened = SnapshotResolver.open(path, label)
+        try:
+            assert (opened.label, opened.schemes) == (named, frozenset(RESOLVABLE))
+        finally:
+            opened.close()
+    narrow = SnapshotResolver.open(path, schemes=frozenset({"doi"}))
+    try:
+        assert narrow.schemes == frozenset({"doi"})
+    finally:
+        narrow.close()
+
+
+def test_a_file_that_will_not_open_is_named_with_duckdbs_own_reason(tmp_path: Path) -> None:
+    missing = tmp_path / "gone" / "x.duckdb"
+    with pytest.raises(CorpusError) as caught:
+        SnapshotResolver.open(missing)
+    assert caught.value.message == (
+        f'cannot open snapshot x.duckdb: IO Error: Cannot open database "{missing}" in read-only'
+        " mode: database does not exist"
+    )
+
+
+class Typed:
+    """A connection answering every key with one row of the wrong types (a snapshot written
+    by another tool), and no relations."""
+
+    ROW: tuple[object, ...] = (
+        "pmid",
+        "7",
+        1,
+        2,
+        3,
+        4,
+        "2020",
+        5,
+        6,
+        7,
+        8,
+        9,
+        10,
+        "yes",
+        1,
+        0,
+        "no",
+    )
+
+    def execute(self, sql: str, params: object) -> Typed:
+        self.rows: list[tuple[object, ...]] = [self.ROW] if "UNION" in sql else []
+        return self
+
+    def fetchall(self) -> list[tuple[object, ...]]:
+        return self.rows
+
+
+def test_a_column_of_the_wrong_type_reads_as_missing() -> None:
+    resolver = SnapshotResolver(Typed(), "typed")  # type: ignore[arg-type]
+    key = ("pmid", "7")
+    (record,) = resolver.by_identifiers([key])[key].records
+    assert record == work("1", source="2", withdrawn=True)

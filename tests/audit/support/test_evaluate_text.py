@@ -8,12 +8,15 @@ from audit.errors import InputError
 from audit.support.evaluate import (
     Pair,
     choose,
+    claim_folds,
+    claim_part,
     cross_validate,
     cross_validate_tuned,
     cross_validation_text,
     parse_label_map,
     read_pairs,
     score,
+    select,
     to_text,
     wilson_interval,
 )
@@ -143,3 +146,144 @@ def test_tuning_needs_candidates_of_one_prediction_per_pair() -> None:
         )
     with pytest.raises(ValueError, match=r"^no candidates to choose from$"):
         choose(pairs(), {}, range(6))
+
+
+def test_a_quoted_cell_keeps_its_line_breaks_as_written() -> None:
+    text = 'claim,evidence,label\r\nA claim,"line 1\r\nline 2\rline 3",yes\r\n'
+    (pair,) = read_pairs(text, parse_label_map("yes=supported"))
+    assert pair.evidence == "line 1\r\nline 2\rline 3"
+
+
+def test_a_column_name_is_only_stripped_of_its_bom_and_spaces() -> None:
+    text = "\ufeffXclaim,evidence,label\nA claim,text,yes\n"
+    pairs = read_pairs(text, parse_label_map("yes=supported"), claim="Xclaim")
+    assert pairs == [Pair(2, "A claim", "text", "supported")]
+
+
+def test_a_broken_first_row_is_named_row_2() -> None:
+    with pytest.raises(InputError) as caught:
+        read_pairs('claim,evidence,label\n"a,b,Supports\n', parse_label_map("yes=supported"))
+    assert caught.value.message == "the CSV row 2: unexpected end of data"
+
+
+# --- parts, folds and tuning ----------------------------------------------------------------
+
+
+def test_each_claim_goes_to_the_part_its_hash_names_for_good() -> None:
+    parts = [claim_part(f"Zentravir claim {i}") for i in range(8)]
+    assert parts == ["held-out", "tune", "tune", "tune", "held-out", "held-out", "held-out", "tune"]
+    every = _claims(8, 1)
+    assert [p.claim for p in select(every, "tune")] == [
+        f"Zentravir claim {i}" for i in (1, 2, 3, 7)
+    ]
+    assert [p.claim for p in select(every, "held-out")] == [
+        f"Zentravir claim {i}" for i in (0, 4, 5, 6)
+    ]
+
+
+def test_twenty_folds_is_the_most_and_allowed() -> None:
+    assert sorted(claim_folds(_claims(20, 1), 20)) == list(range(20))
+
+
+def test_the_part_scored_is_named_by_default_and_as_given() -> None:
+    assert score(pairs(), PREDICTED, judge="j", judge_version="1").part == "all"
+    result = cross_validate(pairs(), PREDICTED, 3, judge="j", judge_version="1", part="tune")
+    assert (result.part, result.pooled.part) == ("tune", "tune")
+    tuned = cross_validate_tuned(pairs(), {"a": PREDICTED}, 3, judge="j", judge_version="1")
+    assert (tuned.part, tuned.pooled.part) == ("all", "all")
+    tuned = cross_validate_tuned(
+        pairs(), {"a": PREDICTED}, 3, judge="j", judge_version="1", part="held-out"
+    )
+    assert (tuned.part, tuned.pooled.part, tuned.folds[0].part) == (
+        "held-out",
+        "held-out",
+        "held-out fold 1/3",
+    )
+
+
+def test_an_older_evaluation_without_an_interval_shows_no_contradicted_precision() -> None:
+    result = score(pairs(), PREDICTED, judge="j", judge_version="1")
+    older = result.model_copy(update={"contradicted_precision_interval": None})
+    assert to_text(older)[2] == (
+        "macro-F1 0.444 over judged pairs; accuracy 0.600; contradicted precision -"
+    )
+
+
+def _two_folds() -> tuple[list[Pair], list[int]]:
+    every = _claims(4, 2)
+    return every, claim_folds(every, 2)
+
+
+def test_each_fold_is_scored_with_the_candidate_its_own_training_part_chose() -> None:
+    every, fold_of = _two_folds()
+    right_on_0 = ["supported" if f == 0 else "not_mentioned" for f in fold_of]
+    right_on_1 = ["supported" if f == 1 else "not_mentioned" for f in fold_of]
+    result = cross_validate_tuned(
+        every, {"x": right_on_0, "y": right_on_1}, 2, judge="j", judge_version="1"
+    )
+    assert result.choices is not None
+    assert [c.candidate for c in result.choices] == ["y", "x"]  # each chosen on the other fold
+    assert [f.accuracy for f in result.folds] == [0.0, 0.0]
+
+
+def test_the_coverage_floor_given_is_the_one_each_fold_chooses_by() -> None:
+    golds = ["supported", "supported", "not_mentioned", "contradicted"] * 4
+    every = _golds(_claims(4, 4), golds)
+    broad = ["supported", "not_mentioned", "not_mentioned", "supported"] * 4
+    shy = ["supported", "abstain", "not_mentioned", "abstain"] * 4
+    candidates = {"broad": broad, "shy": shy}
+    kept = cross_validate_tuned(
+        every, candidates, 2, judge="j", judge_version="1", coverage_floor=0.6
+    )
+    assert kept.choices is not None and [c.candidate for c in kept.choices] == ["broad"] * 2
+    assert kept.coverage_floor == 0.6
+    default = cross_validate_tuned(every, candidates, 2, judge="j", judge_version="1")
+    assert default.choices is not None and [c.candidate for c in default.choices] == ["shy"] * 2
+
+
+def test_a_fold_whose_choice_met_the_floors_says_only_what_it_chose() -> None:
+    golds = ["supported", "contradicted"] * 4
+    every = _golds(_claims(4, 2), golds)
+    result = cross_validate_tuned(
+        every, {"right": golds, "wrong": ["supported"] * 8}, 2, judge="j", judge_version="1"
+    )
+    lines = cross_validation_text(result)
+    assert lines[2:4] == [
+        "1          4      2  1.000   0.667  1.000    1.000  1.000   1.000   2/2"
+        "  chose right (training macro-F1 0.667)",
+        "2          4      2  1.000   0.667  1.000    1.000  1.000   1.000   2/2"
+        "  chose right (training macro-F1 0.667)",
+    ]
+
+
+def test_a_contradicted_precision_of_exactly_the_floor_meets_it() -> None:
+    golds = ["contradicted"] * 4 + ["supported", "not_mentioned"]
+    every = _golds(_claims(6, 1), golds)
+    eight = ["contradicted"] * 5 + ["supported"]  # 4 of 5 right: 0.8, the floor
+    other = ["contradicted"] * 3 + ["supported", "contradicted", "not_mentioned"]  # 0.75
+    choice = choose(every, {"eight": eight, "other": other}, range(6))
+    assert (choice.candidate, choice.met_floors) == ("eight", True)
+    assert (choice.training_contradicted_precision, choice.training_coverage) == (0.8, 1.0)
+
+
+def test_the_wilson_interval_is_exactly_0_and_1_at_its_ends() -> None:
+    assert wilson_interval(0, 3) == (0.0, pytest.approx(0.5615, abs=1e-4))
+    assert (wilson_interval(0, 3) or (1.0, 1.0))[0] == 0.0
+    assert (wilson_interval(24, 24) or (0.0, 0.0))[1] == 1.0
+
+
+def test_a_label_map_item_is_cut_at_its_first_equals_sign() -> None:
+    with pytest.raises(InputError) as caught:
+        parse_label_map("a=b=supported")
+    assert caught.value.message == (
+        "--labels: 'b=supported' is not a verdict; expected one of supported, contradicted,"
+        " not_mentioned"
+    )
+
+
+def test_a_csv_with_old_mac_line_ends_is_read_row_by_row() -> None:
+    text = "claim,evidence,label\rA claim,text,yes\rB claim,more,yes\r"
+    assert [p.claim for p in read_pairs(text, parse_label_map("yes=supported"))] == [
+        "A claim",
+        "B claim",
+    ]
