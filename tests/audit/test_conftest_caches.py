@@ -22,18 +22,25 @@ def test_the_audit_caches_are_found_and_emptied() -> None:
 
 
 def test_under_mutmut_hypothesis_draws_the_same_examples_without_a_deadline() -> None:
-    script = (
-        "import tests.audit.conftest\n"
+    profile = (
         "from hypothesis import settings\n"
         "print(settings.default.derandomize, settings.default.deadline)\n"
     )
     root = Path(__file__).resolve().parents[2]
-    outputs = []
-    for environ in ({"MUTANT_UNDER_TEST": "stats"}, {}):
-        env = {k: v for k, v in os.environ.items() if k != "MUTANT_UNDER_TEST"} | environ
+
+    def run(script: str, environ: dict[str, str]) -> list[str]:
+        kept = {k: v for k, v in os.environ.items() if k not in ("MUTANT_UNDER_TEST", "CI")}
+        env = kept | environ
         done = subprocess.run(
             [sys.executable, "-c", script], cwd=root, env=env, capture_output=True, text=True
         )
-        outputs.append(done.stdout.split())
-    assert outputs[0] == ["True", "None"]
-    assert outputs[1][0] == "False"  # an ordinary run keeps Hypothesis's random examples
+        assert done.returncode == 0, done.stderr
+        return done.stdout.split()
+
+    with_conftest = "import tests.audit.conftest\n" + profile
+    assert run(with_conftest, {"MUTANT_UNDER_TEST": "stats"}) == ["True", "None"]
+    # An ordinary run keeps whatever Hypothesis itself chose here: random examples on a
+    # workstation, its own "ci" profile (also derandomized) when CI is set.
+    assert run(with_conftest, {}) == run(profile, {})
+    assert run(profile, {})[0] == "False"  # random examples on a workstation
+    assert run(with_conftest, {"CI": "true"}) == run(profile, {"CI": "true"})
