@@ -55,6 +55,7 @@ from audit.report import (
 from audit.resources import resources
 from audit.segments import Segment, highlight, marked_span, window, word_diff
 from audit.support.model import SupportResult
+from audit.terminal import page_text
 
 if TYPE_CHECKING:
     from audit.references.render_html import ReferencesView
@@ -454,8 +455,17 @@ def _record_line(citation: CitationResult) -> RecordLine | None:
 # --- environment and standalone rendering ------------------------------------------------------
 
 
+def _visible(value: object) -> object:
+    """What a template prints of a value: untrusted text with its unsafe characters shown
+    (:func:`audit.terminal.page_text`); our own markup (the inlined stylesheet) unchanged."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return page_text(value)
+    return value
+
+
 def make_environment(templates: Path | None = None) -> jinja2.Environment:
-    """The Jinja environment every page is rendered with (autoescape, StrictUndefined)."""
+    """The Jinja environment every page is rendered with (autoescape, StrictUndefined, and
+    every printed value's bidi controls and invisible characters shown as escapes)."""
     folder = templates or TEMPLATES_DIR
     if not (folder / "base.html.j2").is_file():
         raise TemplatesMissingError(
@@ -465,6 +475,7 @@ def make_environment(templates: Path | None = None) -> jinja2.Environment:
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(folder)),
         autoescape=True,
+        finalize=_visible,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,

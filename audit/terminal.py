@@ -112,6 +112,12 @@ def html_text(text: str) -> str:
     return _escape_unsafe(text, "\t", _char_reference)
 
 
+def page_text(text: str) -> str:
+    """Untrusted text for an HTML page (before HTML escaping): unsafe characters other than
+    ``\n`` and ``\t`` escaped as in JSON, so the reader sees them."""
+    return _escape_unsafe(text, "\t", escape)
+
+
 def display_width(text: str) -> int:
     """Terminal columns of printable text: wide (CJK) characters 2, combining marks 0."""
     width = 0

@@ -285,6 +285,27 @@ def test_the_environment_escapes_refuses_undefined_names_and_trims_block_lines(
         env.get_template("typo.j2").render(items=[])
 
 
+def test_bidi_controls_and_invisible_characters_are_shown_as_escapes(tmp_path: Path) -> None:
+    (tmp_path / "base.html.j2").write_text("base", encoding="utf-8")
+    (tmp_path / "page.j2").write_text('<p title="{{ x }}">{{ x }}</p>{{ n }}', encoding="utf-8")
+    page = (
+        make_environment(tmp_path)
+        .get_template("page.j2")
+        .render(x="ok \u202egnp.exe\u200b\x1b[2J é\t中\n<i>", n=3)
+    )
+    shown = "ok \\u202egnp.exe\\u200b\\u001b[2J é\t中\n&lt;i&gt;"
+    assert page == f'<p title="{shown}">{shown}</p>3'
+
+
+def test_a_report_page_never_passes_a_bidi_override_of_the_answer_to_the_browser() -> None:
+    # U+202E would draw "nevig" as "given": the reader must see the character, not its effect
+    report = audited(f'Dose \u202enevig [{h("pmid:99000032@1/abstract.1")} "Same\u2066 words"].\n')
+    page = render_report_html(report, publish="full")
+    assert not any(char in page for char in "\u202e\u2066")
+    assert "Dose \\u202enevig" in page
+    assert "Same\\u2066 words" in page
+
+
 def test_missing_templates_and_stylesheet_say_how_to_repair_the_install(tmp_path: Path) -> None:
     with pytest.raises(TemplatesMissingError) as templates:
         make_environment(tmp_path)
