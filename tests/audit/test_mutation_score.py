@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
-from tests.audit.mutation_score import load_equivalent, main, score_module, table
+from tests.audit.mutation_score import (
+    ROOT,
+    audit_modules,
+    load_equivalent,
+    load_ledger,
+    main,
+    score_module,
+    source_digest,
+    table,
+)
 
 CODES = {"m.x_a__mutmut_1": 1, "m.x_a__mutmut_2": 0, "m.x_a__mutmut_3": 36, "m.x_b__mutmut_1": 33}
 
@@ -94,3 +104,86 @@ def test_an_equivalent_filed_under_another_module_or_without_reason_is_refused(
         load_equivalent(tmp_path)
     (tmp_path / "verdicts.toml").write_text('"audit.verdicts.x_f__mutmut_1" = "why"\n')
     assert load_equivalent(tmp_path) == {"audit.verdicts.x_f__mutmut_1": "why"}
+
+
+# --- the ledger --------------------------------------------------------------------------------
+
+
+def _tree(tmp_path: Path) -> tuple[Path, Path, Path]:
+    root = tmp_path / "tree"
+    for module in ("m.py", "n.py", "evaluation/e.py"):
+        (root / "audit" / module).parent.mkdir(parents=True, exist_ok=True)
+        (root / "audit" / module).write_text(f"# {module}\n", encoding="utf-8")
+    return root, tmp_path / "mutants", tmp_path / "ledger.toml"
+
+
+def test_a_complete_module_is_recorded_with_its_source_and_goes_stale_when_it_changes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root, mutants, ledger = _tree(tmp_path)
+    write_meta(mutants, "m.py", {"audit.m.x_a__mutmut_1": 1, "audit.m.x_a__mutmut_2": 0})
+    write_meta(mutants, "n.py", {"audit.n.x_a__mutmut_1": 1, "audit.n.x_a__mutmut_2": None})
+    files = ["--mutants", str(mutants), "--ledger-file", str(ledger), "--root", str(root)]
+    assert main([*files, "--record"]) == 0
+    assert "audit/n.py: not recorded, 1 mutants unchecked" in capsys.readouterr().err
+    (entry,) = load_ledger(ledger).values()
+    assert (entry.module, entry.mutants, entry.killed, entry.equivalent, entry.survived) == (
+        "audit/m.py",
+        2,
+        1,
+        0,
+        ("audit.m.x_a__mutmut_2",),
+    )
+    assert entry.sha256 == source_digest(root / "audit/m.py")
+
+    assert main([*files, "--ledger", "--min", "50"]) == 0
+    out = capsys.readouterr().out
+    assert "| audit/m.py | 2 | 1 | 1 | 0 | 50.0 % |" in out
+    assert "| **total (current entries)** | 2 | 1 | | | 50.0 % | |" in out
+    assert "not run (1): audit/n.py" in out  # the harness in audit/evaluation/ is no target
+    assert main([*files, "--ledger", "--min", "92"]) == 1
+
+    (root / "audit/m.py").write_text("# changed\n", encoding="utf-8")
+    assert main([*files, "--ledger"]) == 2  # nothing current is left to score
+    captured = capsys.readouterr()
+    assert "| audit/m.py | 2 | 1 | 1 | 0 | stale (source changed) |" in captured.out
+    assert "error: no current entry in ledger.toml" in captured.err
+
+
+def test_results_older_than_their_source_are_not_recorded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root, mutants, ledger = _tree(tmp_path)
+    write_meta(mutants, "m.py", {"audit.m.x_a__mutmut_1": 1})
+    source = root / "audit/m.py"
+    later = (mutants / "audit/m.py.meta").stat().st_mtime + 5
+    os.utime(source, (later, later))
+    files = ["--mutants", str(mutants), "--ledger-file", str(ledger), "--root", str(root)]
+    assert main([*files, "--record"]) == 0
+    assert "audit/m.py: not recorded, the source changed after the run" in capsys.readouterr().err
+    assert load_ledger(ledger) == {}
+
+
+def test_a_ledger_entry_whose_counts_do_not_add_up_is_refused(tmp_path: Path) -> None:
+    ledger = tmp_path / "ledger.toml"
+    ledger.write_text(
+        '["audit/m.py"]\nsha256 = "0"\nrecorded = "x"\nmutants = 3\nkilled = 1\n'
+        'equivalent = 0\nsurvived = ["audit.m.x_a__mutmut_2"]\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(ValueError, match=r"\[audit/m\.py\] counts do not add up"):
+        load_ledger(ledger)
+    ledger.write_text('["audit/m.py"]\nsha256 = "0"\n', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"\[audit/m\.py\] is malformed"):
+        load_ledger(ledger)
+
+
+def test_every_current_entry_of_the_committed_ledger_matches_its_equivalent_list() -> None:
+    names = load_equivalent()
+    modules = set(audit_modules())
+    for module, entry in load_ledger().items():
+        assert module in modules
+        if entry.sha256 != source_digest(ROOT / module):
+            continue  # stale: printed as such, never counted
+        dotted = module.removesuffix(".py").replace("/", ".")
+        assert entry.equivalent == sum(n.startswith(f"{dotted}.x") for n in names), module
