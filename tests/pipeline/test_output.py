@@ -125,14 +125,30 @@ def test_an_error_naming_a_hostile_file_is_one_line(tmp_path: Path, hostile: Pat
     assert done.stderr == ("error: answer\\u001b[2J ok: PASS\\u202e.md: not UTF-8 text (byte 0)\n")
 
 
-def test_an_html_report_on_standard_output_uses_character_references(
+def test_an_html_report_shows_the_answers_controls_as_escapes_on_screen_and_in_a_file(
     tmp_path: Path, hostile: Path
 ) -> None:
     (tmp_path / "a.md").write_text("Claim \u202eevil\x1b[2J here.\n", encoding="utf-8")
     done = run_cli("audit", "a.md", "-s", str(hostile), "--demo-key", "-f", "html", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert unsafe(done.stdout) == []
-    assert "Claim &#x202e;evil&#x1b;[2J here." in done.stdout
+    assert "Claim \\u202eevil\\u001b[2J here." in done.stdout  # drawn, not obeyed
+    written = run_cli(
+        "audit",
+        "a.md",
+        "-s",
+        str(hostile),
+        "--demo-key",
+        "-f",
+        "html",
+        "-o",
+        "a.html",
+        cwd=tmp_path,
+    )
+    assert written.returncode == 0, written.stderr
+    page = (tmp_path / "out" / "a.html").read_text(encoding="utf-8")
+    assert unsafe(page) == []
+    assert "Claim \\u202eevil\\u001b[2J here." in page
 
 
 def test_the_safe_stream_writes_through_the_sanitiser() -> None:
