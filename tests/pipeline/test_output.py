@@ -133,18 +133,8 @@ def test_an_html_report_shows_the_answers_controls_as_escapes_on_screen_and_in_a
     assert done.returncode == 0, done.stderr
     assert unsafe(done.stdout) == []
     assert "Claim \\u202eevil\\u001b[2J here." in done.stdout  # drawn, not obeyed
-    written = run_cli(
-        "audit",
-        "a.md",
-        "-s",
-        str(hostile),
-        "--demo-key",
-        "-f",
-        "html",
-        "-o",
-        "a.html",
-        cwd=tmp_path,
-    )
+    flags = ("-s", str(hostile), "--demo-key", "-f", "html", "-o", "out")
+    written = run_cli("audit", "a.md", *flags, cwd=tmp_path)
     assert written.returncode == 0, written.stderr
     page = (tmp_path / "out" / "a.html").read_text(encoding="utf-8")
     assert unsafe(page) == []
