@@ -82,7 +82,7 @@ _DOI = _starting_with(
       | \bdoi:[^\S\n]?
       | \bdoi[^\S\n]
     )?
-    (?P<doi>10\.\d{4,9}(?:\.\d+)*(?:/|%2F)[^\s"<>]+)""",
+    (?P<doi>10\.\d{4,9}(?:\.\d+)*(?:/|%2F)[^\s"<>]*)""",
     re.IGNORECASE | re.VERBOSE,
 )
 _TRAILING = ".,;:!*'\"`"
@@ -174,11 +174,15 @@ def _dois(text: str) -> list[Found]:
         if in_url:
             doi = re.split(r"[?#&]", doi, maxsplit=1)[0]
         doi = _trim(doi)
-        if m.group("landing"):
-            doi = _LANDING_TAIL.sub("", doi)
-        if "/" not in unquote(doi).rstrip("/") or unquote(doi).endswith("/"):
-            continue
+        if m.group("landing"):  # a publisher's page: its path's trailing slash is no part
+            doi = _LANDING_TAIL.sub("", doi).rstrip("/")
         start, end = m.start(), m.start("doi") + len(doi)
+        if unquote(doi).partition("/")[2] == "":
+            if m.group("prefix") and not m.group("landing"):  # written as a DOI: say so
+                raw = text[start:end]
+                problem = "a DOI has a suffix after the '/' of its prefix"
+                out.append(Found("doi", normalise_doi(doi), raw, start, end, None, False, problem))
+            continue
         value, version = normalise_doi(doi), None
         versioned = _VERSIONED_DOI.match(value)
         if versioned:

@@ -49,8 +49,26 @@ def test_a_doi_keeps_only_the_closing_brackets_it_opens(text: str, raw: str) -> 
     assert (item.raw, text[item.start : item.end]) == (raw, raw)
 
 
-def test_a_doi_without_a_suffix_or_ending_in_a_slash_is_no_doi() -> None:
-    assert find_identifiers("doi:10.5555/ and 10.5555%2F, 10.5555/a/") == []
+def test_a_doi_written_without_a_suffix_is_invalid_and_a_bare_prefix_is_no_doi() -> None:
+    problem = "a DOI has a suffix after the '/' of its prefix"
+    found = find_identifiers(
+        "doi:10.5555/ and https://doi.org/10.5555%2F, and 10.5555/ or 10.5555%2F."
+    )
+    assert [(f.raw, f.value, f.valid, f.problem) for f in found] == [
+        ("doi:10.5555/", "10.5555/", False, problem),
+        ("https://doi.org/10.5555%2F", "10.5555/", False, problem),
+    ]
+
+
+def test_a_doi_ending_in_a_slash_is_kept_whole_but_a_landing_page_slash_is_dropped() -> None:
+    found = find_identifiers(
+        "10.5555/a/ and https://example.org/doi/10.5555/b/full/ or https://example.org/doi/10.5555/c/"
+    )
+    assert [(f.raw, f.value, f.valid) for f in found] == [
+        ("10.5555/a/", "10.5555/a/", True),
+        ("https://example.org/doi/10.5555/b", "10.5555/b", True),
+        ("https://example.org/doi/10.5555/c", "10.5555/c", True),
+    ]
 
 
 @pytest.mark.parametrize(
