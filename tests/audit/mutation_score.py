@@ -178,7 +178,7 @@ def entry_of(score: ModuleScore, equivalent: Mapping[str, str], source: Path) ->
     return Entry(
         module=score.module,
         sha256=source_digest(source),
-        recorded=datetime.now(UTC).strftime("%Y-%m-%dT%H:%MZ"),
+        recorded=datetime.fromtimestamp(score.results_mtime, UTC).strftime("%Y-%m-%dT%H:%MZ"),
         mutants=score.mutants,
         killed=score.killed,
         equivalent=score.equivalent,
@@ -253,14 +253,19 @@ def record(
     """Put every complete module's tally into ``ledger``; returns one line per module left
     out (unchecked mutants, or a source edited after its results)."""
     refused = []
+    untouched = 0
     for score in scores:
         source = root / score.module
-        if not score.complete:
+        if len(score.other) == score.mutants:
+            untouched += 1
+        elif not score.complete:
             refused.append(f"{score.module}: not recorded, {len(score.other)} mutants unchecked")
         elif not source.is_file() or source.stat().st_mtime > score.results_mtime:
             refused.append(f"{score.module}: not recorded, the source changed after the run")
         else:
             ledger[score.module] = entry_of(score, equivalent, source)
+    if untouched:
+        refused.append(f"{untouched} modules not recorded: none of their mutants checked")
     return refused
 
 

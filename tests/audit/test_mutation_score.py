@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -123,9 +124,12 @@ def test_a_complete_module_is_recorded_with_its_source_and_goes_stale_when_it_ch
     root, mutants, ledger = _tree(tmp_path)
     write_meta(mutants, "m.py", {"audit.m.x_a__mutmut_1": 1, "audit.m.x_a__mutmut_2": 0})
     write_meta(mutants, "n.py", {"audit.n.x_a__mutmut_1": 1, "audit.n.x_a__mutmut_2": None})
+    write_meta(mutants, "evaluation/e.py", {"audit.evaluation.e.x_a__mutmut_1": None})
     files = ["--mutants", str(mutants), "--ledger-file", str(ledger), "--root", str(root)]
     assert main([*files, "--record"]) == 0
-    assert "audit/n.py: not recorded, 1 mutants unchecked" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "audit/n.py: not recorded, 1 mutants unchecked" in err
+    assert "1 modules not recorded: none of their mutants checked" in err
     (entry,) = load_ledger(ledger).values()
     assert (entry.module, entry.mutants, entry.killed, entry.equivalent, entry.survived) == (
         "audit/m.py",
@@ -135,6 +139,8 @@ def test_a_complete_module_is_recorded_with_its_source_and_goes_stale_when_it_ch
         ("audit.m.x_a__mutmut_2",),
     )
     assert entry.sha256 == source_digest(root / "audit/m.py")
+    meta_time = (mutants / "audit/m.py.meta").stat().st_mtime
+    assert entry.recorded == datetime.fromtimestamp(meta_time, UTC).strftime("%Y-%m-%dT%H:%MZ")
 
     assert main([*files, "--ledger", "--min", "50"]) == 0
     out = capsys.readouterr().out
