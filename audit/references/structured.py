@@ -8,7 +8,8 @@ Rules:
   authors and venues are LaTeX-decoded; identifiers are read from the fields as written. Fields:
   ``doi``; ``pmid``; ``pmcid``; ``isbn``; ``eprint`` (arXiv, or PubMed when
   ``eprinttype = pubmed``); ``url``, ``note``, ``howpublished`` scanned for any identifier.
-  Authors: ``author`` (else ``editor``) split at `` and ``; year: ``year`` (else ``date``);
+  Authors: ``author`` (else ``editor``) split at each `` and `` outside braces (``{Barnes
+  and Noble}`` is one name; an empty name is none); year: ``year`` (else ``date``);
   venue: ``journal``/``journaltitle``/``booktitle``/``publisher``.
 - **RIS** is checked line by line here (every record opens with ``TY``, closes with ``ER``,
   and every line is a ``XX  - value`` tag line or continues one) so a broken file is an error,
@@ -32,6 +33,24 @@ from audit.errors import DocumentError
 from audit.references.inputs import Field, Record, SourceText, json_string_offset, quiet_loggers
 
 _YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
+
+
+_AND = re.compile(r"(?:^|\s+)and(?=\s|$)")
+
+
+def _names(people: str) -> list[str]:
+    """A BibTeX name list split at each ``and`` between blanks outside braces (``{Barnes
+    and Noble}`` is one name); an empty name between two ``and`` is left for the caller."""
+    names, start, depth, scanned = [], 0, 0, 0
+    for m in _AND.finditer(people):
+        for char in people[scanned : m.start()]:
+            depth += (char == "{") - (char == "}")
+        scanned = m.start()
+        if depth == 0:
+            names.append(people[start : m.start()])
+            start = m.end()
+    names.append(people[start:])
+    return names
 
 
 def _year(text: str | None) -> int | None:
@@ -140,9 +159,7 @@ def _bib_record(text: str, raw: Any, decoder: Any, start: int, end: int) -> Reco
         start=start,
         end=end,
         title=_clean(_unbrace(shown.get("title"))),
-        authors=tuple(
-            a for a in (_clean(_unbrace(p)) for p in re.split(r"\s+and\s+", people)) if a
-        ),
+        authors=tuple(a for a in (_clean(_unbrace(p)) for p in _names(people)) if a),
         year=_year(str(fields.get("year") or fields.get("date") or "")),
         venue=_clean(_unbrace(venue)),
         identifier_fields=tuple(ids),

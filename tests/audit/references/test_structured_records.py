@@ -121,6 +121,27 @@ def test_an_empty_title_or_author_is_none_and_no_name() -> None:
     assert (record.title, record.authors) == (None, ("A", "B"))
 
 
+@pytest.mark.parametrize(
+    "people",
+    [
+        "A and  and B",
+        "A and and B",
+        "A  and\tand\nB",
+        "A and B and",
+        "A and B and ",
+        "A and {} and B",
+    ],
+)
+def test_an_empty_name_between_two_ands_is_no_author_and_no_and_is_a_name(people: str) -> None:
+    (record,) = bib("@misc{k, author={" + people + "}}")
+    assert record.authors == ("A", "B")
+
+
+def test_and_inside_a_name_or_braces_does_not_split_it() -> None:
+    (record,) = bib("@misc{k, author={Anderson, A. and {Barnes and Noble} and Sandy, C.}}")
+    assert record.authors == ("Anderson, A.", "Barnes and Noble", "Sandy, C.")
+
+
 def test_bibtex_identifier_fields_name_their_scheme_in_the_order_written() -> None:
     text = (
         "@misc{k, eprint={PMC123}, archiveprefix={PMC}, note={see 10.1/x}, howpublished={h},"
