@@ -35,6 +35,7 @@ from audit.licences import UNKNOWN
 from audit.overall import is_claim
 from audit.publish import (
     DEFAULT_MODE,
+    EXCERPT_CHARS,
     PUBLISH_NOTES,
     PublishMode,
     bounded,
@@ -330,7 +331,14 @@ def _citation_view(
         current = None  # same words: nothing to compare
     licence = citation.record.licence if citation.record is not None else UNKNOWN
     cut = None if shows_full(publish, licence) else excerpt_reason(publish, licence)
-    changes = word_diff(issued.text, current.text) if issued and current and not cut else ()
+    changes: tuple[Segment, ...] = ()
+    withheld = False
+    if issued is not None and current is not None:
+        # an excerpt page shows the word diff only of texts its excerpts show whole
+        if cut is None or max(len(issued.text), len(current.text)) <= EXCERPT_CHARS:
+            changes = word_diff(issued.text, current.text)
+        else:
+            withheld = True
     mark, note = None, ""
     if citation.verdict == "quote_mismatch" and citation.closest_match:
         mark, note = citation.closest_match, "closest match to the quote highlighted"
@@ -360,7 +368,7 @@ def _citation_view(
         changes=changes,
         support=_support_view(citation.support, issued, cut is not None),
         support_not_checked=support_not_checked(citation),
-        changes_withheld=bool(cut and issued and current),
+        changes_withheld=withheld,
     )
 
 

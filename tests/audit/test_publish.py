@@ -277,3 +277,21 @@ def test_an_excerpt_page_withholds_the_word_diff_of_a_changed_passage() -> None:
         len(t.removeprefix("[…] ").removesuffix(" […]")) <= EXCERPT_CHARS for t in blockquotes(page)
     )
     assert "<ins>" in render_report_html(report, publish="full")
+
+
+@pytest.mark.parametrize(("issued", "current"), [(300, 300), (301, 290), (290, 301)])
+def test_an_excerpt_page_diffs_only_texts_its_excerpts_show_whole(
+    issued: int, current: int
+) -> None:
+    corpus = InMemoryCorpus(sources={"pubmed": "ok"})
+    first, second = ("Start " + "a" * (n - 12) + " end.".rjust(6) for n in (issued, current))
+    second = second.replace("Start", "Begin")
+    assert (len(first), len(second)) == (issued, current)
+    corpus.add_record(
+        "pmid:99000012", "pubmed", {"1": {"abstract.1": first}, "2": {"abstract.1": second}}
+    )
+    answer = parse_answer(f'Closed [{h("pmid:99000012@1/abstract.1")} "Start"].\n')
+    page = render_report_html(audit_answer(answer, corpus, KEYRING))
+    shown = max(issued, current) <= EXCERPT_CHARS
+    assert ("<del>Start</del><ins>Begin</ins>" in page) is shown
+    assert ("the change is not shown word by word" in page) is not shown
