@@ -267,16 +267,16 @@ class _TextParser(HTMLParser):
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=False)
-        self.pieces: list[tuple[str, int, int, bool]] = []  # text, line, column, synthetic
+        self.pieces: list[tuple[str, int, int]] = []  # text, line, column it stands at
         self._dropped: list[str] = []
         self._lists: list[int | None] = []  # the next number of each open list (None: ul)
         self._links: list[tuple[str, int, int, int]] = []  # href, line, column, first piece
 
-    def _add(self, text: str, *, synthetic: bool = False) -> None:
+    def _add(self, text: str) -> None:
         if self._dropped or not text:
             return
         line, column = self.getpos()
-        self.pieces.append((text, line, column + 1, synthetic))
+        self.pieces.append((text, line, column + 1))
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in _DROPPED:
@@ -285,18 +285,18 @@ class _TextParser(HTMLParser):
         if tag == "a":
             self._open_link(attrs)
         elif tag in _HEADINGS:
-            self._add("\n\n" + "#" * int(tag[1]) + " ", synthetic=True)
+            self._add("\n\n" + "#" * int(tag[1]) + " ")
         elif tag == "li":
             number = self._lists[-1] if self._lists else None
             marker = "- " if number is None else f"{number}. "
             if number is not None:
                 self._lists[-1] = number + 1
-            self._add("\n" + marker, synthetic=True)
+            self._add("\n" + marker)
         elif tag in ("ol", "ul"):
             self._lists.append(1 if tag == "ol" else None)
-            self._add("\n", synthetic=True)
+            self._add("\n")
         elif tag == "br" or tag in _BLOCKS:
-            self._add("\n", synthetic=True)
+            self._add("\n")
 
     def _open_link(self, attrs: list[tuple[str, str | None]]) -> None:
         href = next((v for k, v in attrs if k == "href" and v), None)
@@ -321,9 +321,7 @@ class _TextParser(HTMLParser):
         href, line, column, first = self._links.pop()
         shown = "".join(piece[0] for piece in self.pieces[first:])
         if href not in shown:
-            self.pieces.append((" <", line, column, True))
-            self.pieces.append((href, line, column, False))
-            self.pieces.append(("> ", line, column, True))
+            self.pieces += [(" <", line, column), (href, line, column), ("> ", line, column)]
 
     def handle_endtag(self, tag: str) -> None:
         if self._dropped and self._dropped[-1] == tag:
@@ -334,11 +332,11 @@ class _TextParser(HTMLParser):
         if tag in ("ol", "ul") and self._lists:
             self._lists.pop()
         if tag in _BLOCKS or tag in _HEADINGS or tag == "li":
-            self._add("\n", synthetic=True)
+            self._add("\n")
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in ("br", "hr"):
-            self._add("\n", synthetic=True)
+            self._add("\n")
 
     def handle_data(self, data: str) -> None:
         self._add(data)
@@ -357,7 +355,7 @@ def _html_text(source: str, name: str) -> SourceText:
     parts: list[str] = []
     anchors: list[Anchor] = []
     offset = 0
-    for text, line, column, _synthetic in parser.pieces:
+    for text, line, column in parser.pieces:
         anchors.append(Anchor(offset, line, column))
         parts.append(text)
         offset += len(text)

@@ -95,7 +95,6 @@ class CheckView:
     """Everything the standalone check page shows."""
 
     title: str
-    summary: str
     online: bool
     tool: str
     snapshot_name: str
@@ -130,7 +129,6 @@ def references_view(checks: Sequence[ReferenceCheck], counts: dict[str, int]) ->
 def check_view(report: CheckReport) -> CheckView:
     return CheckView(
         title=f"Reference check: {summary(report.counts)}",
-        summary=summary(report.counts),
         online=report.online,
         tool=report.tool,
         snapshot_name=report.snapshot.name,
