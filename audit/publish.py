@@ -34,6 +34,7 @@ results — carries the passages in full: those are the user's own copies, not a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Final, Literal, Protocol
 from urllib.parse import quote
@@ -101,14 +102,20 @@ def excerpt_bounds(
         start = max(0, end - limit)
     if text:
         if start > 0 and not text[start - 1].isspace():
-            space = text.find(" ", start, focus[0] if focus != (0, 0) else end)
-            if space != -1:
-                start = space + 1
+            space = _BLANK.search(text, start, focus[0] if focus != (0, 0) else end)
+            if space:
+                start = space.end()
         if end < length and not text[end].isspace():
-            space = text.rfind(" ", max(start, focus[1]), end)
-            if space != -1 and space > start:
-                end = space
+            last = max(
+                (m.start() for m in _BLANK.finditer(text, max(start, focus[1]), end)), default=-1
+            )
+            if last > start:
+                end = last
     return start, end
+
+
+_BLANK = re.compile(r"\s")
+"""Where an excerpt may be cut: any whitespace (a space, a line break, a no-break space)."""
 
 
 PUBLISH_NOTES: Final[dict[str, str]] = {

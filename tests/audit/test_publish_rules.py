@@ -54,6 +54,13 @@ def test_an_excerpt_cut_inside_a_word_moves_inward_to_a_space_but_never_into_the
     assert excerpt_bounds(501, None, " " + "b" * 500) == (0, EXCERPT_CHARS)
 
 
+@pytest.mark.parametrize("blank", ["\n", "\t", "\u00a0", "\u2009", "\u3000"])
+def test_an_excerpt_is_cut_at_any_blank_not_only_a_space(blank: str) -> None:
+    assert excerpt_bounds(1000, (146, 156), "ab" + blank + "c" * 997) == (3, 301)
+    assert excerpt_bounds(402, None, "a" + blank + "b" * 400) == (0, 1)
+    assert excerpt_bounds(402, None, "a" + "b" * 401) == (0, EXCERPT_CHARS)  # no blank: no move
+
+
 def test_the_focus_is_the_offset_of_the_first_mark() -> None:
     parts = [Segment("same", "abc"), Segment("same", "de"), Segment("mark", "f")]
     assert focus(parts) == (5, 6)
