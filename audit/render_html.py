@@ -154,6 +154,8 @@ class SupportView:
     judge_version: str
     span: str | None  # "12–40", the evidence's character offsets
     evidence: tuple[Segment, ...]  # the passage with the span marked; empty without a span
+    evidence_cut_before: bool = False  # an excerpt page cut the passage before what it shows
+    evidence_cut_after: bool = False
 
 
 @dataclass(frozen=True)
@@ -378,11 +380,15 @@ def _support_view(
     if support is None:
         return None
     span = support.evidence
-    shown = (
-        passage is not None
-        and span is not None
-        and passage.text[span.start : span.end] == span.text
-    )
+    text = passage.text if passage is not None else ""
+    evidence: tuple[Segment, ...] = ()
+    low = high = length = 0
+    if span is not None and text and text[span.start : span.end] == span.text:
+        evidence = marked_span(text, span.start, span.end)
+        high = length = len(text)
+        if excerpt:  # only the excerpt around the evidence
+            low, high = excerpt_bounds(length, focus(evidence), text)
+            evidence = window(evidence, low, high)
     return SupportView(
         label=support.label,
         label_text=SUPPORT_LABELS.get(support.label, support.label),
@@ -391,19 +397,10 @@ def _support_view(
         judge=support.judge,
         judge_version=support.judge_version,
         span=f"{span.start}–{span.end}" if span is not None else None,
-        evidence=_evidence(passage.text, span.start, span.end, excerpt)
-        if shown and passage is not None and span is not None
-        else (),
+        evidence=evidence,
+        evidence_cut_before=low > 0,
+        evidence_cut_after=high < length,
     )
-
-
-def _evidence(text: str, start: int, end: int, excerpt: bool) -> tuple[Segment, ...]:
-    """The passage with the evidence marked: whole, or its excerpt around the evidence."""
-    segments = marked_span(text, start, end)
-    if not excerpt:
-        return segments
-    low, high = excerpt_bounds(len(text), focus(segments), text)
-    return window(segments, low, high)
 
 
 def _block(

@@ -197,11 +197,13 @@ def test_an_excerpt_page_shows_the_evidence_within_an_excerpt_around_it() -> Non
     report = _judged(_SpanJudge(start, start + len(EVIDENCE), EVIDENCE))
     excerpt = _evidence(render_report_html(report))
     assert excerpt == (
-        "3 about zentravir and Farrow syndrome. Context sentence number 4 about zentravir and "
+        "[…] 3 about zentravir and Farrow syndrome. Context sentence number 4 about zentravir and "
         f"Farrow syndrome. In the cohort, <mark>{EVIDENCE}</mark>. Context sentence number 5 "
         "about zentravir and Farrow syndrome. Context sentence number 6 about zentravir and Farrow"
+        " […]"
     )  # characters 214–511 of 711: the 300 around the evidence, cut inward to spaces
-    assert excerpt is not None and len(re.sub("<[^>]+>", "", excerpt)) <= 300
+    shown = excerpt.removeprefix("[…] ").removesuffix(" […]")
+    assert len(re.sub("<[^>]+>", "", shown)) <= 300
     whole = _evidence(render_report_html(report, publish="full"))
     assert whole == LONG.replace(EVIDENCE, f"<mark>{EVIDENCE}</mark>")
 
