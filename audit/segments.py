@@ -79,15 +79,10 @@ def highlight(text: str, needle: str | None) -> tuple[Segment, ...]:
 
 
 def _merge(segments: Sequence[Segment]) -> tuple[Segment, ...]:
-    merged: list[Segment] = []
-    for segment in segments:
-        if not segment.text:
-            continue
-        if merged and merged[-1].kind == segment.kind:
-            merged[-1] = Segment(segment.kind, merged[-1].text + segment.text)
-        else:
-            merged.append(segment)
-    return tuple(merged)
+    """The non-empty segments. No two neighbours share a kind: the common head and tail are
+    ``same`` and never equal the changed words next to them, and difflib never puts two
+    changing opcodes side by side (a deletion beside an insertion is one ``replace``)."""
+    return tuple(segment for segment in segments if segment.text)
 
 
 def window(segments: Sequence[Segment], start: int, end: int) -> tuple[Segment, ...]:

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from audit.segments import Segment, highlight, marked_span, window, word_diff
 
 
@@ -64,3 +69,20 @@ def test_window_cuts_segments_at_character_offsets() -> None:
     assert window(segments, 1, 3) == (Segment("same", "b"), Segment("mark", "c"))
     assert "".join(s.text for s in window(segments, 0, 6)) == "abcdef"
     assert window(segments, 6, 9) == ()
+
+
+_TOKENS = st.sampled_from(["a", "b", "cc", " ", "  ", "\n", "\u00a0", "a b"])
+
+
+@settings(max_examples=300)
+@given(
+    old=st.lists(_TOKENS, max_size=10).map("".join), new=st.lists(_TOKENS, max_size=10).map("".join)
+)
+def test_a_word_diff_spells_both_texts_in_non_empty_runs_of_alternating_kinds(
+    old: str, new: str
+) -> None:
+    diff = word_diff(old, new)
+    assert all(s.text for s in diff)
+    assert all(x.kind != y.kind for x, y in itertools.pairwise(diff))
+    assert "".join(s.text for s in diff if s.kind != "ins") == old
+    assert "".join(s.text for s in diff if s.kind != "del") == new
