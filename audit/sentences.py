@@ -117,8 +117,10 @@ def _classify(builder: _Builder, line: str, at: int, in_fence: bool) -> None:
             builder.segments.append((at, end))
         return
     if match := _HEADING.match(line):
-        close = _HEADING_CLOSE.search(line, match.end())
-        builder.emit("heading", (at + match.end(), at + close.start() if close else end))
+        # the closing #s may follow the opening's blank (CommonMark: "## ##" is an empty heading)
+        close = _HEADING_CLOSE.search(line, match.end(1))
+        stop = at + max(match.end(), close.start()) if close else end
+        builder.emit("heading", (at + match.end(), stop))
     elif builder.kind == "paragraph" and len(builder.segments) == 1 and _SETEXT.match(line):
         builder.kind = "heading"
         builder.flush()

@@ -52,6 +52,7 @@ def test_highlight_marks_the_first_occurrence_only() -> None:
         Segment("same", " c"),
     )
     assert highlight("text", None) == (Segment("same", "text"),)
+    assert highlight("", "x") == highlight("", None) == ()  # nothing to show: no segment
 
 
 def test_marked_span_marks_exactly_the_span_and_ignores_one_outside_the_text() -> None:
@@ -62,6 +63,14 @@ def test_marked_span_marks_exactly_the_span_and_ignores_one_outside_the_text() -
     )
     assert marked_span("abc", 2, 9) == (Segment("same", "abc"),)
     assert marked_span("", 0, 1) == ()
+
+
+def test_a_span_at_either_end_of_the_text_is_marked_and_an_empty_one_is_not() -> None:
+    assert marked_span("abc", 0, 1) == (Segment("mark", "a"), Segment("same", "bc"))
+    assert marked_span("abc", 2, 3) == (Segment("same", "ab"), Segment("mark", "c"))
+    assert marked_span("abc", 0, 3) == (Segment("mark", "abc"),)
+    assert marked_span("abc", 1, 1) == (Segment("same", "abc"),)
+    assert marked_span("abc", -1, 2) == (Segment("same", "abc"),)
 
 
 def test_window_cuts_segments_at_character_offsets() -> None:

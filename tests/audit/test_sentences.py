@@ -138,3 +138,5 @@ def test_markdown_inside_a_code_fence_is_plain_text() -> None:
 
 def test_a_heading_without_text_is_no_block() -> None:
     assert split_blocks("#\n") == []
+    # CommonMark: closing hashes may follow the opening's blank, so these are empty headings
+    assert split_blocks("## ##\n") == split_blocks("#  #\n") == split_blocks("### ### \n") == []
