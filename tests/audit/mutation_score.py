@@ -126,9 +126,7 @@ def load_scores(mutants: Path, equivalent: Mapping[str, str]) -> list[ModuleScor
     scores = []
     for meta in sorted((mutants / "audit").rglob("*.py.meta")):
         data = json.loads(meta.read_text(encoding="utf-8"))
-        codes = data["exit_code_by_key"]
-        if not codes:
-            continue
+        codes = data["exit_code_by_key"]  # empty: mutmut found nothing to mutate
         module = meta.relative_to(mutants).as_posix().removesuffix(".meta")
         score = score_module(module, codes, equivalent)
         score.seconds = sum(t or 0.0 for t in data.get("durations_by_key", {}).values())
@@ -256,7 +254,7 @@ def record(
     untouched = 0
     for score in scores:
         source = root / score.module
-        if len(score.other) == score.mutants:
+        if score.mutants and len(score.other) == score.mutants:
             untouched += 1
         elif not score.complete:
             refused.append(f"{score.module}: not recorded, {len(score.other)} mutants unchecked")
@@ -285,6 +283,8 @@ def ledger_table(ledger: Mapping[str, Entry], root: Path = ROOT) -> tuple[str, f
             continue
         if entry.sha256 != source_digest(root / module):
             score = "stale (source changed)"
+        elif not entry.mutants:
+            score = "no mutants"
         else:
             score = percent(entry.killed, entry.counted)
             killed += entry.killed
@@ -313,6 +313,8 @@ def table(scores: list[ModuleScore]) -> tuple[str, float | None]:
     killed = counted = 0
     for s in scores:
         score = percent(s.killed, s.counted) if s.complete else f"not run ({len(s.other)} left)"
+        if not s.mutants:
+            score = "no mutants"
         if s.complete:
             killed += s.killed
             counted += s.counted

@@ -125,12 +125,16 @@ def test_a_complete_module_is_recorded_with_its_source_and_goes_stale_when_it_ch
     write_meta(mutants, "m.py", {"audit.m.x_a__mutmut_1": 1, "audit.m.x_a__mutmut_2": 0})
     write_meta(mutants, "n.py", {"audit.n.x_a__mutmut_1": 1, "audit.n.x_a__mutmut_2": None})
     write_meta(mutants, "evaluation/e.py", {"audit.evaluation.e.x_a__mutmut_1": None})
+    (root / "audit/o.py").write_text("X = 1\n", encoding="utf-8")
+    write_meta(mutants, "o.py", {})  # nothing to mutate
     files = ["--mutants", str(mutants), "--ledger-file", str(ledger), "--root", str(root)]
     assert main([*files, "--record"]) == 0
     err = capsys.readouterr().err
     assert "audit/n.py: not recorded, 1 mutants unchecked" in err
     assert "1 modules not recorded: none of their mutants checked" in err
-    (entry,) = load_ledger(ledger).values()
+    recorded = load_ledger(ledger)
+    assert recorded["audit/o.py"].mutants == 0
+    entry = recorded["audit/m.py"]
     assert (entry.module, entry.mutants, entry.killed, entry.equivalent, entry.survived) == (
         "audit/m.py",
         2,
@@ -145,6 +149,7 @@ def test_a_complete_module_is_recorded_with_its_source_and_goes_stale_when_it_ch
     assert main([*files, "--ledger", "--min", "50"]) == 0
     out = capsys.readouterr().out
     assert "| audit/m.py | 2 | 1 | 1 | 0 | 50.0 % |" in out
+    assert "| audit/o.py | 0 | 0 | 0 | 0 | no mutants |" in out
     assert "| **total (current entries)** | 2 | 1 | | | 50.0 % | |" in out
     assert "not run (1): audit/n.py" in out  # the harness in audit/evaluation/ is no target
     assert main([*files, "--ledger", "--min", "92"]) == 1
