@@ -6,5 +6,7 @@ from hypothesis import settings
 
 
 def test_no_example_fails_for_its_time() -> None:
-    assert settings.default.deadline is None
-    assert settings.default.max_examples == 100  # Hypothesis's own count is kept
+    current = settings.default
+    assert current is not None
+    assert current.deadline is None
+    assert current.max_examples == 100  # Hypothesis's own count is kept

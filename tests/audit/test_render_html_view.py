@@ -202,6 +202,7 @@ def test_an_excerpt_page_shows_the_evidence_within_an_excerpt_around_it() -> Non
         "about zentravir and Farrow syndrome. Context sentence number 6 about zentravir and Farrow"
         " […]"
     )  # characters 214–511 of 711: the 300 around the evidence, cut inward to spaces
+    assert excerpt is not None
     shown = excerpt.removeprefix("[…] ").removesuffix(" […]")
     assert len(re.sub("<[^>]+>", "", shown)) <= 300
     whole = _evidence(render_report_html(report, publish="full"))
