@@ -188,6 +188,12 @@ def test_bytes_that_are_not_utf8_are_a_one_line_error() -> None:
     assert str(caught.value) == "claims JSON is not valid UTF-8 text (byte 18)"
 
 
+def test_a_utf8_error_after_a_byte_order_mark_names_utf8_and_the_byte_in_the_input() -> None:
+    with pytest.raises(InputError) as caught:  # the '\xe9' is byte 21: the mark is 3 bytes
+        parse_claims(b'\xef\xbb\xbf[{"sentence": "caf\xe9"}]')
+    assert str(caught.value) == "claims JSON is not valid UTF-8 text (byte 21)"
+
+
 def test_encoded_surrogate_bytes_are_refused() -> None:
     with pytest.raises(InputError) as caught:  # CESU-8 style: UTF-8 forbids encoded surrogates
         parse_claims(b'[{"sentence": "\xed\xa0\x80"}]')
