@@ -30,6 +30,7 @@ Claims have no spans (``start = end = 0``).
 
 from __future__ import annotations
 
+import codecs
 import json
 from typing import Any, NoReturn
 
@@ -83,7 +84,9 @@ def _decode(data: str | bytes) -> str:
         return data.decode(encoding)
     except UnicodeDecodeError as error:
         name = encoding.removesuffix("-sig").upper()
-        raise InputError(f"claims JSON is not valid {name} text (byte {error.start})") from None
+        # utf-8-sig counts from after the byte order mark it strips; report the input's byte
+        at = error.start + (len(codecs.BOM_UTF8) if encoding == "utf-8-sig" else 0)
+        raise InputError(f"claims JSON is not valid {name} text (byte {at})") from None
 
 
 def _keys(value: dict[str, Any], allowed: tuple[str, ...], where: str) -> None:

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from audit import claims as claims_module
+from audit.citations import MAX_ANSWER_CHARS
 from audit.claims import MAX_CLAIMS_DEPTH, parse_claims
 from audit.errors import InputError, LimitExceeded, NothingToAudit
 
@@ -188,6 +189,12 @@ def test_bytes_that_are_not_utf8_are_a_one_line_error() -> None:
     assert str(caught.value) == "claims JSON is not valid UTF-8 text (byte 18)"
 
 
+def test_a_utf8_error_after_a_byte_order_mark_names_utf8_and_the_byte_in_the_input() -> None:
+    with pytest.raises(InputError) as caught:  # the '\xe9' is byte 21: the mark is 3 bytes
+        parse_claims(b'\xef\xbb\xbf[{"sentence": "caf\xe9"}]')
+    assert str(caught.value) == "claims JSON is not valid UTF-8 text (byte 21)"
+
+
 def test_encoded_surrogate_bytes_are_refused() -> None:
     with pytest.raises(InputError) as caught:  # CESU-8 style: UTF-8 forbids encoded surrogates
         parse_claims(b'[{"sentence": "\xed\xa0\x80"}]')
@@ -294,3 +301,42 @@ def test_a_quote_over_the_limit_in_a_sentence_is_a_limit_error() -> None:
     with pytest.raises(LimitExceeded) as caught:
         parse_claims(json.dumps([{"sentence": sentence}]))
     assert str(caught.value) == "quote at character 0 is 2,001 characters long (limit 2,000)"
+
+
+def test_a_listed_handle_first_in_a_bracket_does_not_hide_the_handle_after_it() -> None:
+    other = "pmid:99000001/abstract.3~zzzzz"
+    claims = [{"sentence": f"Risk fell [{H1}; {other}].", "citations": [H1]}]
+    parsed = parse_claims(json.dumps(claims))
+    assert [c.handle_text for c in parsed.citations] == [H1, other]
+
+
+def _padded(document: object, length: int) -> str:
+    """``document`` as JSON, padded with trailing whitespace to ``length`` characters."""
+    text = json.dumps(document)
+    return text + " " * (length - len(text))
+
+
+def test_claims_json_of_exactly_the_size_limit_is_read() -> None:
+    data = _padded([{"sentence": "Safe.", "citations": [H1]}], claims_module.MAX_CLAIMS_BYTES)
+    assert [c.handle_text for c in parse_claims(data).citations] == [H1]
+
+
+def test_claims_json_one_character_over_the_size_limit_is_a_limit_error() -> None:
+    data = _padded([{"sentence": "Safe."}], claims_module.MAX_CLAIMS_BYTES + 1)
+    with pytest.raises(LimitExceeded) as caught:
+        parse_claims(data)
+    assert str(caught.value) == "claims JSON is 1,000,001 characters long (limit 1,000,000)"
+
+
+def test_sentences_of_exactly_the_answer_limit_are_read() -> None:
+    half = MAX_ANSWER_CHARS // 2
+    parsed = parse_claims(json.dumps([{"sentence": "a" * half}, {"sentence": "b" * half}]))
+    assert [len(s.text) for s in parsed.sentences] == [half, half]
+
+
+def test_sentences_one_character_over_the_answer_limit_are_a_limit_error() -> None:
+    half = MAX_ANSWER_CHARS // 2  # the sentences are counted stripped, as they are audited
+    document = [{"sentence": "a" * half}, {"sentence": f"  {'b' * (half + 1)}  "}]
+    with pytest.raises(LimitExceeded) as caught:
+        parse_claims(json.dumps(document))
+    assert str(caught.value) == "claims hold 200,001 characters of sentences (limit 200,000)"

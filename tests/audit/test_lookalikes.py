@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from audit.errors import CitationSyntaxError
-from audit.lookalikes import ascii_of, reference_at, require_ascii, require_plain, skeleton
+from audit.lookalikes import (
+    Skeleton,
+    ascii_of,
+    reference_at,
+    require_ascii,
+    require_plain,
+    skeleton,
+)
 
 HANDLE = "pmid:99000001/abstract.3~awhr0"
 
@@ -47,7 +55,18 @@ def test_ascii_of_maps_each_lookalike_to_the_ascii_it_imitates(char: str, expect
 
 def test_ascii_text_is_its_own_skeleton() -> None:
     skel = skeleton(HANDLE)
-    assert (skel.text, skel.origin, skel.span(0, 4)) == (HANDLE, None, (0, 4))
+    assert skel == Skeleton(source=HANDLE, text=HANDLE, origin=None, ends=None)
+    assert skel.span(0, 4) == (0, 4)
+
+
+def test_each_skeleton_character_names_the_source_character_it_comes_from() -> None:
+    skel = skeleton("\u0440mid:9")  # a Cyrillic er, then ASCII to the end of the text
+    assert skel == Skeleton(
+        source="\u0440mid:9",
+        text="pmid:9",
+        origin=(0, 1, 2, 3, 4, 5),
+        ends=(1, 2, 3, 4, 5, 6),
+    )
 
 
 def test_skeleton_spans_map_back_over_dropped_and_expanded_characters() -> None:
@@ -102,8 +121,22 @@ def test_a_combining_mark_after_a_span_belongs_to_it() -> None:
             "non-ASCII character '\\ud800' (U+D800) at character 7 of the handle; a handle is "
             "plain ASCII",
         ),
+        (
+            "pmid:1\u00a0/x~abcde",  # NFKD makes it a space, which is no look-alike of anything
+            "non-ASCII character '\\xa0' (U+00A0 NO-BREAK SPACE) at character 7 of the handle; a "
+            "handle is plain ASCII",
+        ),
     ],
-    ids=["fullwidth", "cyrillic", "zero-width-space", "bidi-override", "combining", "cjk", "lone"],
+    ids=[
+        "fullwidth",
+        "cyrillic",
+        "zero-width-space",
+        "bidi-override",
+        "combining",
+        "cjk",
+        "lone",
+        "no-break-space",
+    ],
 )
 def test_require_ascii_names_the_first_non_ascii_character(handle: str, message: str) -> None:
     with pytest.raises(CitationSyntaxError) as caught:
@@ -120,6 +153,8 @@ def test_require_ascii_passes_ascii() -> None:
 @given(st.text(max_size=60))
 def test_skeleton_spans_stay_in_bounds_and_in_order(text: str) -> None:
     skel = skeleton(text)
+    if skel.origin is not None:  # one source span per skeleton character
+        assert len(skel.origin) == len(skel.ends or ()) == len(skel.text)
     for start in range(len(skel.text)):
         first, last = skel.span(start, start + 1)
         assert 0 <= first < last <= len(text)
@@ -144,6 +179,8 @@ def test_skeleton_spans_stay_in_bounds_and_in_order(text: str) -> None:
         ("&#x440;mid:9", "pmid:9"),  # a reference to a look-alike: mapped like one
         ("pm&#8203;id:9", "pmid:9"),  # a reference to an invisible character: dropped
         ("&zz; &colon\\:", "&zz; &colon:"),  # no such name: the text stays
+        ("x&ampy a&ltb", "x&y a<b"),  # the legacy name one shorter than the run; a 2-letter one
+        ("&fjlig;ord", "fjord"),  # a reference to two characters stands for both
         ("pm**id**:9", "pmid:9"),  # strong markers inside a token
         ("pm*i*d:9 pm`id`:9", "pmid:9 pmid:9"),  # emphasis and code markers
         ("**pmid:9** `pmid:9` a * b", "**pmid:9** `pmid:9` a * b"),  # around a token: kept
@@ -198,6 +235,8 @@ _MARKUP_PIECES = st.sampled_from(
 @given(st.lists(_MARKUP_PIECES, max_size=30).map("".join))
 def test_skeleton_spans_of_markup_stay_in_bounds_and_in_order(text: str) -> None:
     skel = skeleton(text)
+    if skel.origin is not None:  # one source span per skeleton character
+        assert len(skel.origin) == len(skel.ends or ()) == len(skel.text)
     for start in range(len(skel.text)):
         first, last = skel.span(start, start + 1)
         assert 0 <= first < last <= len(text)
@@ -248,6 +287,19 @@ def test_skeleton_spans_of_markup_stay_in_bounds_and_in_order(text: str) -> None
             "code marker '`' at character 3 of the handle; a handle is written without Markdown",
         ),
         (
+            "pmid&#32;99000001/abstract.3~awhr1",  # a space is ASCII, yet no handle character
+            "character reference '&#32;' (U+0020 SPACE) at character 5 of the handle; a handle "
+            "is plain ASCII",
+        ),
+        (
+            "&fjlig;mid:99000001/abstract.3~awhr1",
+            "character reference '&fjlig;' at character 1 of the handle; a handle is plain ASCII",
+        ),
+        (
+            "pmid:9&9/abstract\\.3~awhr1",  # a bare '&' is the grammar's to name, not the end
+            "Markdown escape '\\.' at character 18 of the handle, expected '.'",
+        ),
+        (
             "p\u0440mid&#58;9",  # the first offence is named, whatever its kind
             "look-alike character '\u0440' (U+0440 CYRILLIC SMALL LETTER ER) at character 2 of "
             "the handle, expected 'p'",
@@ -263,6 +315,9 @@ def test_skeleton_spans_of_markup_stay_in_bounds_and_in_order(text: str) -> None
         "legacy-name",
         "strong",
         "code",
+        "space",
+        "two-characters",
+        "after-a-bare-ampersand",
         "first-wins",
     ],
 )
@@ -278,3 +333,41 @@ def test_require_plain_names_the_first_markup_or_non_ascii_character(
 def test_require_plain_passes_a_plain_handle_and_a_bare_ampersand() -> None:
     require_plain(HANDLE)  # returns without raising
     require_plain("pmid:9&9/x~y")  # no reference: the grammar names the '&'
+
+
+@pytest.mark.parametrize(
+    ("check", "handle", "start", "end", "expected"),
+    [
+        (require_ascii, "\uff50mid:99000001/abstract.3~awhr0", 0, 1, "'p'"),
+        (require_ascii, "pm\u200bid:99000001/abstract.3~awhr0", 2, 3, "ASCII"),
+        (require_ascii, "pmid:9\u03010/abstract.3~awhr0", 6, 7, "ASCII"),
+        (require_ascii, "pmid:99000001/\u4e2d~awhr0", 14, 15, "ASCII"),
+        (require_plain, "pmid:9\u0440/abstract.3~awhr0", 6, 7, "'p'"),
+        (require_plain, "pmid\\:99000001/abstract.3~awhr1", 4, 6, "':'"),
+        (require_plain, "pmid&#58;99000001/abstract.3~awhr1", 4, 9, "':'"),
+        (require_plain, "pm&#8203;id:99000001/abstract.3~awhr1", 2, 9, "ASCII"),
+        (require_plain, "&fjlig;mid:99000001/abstract.3~awhr1", 0, 7, "ASCII"),
+        (require_plain, "pm**id**:99000001/abstract.3~awhr1", 2, 4, "no markup"),
+        (require_plain, "pm`id`:99000001/abstract.3~awhr1", 2, 3, "no markup"),
+    ],
+    ids=[
+        "look-alike",
+        "invisible",
+        "combining",
+        "non-ascii",
+        "plain-look-alike",
+        "escape",
+        "reference",
+        "invisible-reference",
+        "two-character-reference",
+        "strong",
+        "code",
+    ],
+)
+def test_the_error_spans_the_offending_text_and_says_what_belongs_there(
+    check: Callable[[str], None], handle: str, start: int, end: int, expected: str
+) -> None:
+    with pytest.raises(CitationSyntaxError) as caught:
+        check(handle)
+    error = caught.value
+    assert (error.text, error.start, error.end, error.expected) == (handle, start, end, expected)
