@@ -30,7 +30,6 @@ Claims have no spans (``start = end = 0``).
 
 from __future__ import annotations
 
-import codecs
 import json
 from typing import Any, NoReturn
 
@@ -46,7 +45,7 @@ from audit.citations import (
     make_citation,
     something_to_audit,
 )
-from audit.errors import InputError, LimitExceeded, NothingToAudit
+from audit.errors import InputError, LimitExceeded, NothingToAudit, undecodable_offset
 from audit.json_depth import nesting_depth
 
 MAX_CLAIMS_BYTES = 1_000_000
@@ -84,8 +83,7 @@ def _decode(data: str | bytes) -> str:
         return data.decode(encoding)
     except UnicodeDecodeError as error:
         name = encoding.removesuffix("-sig").upper()
-        # utf-8-sig counts from after the byte order mark it strips; report the input's byte
-        at = error.start + (len(codecs.BOM_UTF8) if encoding == "utf-8-sig" else 0)
+        at = undecodable_offset(error, data)
         raise InputError(f"claims JSON is not valid {name} text (byte {at})") from None
 
 

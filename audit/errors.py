@@ -18,6 +18,8 @@ catches it, prints ``error: <message>`` (plus advice when there is some) and exi
 
 from __future__ import annotations
 
+import codecs
+
 from audit.terminal import caret_lines
 
 
@@ -95,3 +97,9 @@ class KeyringError(CiteSealError):
 
 class CorpusError(CiteSealError):
     """A snapshot cannot be opened or does not have the expected shape."""
+
+
+def undecodable_offset(error: UnicodeDecodeError, data: bytes) -> int:
+    """The offset in ``data`` of the byte a decode refused: ``utf-8-sig`` counts from after
+    the byte order mark it strips (UTF-16 and UTF-32 count from the start)."""
+    return error.start + (len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0)

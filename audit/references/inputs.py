@@ -30,7 +30,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any, get_args
 
-from audit.errors import DocumentError, InputError, LimitExceeded
+from audit.errors import DocumentError, InputError, LimitExceeded, undecodable_offset
 from audit.references.model import InputFormat, Span
 
 MAX_INPUT_BYTES = 20 * 1024 * 1024
@@ -219,9 +219,9 @@ def _decode(data: bytes, name: str) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        byte = data[error.start]
+        at = undecodable_offset(error, data)
         raise DocumentError(
-            f"{name}: not UTF-8 text: byte 0x{byte:02x} at offset {error.start}"
+            f"{name}: not UTF-8 text: byte 0x{data[at]:02x} at offset {at}"
         ) from error
 
 

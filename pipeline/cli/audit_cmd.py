@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from audit.errors import CiteSealError, InputError, LimitExceeded
+from audit.errors import CiteSealError, InputError, LimitExceeded, undecodable_offset
 from audit.paths import public_path
 from audit.terminal import html_text, one_line
 from pipeline.cli.common import keyring_from_settings, seal_policy, trusted_snapshot
@@ -125,7 +125,7 @@ def _read(source: _Source) -> AuditInput:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        raise InputError(f"not UTF-8 text (byte {error.start})") from None
+        raise InputError(f"not UTF-8 text (byte {undecodable_offset(error, data)})") from None
     return AuditInput(label, parse_answer(text), text)
 
 

@@ -23,7 +23,7 @@ from typing import Annotated, cast
 
 import typer
 
-from audit.errors import InputError
+from audit.errors import InputError, undecodable_offset
 from audit.support.evaluate import (
     COVERAGE_FLOOR,
     DEFAULT_LABELS,
@@ -56,15 +56,17 @@ def _read(file: Path) -> str:
     try:
         if file.stat().st_size > MAX_BYTES:
             raise InputError(f"{file} is larger than {MAX_BYTES // (1024 * 1024)} MB")
-        return file.read_bytes().decode("utf-8-sig")
+        data = file.read_bytes()
     except IsADirectoryError:
         raise InputError(f"{file} is a directory, not a CSV file") from None
     except FileNotFoundError:
         raise InputError(f"{file} does not exist") from None
-    except UnicodeDecodeError as error:
-        raise InputError(f"{file} is not UTF-8 (byte {error.start})") from None
     except OSError as error:
         raise InputError(f"cannot read {file}: {error.strerror or error}") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise InputError(f"{file} is not UTF-8 (byte {undecodable_offset(error, data)})") from None
 
 
 def evaluate_file(

@@ -52,7 +52,7 @@ from typing import Any
 
 from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
-from audit.errors import DocumentError
+from audit.errors import DocumentError, undecodable_offset
 from audit.licences import LOCAL_LICENCE, cut, normalise
 from audit.local_ids import MAX_LOCAL_ID_CHARS, encode_local_id
 from pipeline.errors import ParseError, TerminalHarvestError
@@ -283,9 +283,9 @@ def _utf8(data: bytes, relative: str) -> str:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
+        at = undecodable_offset(error, data)
         raise ParseError(
-            f"{relative}: not UTF-8 text (byte 0x{data[error.start]:02x} at offset "
-            f"{error.start}); save it as UTF-8"
+            f"{relative}: not UTF-8 text (byte 0x{data[at]:02x} at offset {at}); save it as UTF-8"
         ) from None
     if "\x00" in text:
         raise ParseError(f"{relative}: holds a NUL byte at offset {data.index(0)}: not text")

@@ -251,6 +251,9 @@ def test_bad_input_among_good_ones_exits_2_and_audits_the_rest(
     assert done == 2
     assert err == f"error: {bad}: not UTF-8 text (byte 0)\n"
     assert f"== {good}: PASS  (1 citation: 1 ok)" in out
+    bad.write_bytes(b"\xef\xbb\xbfClaim \xff.")  # after a byte order mark: the file's offset
+    done, out, err = run(monkeypatch, capsys, "audit", str(bad), "-s", str(snapshot), "--demo-key")
+    assert (done, err) == (2, f"error: {bad}: not UTF-8 text (byte 9)\n")
 
 
 def test_several_json_reports_without_out_are_json_lines(

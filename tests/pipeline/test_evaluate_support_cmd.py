@@ -113,6 +113,11 @@ def test_mapped_labels_and_named_columns(
         (CSV, ("--part", "half"), "error: --part: expected one of all, tune, held-out, got 'half'"),
         (CSV, ("--labels", "Supports"), "error: --labels: expected NAME=LABEL, got 'Supports'"),
         (b"claim,evidence,label\n\xff,b,Supports\n", (), "error: {path} is not UTF-8 (byte 21)"),
+        (
+            b"\xef\xbb\xbfclaim,evidence,label\n\xff,b,Supports\n",  # the offset counts the BOM
+            (),
+            "error: {path} is not UTF-8 (byte 24)",
+        ),
     ],
 )  # fmt: skip
 def test_bad_input_is_one_error_line_and_exit_2(

@@ -91,6 +91,10 @@ def test_a_bad_byte_after_the_first_is_named_with_its_offset() -> None:
     with pytest.raises(DocumentError) as caught:
         parse_input("é\x80".encode() + b"\xc3(", "t.txt", "text")
     assert str(caught.value) == "t.txt: not UTF-8 text: byte 0xc3 at offset 4"
+    with pytest.raises(DocumentError) as after_mark:
+        parse_input(b"\xef\xbb\xbfab\xffc", "t.txt", "text")
+    # the byte order mark is part of the input: the offset is the byte's in the file
+    assert str(after_mark.value) == "t.txt: not UTF-8 text: byte 0xff at offset 5"
 
 
 def test_a_field_and_a_record_default_to_no_position_and_nothing_read() -> None:

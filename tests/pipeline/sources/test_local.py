@@ -556,3 +556,11 @@ def test_a_local_build_with_one_unreadable_file_is_partial_not_failed(
     assert manifest.partial is True
     assert manifest.sources["local"].status == "partial"
     assert manifest.sources["local"].records == 3
+
+
+def test_a_bad_byte_after_a_byte_order_mark_is_named_at_its_offset_in_the_file() -> None:
+    with pytest.raises(ParseError) as caught:
+        local._utf8(b"\xef\xbb\xbfcaf\xe9\n", "bom.txt")
+    assert str(caught.value) == (
+        "bom.txt: not UTF-8 text (byte 0xe9 at offset 6); save it as UTF-8"
+    )
