@@ -81,6 +81,7 @@ QUANTITY = re.compile(
     r"(?:\s*(?P<unit>%|(?:" + _UNIT_ALT + r")\b))?",
     re.IGNORECASE,
 )
+_CI_AFTER = re.compile(r"\s*(?:CIs?|confidence)\b", re.IGNORECASE)  # "95 % CI": no figure
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,7 +197,7 @@ def quantities(text: str, start: int = 0, end: int | None = None) -> list[Quanti
             continue
         if any(a <= m.start("num") < b for a, b in taken):
             continue
-        if unit == "%" and re.match(r"\s*(?:CI|confidence)", text[m.end() : m.end() + 12], re.I):
+        if unit == "%" and _CI_AFTER.match(text, m.end()):
             continue
         sign = m.group("sign")
         found.append(

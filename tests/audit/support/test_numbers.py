@@ -65,3 +65,14 @@ def test_the_95_percent_of_a_confidence_interval_is_no_figure(ci: str) -> None:
         Quantity(15, 21, 4.2, "kg", None),
         Quantity(end - 8, end, 12.0, "week", None),
     ]
+
+
+def test_the_95_percent_of_a_confidence_interval_broken_over_lines_is_no_figure() -> None:
+    assert quantities("4.2 kg (95 %\n\n   confidence interval 3.1 to 5.3)") == [
+        Quantity(0, 6, 4.2, "kg", None)
+    ]
+
+
+@pytest.mark.parametrize("text", ["30 % cigarette smokers", "30 % cirrhosis", "30 % CIN2+"])
+def test_a_percent_before_a_word_that_begins_with_ci_is_a_figure(text: str) -> None:
+    assert quantities(text) == [Quantity(0, 4, 30.0, "%", None)]
