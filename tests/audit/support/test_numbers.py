@@ -76,3 +76,11 @@ def test_the_95_percent_of_a_confidence_interval_broken_over_lines_is_no_figure(
 @pytest.mark.parametrize("text", ["30 % cigarette smokers", "30 % cirrhosis", "30 % CIN2+"])
 def test_a_percent_before_a_word_that_begins_with_ci_is_a_figure(text: str) -> None:
     assert quantities(text) == [Quantity(0, 4, 30.0, "%", None)]
+
+
+def test_a_unit_is_spelt_in_ascii_letters_in_any_case() -> None:
+    # the long s, the dotless i and the Kelvin sign fold to s, i and k only under Unicode rules
+    assert quantities("3 DAYS, 4 Kg, 3 day\u017f, 4 \u212ag, 5 pat\u0131ents") == [
+        Quantity(0, 6, 3.0, "day", None),
+        Quantity(8, 12, 4.0, "kg", None),
+    ]
