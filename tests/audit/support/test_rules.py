@@ -349,7 +349,15 @@ def test_initialisms_spell_runs_of_content_words() -> None:
 
 @pytest.mark.parametrize(
     ("word", "is_adverb"),
-    [("sufficiently", True), ("fully", True), ("family", False), ("supply", False), ("fly", False)],
+    [
+        ("sufficiently", True),
+        ("fully", True),
+        ("family", False),
+        ("supply", False),
+        ("fly", False),
+        ("ugly", False),  # four letters are too few for a stem and "ly"
+        ("holy", False),
+    ],
 )
 def test_adverbs_are_ly_words_that_are_not_nouns_or_verbs(word: str, is_adverb: bool) -> None:
     assert cues.adverb(cues.tokens(word)[0]) is is_adverb
