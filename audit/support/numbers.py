@@ -78,9 +78,10 @@ _SIGN_ALT = "|".join(sorted((re.escape(s) for s in SIGNS), key=len, reverse=True
 _UNIT_ALT = "|".join(sorted((re.escape(u) for u in UNITS if u != "%"), key=len, reverse=True))
 QUANTITY = re.compile(
     r"(?:(?P<sign>" + _SIGN_ALT + r")\s*)?(?<![\w.,])(?P<num>" + _NUM + r")(?![\w.,]*\d)"
-    r"(?:\s*(?P<unit>%|(?:" + _UNIT_ALT + r")\b))?",
+    r"(?:\s*(?P<unit>%|(?a:" + _UNIT_ALT + r")\b))?",  # ASCII case: "ſ" is no "s"
     re.IGNORECASE,
 )
+_CI_AFTER = re.compile(r"\s*(?:CIs?|confidence)\b", re.IGNORECASE)  # "95 % CI": no figure
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,7 +197,7 @@ def quantities(text: str, start: int = 0, end: int | None = None) -> list[Quanti
             continue
         if any(a <= m.start("num") < b for a, b in taken):
             continue
-        if unit == "%" and re.match(r"\s*(?:CI|confidence)", text[m.end() : m.end() + 12], re.I):
+        if unit == "%" and _CI_AFTER.match(text, m.end()):
             continue
         sign = m.group("sign")
         found.append(
@@ -204,7 +205,7 @@ def quantities(text: str, start: int = 0, end: int | None = None) -> list[Quanti
                 m.start(),
                 m.end(),
                 _number(m.group("num")),
-                UNITS.get(unit.lower(), unit.lower()),
+                UNITS[unit.lower()],
                 SIGNS.get(sign.lower()) if sign else None,
             )
         )

@@ -127,6 +127,20 @@ def test_figures_of_different_quantities_are_not_compared() -> None:
         ("> 24 weeks", "30 weeks", True),
         ("> 24 weeks", "24 weeks", False),
         ("24 weeks", "> 24 weeks", False),  # a bound is no exact figure
+        ("≥ 24 weeks", "30 weeks", True),
+        ("≥ 24 weeks", "24 weeks", True),  # the claim's bound allows 24 itself
+        ("≥ 24 weeks", "20 weeks", False),
+        ("< 5 %", "3 %", True),
+        ("< 5 %", "5 %", False),  # 5 itself is outside a strict bound
+        ("≤ 5 %", "3 %", True),
+        ("≤ 5 %", "5 %", True),
+        ("≤ 5 %", "6 %", False),
+        ("< 24 weeks", "≤ 20 weeks", True),  # every value the passage allows is below 24
+        ("< 24 weeks", "≤ 24 weeks", False),
+        ("200 mg", "201 mg", True),  # within half a percent of the claim's figure: rounding
+        ("200 mg", "199 mg", True),
+        ("200 mg", "201.5 mg", False),
+        ("0 deaths", "0 deaths", True),
     ],
 )
 def test_a_bound_agrees_with_a_figure_or_bound_it_is_implied_by(
@@ -151,6 +165,12 @@ def test_a_bound_agrees_with_a_figure_or_bound_it_is_implied_by(
         ("> 31 %", "12 %", True),
         ("12 %", "13 %", True),  # two exact figures: excluded when they do not agree
         ("12 %", "12 %", False),
+        ("200 mg", "200.5 mg", False),  # they agree within rounding, so neither rules out
+        ("40 %", "≥ 30 %", False),  # within the passage's bound
+        ("20 %", "≤ 30 %", False),
+        ("< 24 weeks", "24 weeks", True),  # the passage's 24 is what the claim leaves out
+        ("≤ 24 weeks", "24 weeks", False),
+        ("< 10 %", "20 %", True),
     ],
 )
 def test_a_figure_is_ruled_out_only_where_no_value_can_be_both(
@@ -329,7 +349,15 @@ def test_initialisms_spell_runs_of_content_words() -> None:
 
 @pytest.mark.parametrize(
     ("word", "is_adverb"),
-    [("sufficiently", True), ("fully", True), ("family", False), ("supply", False), ("fly", False)],
+    [
+        ("sufficiently", True),
+        ("fully", True),
+        ("family", False),
+        ("supply", False),
+        ("fly", False),
+        ("ugly", False),  # four letters are too few for a stem and "ly"
+        ("holy", False),
+    ],
 )
 def test_adverbs_are_ly_words_that_are_not_nouns_or_verbs(word: str, is_adverb: bool) -> None:
     assert cues.adverb(cues.tokens(word)[0]) is is_adverb

@@ -15,10 +15,12 @@ from audit.duckdb_corpus import DuckDBCorpus
 from audit.engine import audit_answer
 from audit.errors import InputError, LimitExceeded
 from audit.report import PassageView, Report
-from audit.support.model import Entity
+from audit.support.model import Entity, SupportResult
 from audit.support.run import (
     MAX_CLAIM_CHARS,
+    MAX_SUPPORT_HANDLE_CHARS,
     MAX_SUPPORT_HANDLES,
+    check_claim,
     check_support,
     evidence_of,
     with_support,
@@ -81,8 +83,34 @@ def test_only_ok_citations_are_judged() -> None:
     report = with_support(audited(answer, make_corpus()), make_corpus(), judge)
     first, second = report.citations()
     assert (first.verdict, first.support) == ("forged", None)
+    assert "support" not in first.model_fields_set  # left as audited: no support key, not null
     assert second.support is not None and second.support.label == "supported"
     assert len(judge.calls) == 1
+
+
+def test_an_ok_citation_without_its_passage_as_issued_abstains_unjudged() -> None:
+    report = audited(PLANTED, make_corpus())
+    bare = report.model_copy(
+        update={
+            "sentences": [
+                s.model_copy(
+                    update={
+                        "citations": [c.model_copy(update={"passage": None}) for c in s.citations]
+                    }
+                )
+                for s in report.sentences
+            ]
+        }
+    )
+    judge = FakeJudge()
+    (citation,) = with_support(bare, annotated(), judge).citations()
+    assert citation.support == SupportResult(
+        label="abstain",
+        reason="The snapshot holds no passage as issued for this citation.",
+        judge="fake",
+        judge_version="0",
+    )
+    assert judge.calls == []
 
 
 def test_fail_on_contradicted_fails_and_otherwise_it_warns() -> None:
@@ -139,6 +167,18 @@ def test_check_support_reports_a_forged_or_unavailable_handle_unjudged() -> None
     assert (check.contradicted, check.not_judged, check.failed) == (1, 3, True)
     assert len(judge.calls) == 1
     assert (check.judge, check.judge_version) == ("fake", "0")
+    ok, forged = check.results[0], check.results[1]
+    assert (ok.record_id, ok.passage) == (
+        "pmid:99000001",
+        PassageView(
+            record_id="pmid:99000001",
+            version="1",
+            path="abstract.4",
+            section="abstract",
+            text=CONCLUSIONS,
+        ),
+    )
+    assert (forged.record_id, forged.passage) == ("pmid:99000001", None)
 
 
 def test_a_supported_claim_does_not_fail() -> None:
@@ -178,10 +218,19 @@ def test_bad_claims_and_handles_are_one_exact_error(
     assert str(caught.value) == message
 
 
-def test_evidence_of_keeps_only_entities_inside_the_text() -> None:
+@pytest.mark.parametrize(
+    ("start", "end", "kept"),
+    [(0, 3, True), (1, 2, True), (3, 3, True), (-1, 2, False), (2, 4, False), (2, 1, False)],
+)
+def test_evidence_of_keeps_only_entities_inside_the_text(start: int, end: int, kept: bool) -> None:
     passage = PassageView(record_id="r", version="1", path="p", text="abc")
-    evidence = evidence_of(
-        passage,
-        [StoredAnnotation(0, 3, "abc", "T", "I"), StoredAnnotation(-1, 2, None, None, None)],
+    evidence = evidence_of(passage, [StoredAnnotation(start, end, "b", "T", "I")])
+    assert evidence.entities == ((Entity(start, end, "T", "I", "b"),) if kept else ())
+
+
+def test_a_claim_and_handles_at_the_limits_are_accepted() -> None:
+    claim, handle = "x" * MAX_CLAIM_CHARS, "h" * MAX_SUPPORT_HANDLE_CHARS
+    assert check_claim(f" {claim} ", [handle] * MAX_SUPPORT_HANDLES) == (
+        claim,
+        [handle] * MAX_SUPPORT_HANDLES,
     )
-    assert evidence.entities == (Entity(0, 3, "T", "I", "abc"),)
