@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from audit.citations import parse_answer
+from audit.claims import parse_claims
 from audit.engine import audit_answer, reaudit
 from audit.errors import InputError
 from audit.overall import overall
-from audit.claims import parse_claims
 from audit.references.answer import answer_references, answer_references_of, blank_spans
 from audit.references.check import Flags, ReferenceCheck, Tier
 from audit.references.model import Span
@@ -300,6 +300,8 @@ HANDLE = h("pmid:99000001/abstract.3")
     [
         # an author-year entry that is a bare handle at the start of its line is the handle's
         (f"## References\n\n{HANDLE}\n\n{BOOK}\n", [("entry", None, 5, [])]),
+        # a handle at the start of a line does not take the entry on the line above
+        (f"## References\n\n- {BOOK}\n{HANDLE}\n", [("entry", None, 3, [])]),
         # a handle on the first line does not take the footnote entry below it
         (f"Zentravir is safe [{HANDLE}] [^1].\n[^1]: {BOOK}\n", [("entry", "1", 2, [])]),
         # an entry that held a handle and an identifier of its own is an ordinary reference
