@@ -12,7 +12,9 @@ Rules:
 - A reference-list entry that held a handle and has no identifier of its own once the handle is
   blanked is that handle's entry (already audited as a citation), not an ordinary reference.
 - Claims JSON has no answer text: its references are read from its sentences, one per line
-  (a claim's sentence rarely holds one; its citations are handles).
+  (a claim's sentence rarely holds one; its citations are handles), each handle-looking token
+  written in them (:func:`audit.citation_scan.find_candidates`, what the claims parser cites)
+  blanked as in an answer.
 - The check is :func:`audit.references.check.check_document`'s, against the resolver of the same
   snapshot, so a reference gets in an audit exactly the tier ``citeseal check`` gives it.
 - :func:`recheck` checks a published report's references again (``citeseal reaudit``) from
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from audit.citation_scan import find_candidates
 from audit.references.check import check_documents
 from audit.references.entries import extract_document
 from audit.references.inputs import Input, SourceText
@@ -116,7 +119,8 @@ def answer_references_of(
     """The ordinary references of one answer: from its ``text`` with its handles blanked, or,
     without a text (claims JSON), from its ``sentences`` one per line."""
     if text is None:
-        text, handle_spans = "\n".join(s.replace("\n", " ") for s in sentences), ()
+        text = "\n".join(s.replace("\n", " ") for s in sentences)
+        handle_spans = [(c.start, c.end) for c in find_candidates(text)]
     return answer_references(text, label, handle_spans).references
 
 

@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from audit.citations import parse_answer
+from audit.claims import parse_claims
 from audit.engine import audit_answer, reaudit
 from audit.errors import InputError
 from audit.overall import overall
-from audit.references.answer import answer_references, blank_spans
+from audit.references.answer import answer_references, answer_references_of, blank_spans
 from audit.references.check import Flags, ReferenceCheck, Tier
 from audit.references.model import Span
 from audit.references.resolve import SnapshotResolver
@@ -274,3 +275,100 @@ def test_the_references_of_a_chunk_of_answers_are_looked_up_in_one_batch(
     one = audited(ANSWER, resolver).references
     assert one is not None and reports[2].references is not None
     assert [c.reason for c in reports[2].references.checks()] == [c.reason for c in one.checks()]
+
+
+@pytest.mark.parametrize(
+    ("text", "spans", "blanked"),
+    [
+        ("pmid:1 x", [(0, 6)], "       x"),  # a span from the first character
+        ("aXYb\r\nc", [(0, 7)], "    \r\n "),  # every character but the line breaks
+        ("abc", [(-2, 9)], "   "),  # a span past either end is cut to the text
+    ],
+)
+def test_blank_spans_blanks_every_character_of_a_span_but_line_breaks(
+    text: str, spans: list[tuple[int, int]], blanked: str
+) -> None:
+    assert blank_spans(text, spans) == blanked
+
+
+BOOK = "Selkirk J. The Farrow Syndrome Handbook. Demo Medical Press; 2021."
+HANDLE = h("pmid:99000001/abstract.3")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # an author-year entry that is a bare handle at the start of its line is the handle's
+        (f"## References\n\n{HANDLE}\n\n{BOOK}\n", [("entry", None, 5, [])]),
+        # a handle at the start of a line does not take the entry on the line above
+        (f"## References\n\n- {BOOK}\n{HANDLE}\n", [("entry", None, 3, [])]),
+        # a handle on the first line does not take the footnote entry below it
+        (f"Zentravir is safe [{HANDLE}] [^1].\n[^1]: {BOOK}\n", [("entry", "1", 2, [])]),
+        # an entry that held a handle and an identifier of its own is an ordinary reference
+        (
+            f"Zentravir is safe [^1].\n\n[^1]: {HANDLE} PMID: 99100002\n",
+            [("entry", "1", 3, ["pmid:99100002"])],
+        ),
+    ],
+)
+def test_only_an_entry_that_held_nothing_but_a_handle_is_left_out(
+    text: str, expected: list[tuple[str, str | None, int, list[str]]]
+) -> None:
+    found = answer_references(text, "answer.md", spans_of(text)).references
+    assert [
+        (r.kind, r.label, r.span.line, [f"{i.scheme}:{i.value}" for i in r.identifiers])
+        for r in found
+    ] == expected
+
+
+CLAIMS = [
+    "The cohort\nagrees, doi:10.5555/ref.0001.",
+    f"Zentravir is safe [{HANDLE}], as PMID: 99100002 found.",
+]
+
+
+def test_claims_references_are_read_one_sentence_a_line_without_their_handles() -> None:
+    found = answer_references_of(None, CLAIMS, [], "claims.json")
+    assert [
+        (f"{i.scheme}:{i.value}", i.span.line, i.span.column, i.span.end_column)
+        for r in found
+        for i in r.identifiers
+    ] == [("doi:10.5555/ref.0001", 1, 20, 40), ("pmid:99100002", 2, 56, 70)]
+    # the handle written in the second claim is its citation, never also PMID 99000001
+
+
+def test_a_claims_audit_checks_the_ordinary_references_and_not_the_handles(
+    resolver: SnapshotResolver,
+) -> None:
+    claims = {"claims": [{"sentence": s} for s in CLAIMS]}
+    report = audit_answer(
+        parse_claims(json.dumps(claims)),
+        make_corpus(),
+        KEYRING,
+        source_label="claims.json",
+        now=NOW,
+        references=resolver,
+    )
+    assert report.references is not None
+    assert [(c.identifiers, c.tier) for c in report.references.checks()] == [
+        (("doi:10.5555/ref.0001",), "verified"),
+        (("pmid:99100002",), "verified"),
+    ]  # no unresolved PMID 99000001 read from the handle to make the audit incomplete
+    assert report.verdict_reasons == [
+        "warn: 1 reference to a retracted record",
+        "warn: 1 uncited sentence",
+    ]
+
+
+def test_an_answer_without_references_leaves_the_next_answer_its_own_section(
+    resolver: SnapshotResolver,
+) -> None:
+    from audit.engine import AuditInput, audit_many
+
+    items = [
+        AuditInput("cited.md", parse_answer(CITED), CITED),
+        AuditInput("answer.md", parse_answer(ANSWER), ANSWER),
+    ]
+    reports = list(audit_many(items, make_corpus(), KEYRING, now=NOW, references=resolver))
+    assert reports[0].references is None
+    assert reports[1].references == audited(ANSWER, resolver).references

@@ -67,3 +67,38 @@ def test_sarif_levels_rules_and_regions_follow_the_tiers(made: dict[str, str]) -
     region = location["region"]
     text = (DATA / "check.md").read_text(encoding="utf-8").splitlines()[region["startLine"] - 1]
     assert text[region["startColumn"] - 1 : region["endColumn"] - 1] == "doi:10.5555/ref.0003"
+
+
+def test_the_sarif_log_writes_non_ascii_text_as_itself_not_as_escapes() -> None:
+    from audit.references.check import (
+        CheckReport,
+        DocumentCheck,
+        Flags,
+        ReferenceCheck,
+        SnapshotRef,
+        make_report,
+    )
+    from audit.references.model import Span
+    from audit.references.sarif import render_sarif
+
+    span = Span(file="müller.md", line=1, column=1, end_line=1, end_column=2)
+    check = ReferenceCheck(
+        label=None,
+        kind="running_text",
+        span=span,
+        location=span,
+        identifiers=(),
+        title=None,
+        tier="hallucinated",
+        reason="Müller’s DOI is invalid",
+        flags=Flags(),
+    )
+    document = DocumentCheck(
+        file="müller.md", format="markdown", references=(check,), counts={"hallucinated": 1}
+    )
+    made: CheckReport = make_report(
+        [document], SnapshotRef(name="w", sha256="0" * 64, snapshot_id="w-1"), "citeseal 0"
+    )
+    lines = render_sarif(made, "0").splitlines()
+    assert '            "text": "hallucinated: Müller’s DOI is invalid"' in lines
+    assert '                  "uri": "müller.md"' in lines
