@@ -11,6 +11,16 @@ import json
 import jsonschema
 import pytest
 
+from audit.references.check import (
+    CheckReport,
+    DocumentCheck,
+    Flags,
+    ReferenceCheck,
+    SnapshotRef,
+    make_report,
+)
+from audit.references.model import Span
+from audit.references.sarif import render_sarif
 from tests.audit.fixture_scope import per_module
 from tests.audit.references.check_golden import DATA, FORMATS, golden_path, outputs
 
@@ -70,17 +80,6 @@ def test_sarif_levels_rules_and_regions_follow_the_tiers(made: dict[str, str]) -
 
 
 def test_the_sarif_log_writes_non_ascii_text_as_itself_not_as_escapes() -> None:
-    from audit.references.check import (
-        CheckReport,
-        DocumentCheck,
-        Flags,
-        ReferenceCheck,
-        SnapshotRef,
-        make_report,
-    )
-    from audit.references.model import Span
-    from audit.references.sarif import render_sarif
-
     span = Span(file="müller.md", line=1, column=1, end_line=1, end_column=2)
     check = ReferenceCheck(
         label=None,
