@@ -12,7 +12,7 @@ import pytest
 
 from audit.citations import parse_answer
 from audit.claims import parse_claims
-from audit.engine import audit_answer, reaudit
+from audit.engine import AuditInput, audit_answer, audit_many, reaudit
 from audit.errors import InputError
 from audit.overall import overall
 from audit.references.answer import answer_references, answer_references_of, blank_spans
@@ -258,7 +258,6 @@ def test_a_handle_only_report_renders_as_before(resolver: SnapshotResolver) -> N
 def test_the_references_of_a_chunk_of_answers_are_looked_up_in_one_batch(
     resolver: SnapshotResolver,
 ) -> None:
-    from audit.engine import AuditInput, audit_many
 
     calls: list[int] = []
     by_identifiers = resolver.by_identifiers
@@ -363,7 +362,6 @@ def test_a_claims_audit_checks_the_ordinary_references_and_not_the_handles(
 def test_an_answer_without_references_leaves_the_next_answer_its_own_section(
     resolver: SnapshotResolver,
 ) -> None:
-    from audit.engine import AuditInput, audit_many
 
     items = [
         AuditInput("cited.md", parse_answer(CITED), CITED),
