@@ -387,8 +387,7 @@ def _support_view(
         evidence = marked_span(text, span.start, span.end)
         high = length = len(text)
         if excerpt:  # only the excerpt around the evidence
-            low, high = excerpt_bounds(length, focus(evidence), text)
-            evidence = window(evidence, low, high)
+            evidence, low, high = _excerpt(text, evidence)
     return SupportView(
         label=support.label,
         label_text=SUPPORT_LABELS.get(support.label, support.label),
@@ -403,6 +402,13 @@ def _support_view(
     )
 
 
+def _excerpt(text: str, segments: tuple[Segment, ...]) -> tuple[tuple[Segment, ...], int, int]:
+    """The part of ``segments`` (which spell ``text``) an excerpt page shows around the first
+    marked span, with its ``start`` and ``end`` in ``text``."""
+    start, end = excerpt_bounds(len(text), focus(segments), text)
+    return window(segments, start, end), start, end
+
+
 def _block(
     heading: str, passage: PassageView | None, mark: str | None, note: str, cut: str | None
 ) -> PassageBlock | None:
@@ -415,8 +421,7 @@ def _block(
     if cut is None:
         return PassageBlock(heading, locator, passage.section, segments, note if marked else None)
     text = passage.text
-    start, end = excerpt_bounds(len(text), focus(segments), text)
-    shown = window(segments, start, end)
+    shown, start, end = _excerpt(text, segments)
     whole = start == 0 and end == len(text)
     what = "the whole passage" if whole else f"characters {start + 1}–{end} of {len(text):,}"
     return PassageBlock(
