@@ -43,7 +43,7 @@ from audit.support import cues, numbers
 from audit.support.model import Evidence, EvidenceSpan, SupportLabel, SupportResult
 
 NAME = "rules"
-VERSION = "1.4"
+VERSION = "1.5"
 MAX_TEXT = 200_000
 """Characters of claim or evidence read; longer input is abstained on (never truncated)."""
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])|\n\s*\n")

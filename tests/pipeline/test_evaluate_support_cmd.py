@@ -55,7 +55,7 @@ def test_text_output_states_coverage_macro_f1_classes_and_the_confusion_matrix(
     done = run(str(labelled), monkeypatch=monkeypatch, capsys=capsys)
     assert done.code == 0, done.err
     lines = done.out.splitlines()
-    assert lines[0] == "judge rules 1.4; part all: 4 pairs, 2 claims"
+    assert lines[0] == "judge rules 1.5; part all: 4 pairs, 2 claims"
     assert lines[1] == "coverage 0.750 (3 judged, 1 abstained; abstention rate 0.250)"
     assert lines[2] == (
         "macro-F1 1.000 over judged pairs; accuracy 1.000; contradicted precision 1.000 "
@@ -151,11 +151,11 @@ def test_folds_print_one_line_per_fold_the_spread_and_the_pooled_figures(
     done = run(str(labelled), "--folds", "2", monkeypatch=monkeypatch, capsys=capsys)
     assert done.code == 0, done.err
     lines = done.out.splitlines()
-    assert lines[0] == "judge rules 1.4; part all; 2 claim-grouped folds"
+    assert lines[0] == "judge rules 1.5; part all; 2 claim-grouped folds"
     assert [line.split()[:3] for line in lines[2:4]] == [["1", "1", "1"], ["2", "3", "1"]]
     assert lines[4].startswith("coverage mean ")
     assert lines[11] == "pooled over the folds:"
-    assert lines[12] == "judge rules 1.4; part all: 4 pairs, 2 claims"
+    assert lines[12] == "judge rules 1.5; part all: 4 pairs, 2 claims"
 
 
 def test_folds_as_json_hold_each_fold_the_spread_and_the_pooled_evaluation(

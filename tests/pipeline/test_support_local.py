@@ -153,7 +153,7 @@ def test_support_judges_a_claim_against_a_pdf_page(lineage: Lineage) -> None:
     assert code == 1
     assert out.splitlines()[2:4] == [
         f"ok             {handle}",
-        "               support: contradicted (rules 1.4): the passage reports a null finding "
+        "               support: contradicted (rules 1.5): the passage reports a null finding "
         '("does not increase") where the claim asserts an effect (4 of 5 claim terms).',
     ]
     paraphrase = "Zentravir does not increase the risk of Farrow syndrome."

@@ -13,7 +13,7 @@ from audit.support.rules import RulesJudge
 def test_the_default_judge_is_the_rules_judge_and_reads_no_setting() -> None:
     judge = judge_by_name(DEFAULT_JUDGE, {})
     assert isinstance(judge, RulesJudge)
-    assert (judge.name, judge.version) == ("rules", "1.4")
+    assert (judge.name, judge.version) == ("rules", "1.5")
     result = judge.judge("zentravir raises mortality", Evidence("Zentravir raised mortality."))
     assert result.label == "supported"
 
