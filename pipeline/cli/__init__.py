@@ -36,7 +36,7 @@ from pipeline.cli import (
     snapshot_cmd,
     support_cmd,
 )
-from pipeline.cli.output import safe_streams
+from pipeline.cli.output import PIPE_CLOSED_EXIT, OutputClosed, safe_streams, stop_writing
 from pipeline.settings import env_flag
 
 app = typer.Typer(
@@ -101,7 +101,11 @@ def main() -> None:
     """Console-script entry point: the single error boundary, with every line printed through
     the terminal sanitiser (:mod:`pipeline.cli.output`)."""
     with safe_streams():
-        _run()
+        try:
+            _run()
+        except OutputClosed as closed:  # here, so one raised by an error line is caught too
+            stop_writing(closed)
+            sys.exit(PIPE_CLOSED_EXIT)
 
 
 def _run() -> None:

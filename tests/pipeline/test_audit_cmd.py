@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import io
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -664,3 +665,56 @@ def test_audit_checks_the_answers_ordinary_references_against_the_snapshot(
         "verdict: FAIL  (0 citations; 11 references: 2 hallucinated, 1 mismatch, 1 unresolved, "
         "2 needs_review, 5 verified)  --fail-on: 1 reference that disagrees with its record"
     )
+
+
+def _with_closed_stdout(*args: str) -> subprocess.CompletedProcess[str]:
+    """Run ``citeseal ARGS`` in a real process whose standard output has no reader (``| true``)."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # every write to the pipe is now EPIPE
+    try:
+        return subprocess.run(
+            [sys.executable, "-c", "from pipeline.cli import main; main()", *args],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+
+
+def test_a_closed_output_pipe_is_one_line_and_exit_141_not_a_failed_audit(
+    tmp_path: Path, snapshot: Path
+) -> None:
+    """``citeseal audit DIR | head`` used to exit 1 silently, which a script reads as "an answer
+    failed"; it is the shell's 141 with one line saying why the output stopped."""
+    answers = tmp_path / "answers"
+    answers.mkdir()
+    for n in range(3):
+        write(answers, f"a{n}.md", PASSING)
+    done = _with_closed_stdout("audit", str(answers), "-s", str(snapshot), "--demo-key")
+    assert done.returncode == 141
+    assert done.stderr.splitlines() == [
+        "error: standard output was closed before citeseal finished writing (broken pipe); "
+        "nothing more was written"
+    ]
+
+
+def test_a_closed_output_pipe_keeps_the_reports_already_written(
+    tmp_path: Path, snapshot: Path
+) -> None:
+    """With ``--out`` the first summary line meets the closed pipe after its report is written
+    whole (atomically); nothing half-written is left behind."""
+    answers = tmp_path / "answers"
+    answers.mkdir()
+    for n in range(3):
+        write(answers, f"a{n}.md", PASSING)
+    out = tmp_path / "reports"
+    done = _with_closed_stdout(
+        "audit", str(answers), "-s", str(snapshot), "--demo-key", "-f", "json", "--out", str(out)
+    )
+    assert done.returncode == 141
+    assert "Traceback" not in done.stderr
+    written = sorted(out.iterdir())
+    assert [p.name for p in written] == ["a0.json"]  # the summary of a0 hit the closed pipe
+    assert Report.model_validate_json(written[0].read_text(encoding="utf-8")).verdict == "pass"

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from audit.keys import Keyring
-from pipeline.cli.output import SafeStream, raw, safe_streams
+from pipeline.cli import main
+from pipeline.cli.output import PIPE_CLOSED_EXIT, OutputClosed, SafeStream, raw, safe_streams
 from pipeline.settings import Settings
 from pipeline.snapshot.build import build_snapshot
 from tests.cli import citeseal
@@ -176,3 +177,35 @@ def test_verbose_prints_the_traceback_through_the_sanitiser_and_keeps_the_exit_c
     assert done.stderr.endswith(
         "audit.errors.InputError: x\\u001b]0;pwned\\u0007.md: no such file or directory\n"
     )
+
+
+class _ClosedPipe(io.StringIO):
+    def write(self, text: str) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    def flush(self) -> None:
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+def test_a_stream_without_a_reader_raises_output_closed_naming_it() -> None:
+    """Not BrokenPipeError: Click turns any EPIPE OSError into a silent exit 1."""
+    for name in ("stdout", "stderr"):
+        stream = SafeStream(_ClosedPipe(), name)
+        with pytest.raises(OutputClosed) as write_failed:
+            stream.write("x")
+        with pytest.raises(OutputClosed) as flush_failed:
+            stream.flush()
+        assert not isinstance(write_failed.value, OSError)
+        assert write_failed.value.stream == flush_failed.value.stream == name
+
+
+def test_a_closed_stderr_stops_the_command_without_a_word(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The closed stream is standard error itself: nothing to say it on, still exit 141."""
+    monkeypatch.setattr(sys, "argv", ["citeseal", "snapshot", "build", "/no/such/spec.toml"])
+    monkeypatch.setattr(sys, "stderr", _ClosedPipe())
+    with pytest.raises(SystemExit) as done:
+        main()
+    assert done.value.code == PIPE_CLOSED_EXIT == 141
+    assert capsys.readouterr().out == ""
