@@ -6,6 +6,8 @@ Each ``bench_*.py`` module in this package exposes ``run(workdir: Path) -> list[
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -31,3 +33,10 @@ class Figure:
             text += f"   (goal {'≥' if self.higher_is_better else '≤'} {goal}: "
             text += f"{'met' if met else 'NOT met'})"
         return text
+
+
+def rate(n: int, action: Callable[[], object]) -> float:
+    """``n`` per second of the wall clock ``action`` took."""
+    start = time.perf_counter()
+    action()
+    return n / (time.perf_counter() - start)

@@ -14,8 +14,9 @@ from audit import engine
 from audit.citations import parse_answer
 from audit.engine import AuditInput, audit_many
 from audit.keys import DEMO_KEY, Keyring
-from pipeline.bench import bench_audit
-from pipeline.bench.bench_audit import PEER_HANDLES, handle_figures, one_answer_figures
+from pipeline.bench import bench_audit, bench_handles
+from pipeline.bench.bench_audit import one_answer_figures
+from pipeline.bench.bench_handles import PEER_HANDLES, handle_figures
 from pipeline.bench.bench_peer import PEER_PYTHON_ENV, PeerUnavailable, peer_python
 from pipeline.snapshot.store import index_record_ids
 from tests.audit.planted import KEYRING, h, make_corpus, write_snapshot
@@ -51,7 +52,7 @@ def test_without_the_peer_the_handle_figures_keep_their_goals_and_say_why(
 
 
 def test_the_plain_hmac_the_pads_are_measured_against_makes_the_same_check_codes() -> None:
-    plain = bench_audit.plain_check_code(DEMO_KEY)
+    plain = bench_handles.plain_check_code(DEMO_KEY)
     for message in ("pmid:99000001/title", "nct:NCT99000001@2025-06-02/trial.arms.2", "é"):
         assert plain(message) == Keyring.demo_keyring().check_code(message)
 
@@ -87,7 +88,7 @@ def test_with_a_peer_each_handle_figure_has_the_peers_beside_it_and_the_ratio(
         (folder / "__init__.py").write_text("")
     (package / "handles.py").write_text(FAKE_PEER)
     monkeypatch.setenv("PYTHONPATH", str(tmp_path / "peer"))
-    monkeypatch.setattr(bench_audit, "HANDLE_ROUNDS", 3)
+    monkeypatch.setattr(bench_handles, "HANDLE_ROUNDS", 3)
     environ = {PEER_PYTHON_ENV: sys.executable}
     figures = handle_figures(tmp_path, Keyring.demo_keyring(), count=100, environ=environ)
     named = {f.name: f for f in figures}
@@ -105,7 +106,7 @@ def test_a_peer_that_does_not_run_is_a_note_and_our_figures_stay(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))  # no tekmeria there
-    monkeypatch.setattr(bench_audit, "HANDLE_ROUNDS", 1)
+    monkeypatch.setattr(bench_handles, "HANDLE_ROUNDS", 1)
     environ = {PEER_PYTHON_ENV: sys.executable}
     figures = handle_figures(tmp_path, Keyring.demo_keyring(), count=10, environ=environ)
     assert figures[-1].note
