@@ -17,7 +17,10 @@ each complete module's tally in the **ledger** (``tests/audit/data/mutation-ledg
 committed) with the SHA-256 of the source it was measured on; ``--ledger`` prints the score of
 audit/ from the ledger alone: a module whose source changed since is ``stale`` and a module
 never recorded is ``not run``, and neither is counted. A module is recorded only when its
-results are newer than its source (a file edited after the run is refused).
+results are newer than its source (a file edited after the run is refused). A recorded
+survivor found equivalent later (listed with its reason) leaves the denominator without a
+rerun; one killed by a test written later still counts as a survivor until the module is run
+again.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import json
 import sys
 import tomllib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -157,6 +160,20 @@ class Entry:
     def counted(self) -> int:
         return self.mutants - self.equivalent
 
+    def reviewed(self, equivalent: Mapping[str, str]) -> Entry:
+        """This entry with the survivors listed as equivalent since it was recorded counted as
+        equivalent (their reason is in the TOML file now). A kill test written since counts
+        only after a rerun: the ledger keeps no kill it did not see."""
+        now = [n for n in self.survived + self.no_tests if n in equivalent]
+        if not now:
+            return self
+        return replace(
+            self,
+            equivalent=self.equivalent + len(now),
+            survived=tuple(n for n in self.survived if n not in equivalent),
+            no_tests=tuple(n for n in self.no_tests if n not in equivalent),
+        )
+
 
 def source_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
@@ -267,9 +284,12 @@ def record(
     return refused
 
 
-def ledger_table(ledger: Mapping[str, Entry], root: Path = ROOT) -> tuple[str, float | None]:
+def ledger_table(
+    ledger: Mapping[str, Entry], root: Path = ROOT, equivalent: Mapping[str, str] | None = None
+) -> tuple[str, float | None]:
     """The score of audit/ from the ledger: every module, counted only when its source is
-    the one it was measured on."""
+    the one it was measured on; a recorded survivor listed in ``equivalent`` since is counted
+    as equivalent (:meth:`Entry.reviewed`)."""
     lines = [
         "| module | mutants | killed | survived | equivalent | score | recorded |",
         "| --- | ---: | ---: | ---: | ---: | ---: | --- |",
@@ -281,6 +301,7 @@ def ledger_table(ledger: Mapping[str, Entry], root: Path = ROOT) -> tuple[str, f
         if entry is None:
             missing.append(module)
             continue
+        entry = entry.reviewed(equivalent or {})
         if entry.sha256 != source_digest(root / module):
             score = "stale (source changed)"
         elif not entry.mutants:
@@ -348,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
         equivalent = load_equivalent()
         ledger = load_ledger(args.ledger_file)
         if args.ledger:
-            return _print_ledger(ledger, args)
+            return _print_ledger(ledger, args, equivalent)
         scores = load_scores(args.mutants, equivalent)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
@@ -376,12 +397,15 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _print_ledger(ledger: Mapping[str, Entry], args: argparse.Namespace) -> int:
-    text, total = ledger_table(ledger, args.root)
+def _print_ledger(
+    ledger: Mapping[str, Entry], args: argparse.Namespace, equivalent: Mapping[str, str]
+) -> int:
+    text, total = ledger_table(ledger, args.root, equivalent)
     print(text)
     if args.survivors:
         for entry in ledger.values():
-            for name in entry.survived + entry.no_tests:
+            left = entry.reviewed(equivalent)
+            for name in left.survived + left.no_tests:
                 print(f"- {name}: survived")
     if total is None:
         print(f"error: no current entry in {args.ledger_file.name}", file=sys.stderr)

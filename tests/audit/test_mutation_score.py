@@ -12,6 +12,7 @@ import pytest
 from tests.audit.mutation_score import (
     ROOT,
     audit_modules,
+    ledger_table,
     load_equivalent,
     load_ledger,
     main,
@@ -190,6 +191,8 @@ def test_a_ledger_entry_whose_counts_do_not_add_up_is_refused(tmp_path: Path) ->
 
 
 def test_every_current_entry_of_the_committed_ledger_matches_its_equivalent_list() -> None:
+    """A module's listed equivalents are those it was recorded with plus recorded survivors
+    reviewed since: a listed name the run killed, or never saw, makes the counts differ."""
     names = load_equivalent()
     modules = set(audit_modules())
     for module, entry in load_ledger().items():
@@ -197,4 +200,34 @@ def test_every_current_entry_of_the_committed_ledger_matches_its_equivalent_list
         if entry.sha256 != source_digest(ROOT / module):
             continue  # stale: printed as such, never counted
         dotted = module.removesuffix(".py").replace("/", ".")
-        assert entry.equivalent == sum(n.startswith(f"{dotted}.x") for n in names), module
+        listed = sum(n.startswith(f"{dotted}.x") for n in names)
+        assert entry.reviewed(names).equivalent == listed, module
+
+
+def test_a_survivor_listed_as_equivalent_after_the_record_leaves_the_denominator(
+    tmp_path: Path,
+) -> None:
+    """Reviewed later, without a rerun: the equivalent one leaves the denominator, the other
+    survivor still counts, and the score printed from the ledger says so."""
+    root = tmp_path / "tree"
+    (root / "audit").mkdir(parents=True)
+    (root / "audit" / "m.py").write_text("x = 1\n", encoding="utf-8")
+    digest = source_digest(root / "audit" / "m.py")
+    ledger = tmp_path / "ledger.toml"
+    ledger.write_text(
+        f'["audit/m.py"]\nsha256 = "{digest}"\nrecorded = "2026-12-03T10:00Z"\nmutants = 4\n'
+        'killed = 2\nequivalent = 0\nsurvived = ["audit.m.x_a__mutmut_1", '
+        '"audit.m.x_a__mutmut_2"]\n',
+        encoding="utf-8",
+    )
+    entry = load_ledger(ledger)["audit/m.py"]
+    reviewed = entry.reviewed({"audit.m.x_a__mutmut_2": "why"})
+    assert (reviewed.equivalent, reviewed.survived, reviewed.counted) == (
+        1,
+        ("audit.m.x_a__mutmut_1",),
+        3,
+    )
+    assert entry.reviewed({}) is entry
+    text, total = ledger_table(load_ledger(ledger), root, {"audit.m.x_a__mutmut_2": "why"})
+    assert "| audit/m.py | 4 | 2 | 1 | 1 | 66.7 % |" in text
+    assert total == pytest.approx(200 / 3)
