@@ -205,7 +205,7 @@ def _metadata(text: str) -> tuple[str | None, tuple[str, ...], int | None, str |
     year = int(year_match.group("y")) if year_match else None
     quoted = _QUOTED.search(text)
     vancouver = _VANCOUVER.match(text)
-    if year_match and year_match.start() > 0 and not quoted:
+    if year_match and not quoted:  # nothing before the year: no authors
         authors_text = text[: year_match.start()]
         rest = text[year_match.end() :].lstrip(" .")
     elif quoted:

@@ -179,6 +179,16 @@ def test_a_one_letter_author_before_the_year_is_the_author() -> None:
     assert (reference.authors, reference.title) == (("X",), "Title")
 
 
+def test_an_entry_that_starts_with_its_year_has_no_authors() -> None:
+    reference = _entry("## References\n1. (2099). A title. Synth Rev.\n")
+    assert (reference.authors, reference.title, reference.venue, reference.year) == (
+        (),
+        "A title",
+        "Synth Rev",
+        2099,
+    )
+
+
 def test_a_title_after_the_year_keeps_its_first_letter() -> None:
     reference = _entry("## References\n1. Kim, K. (2099). Xenon imaging. Venue.\n")
     assert reference.title == "Xenon imaging"
