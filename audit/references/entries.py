@@ -247,7 +247,7 @@ def _authors(text: str) -> tuple[str, ...]:
     if re.search(r",\s+(?:[A-Z]\.\s?)+(?:,|$|\s+&)", text) or "&" in text:
         parts = re.split(r"(?<=\.),\s+(?:&\s+)?|\s+&\s+|,?\s+and\s+", text)
     else:
-        parts = re.split(r",\s+|\s+and\s+", text)
+        parts = re.split(r",\s+(?:and\s+)?|\s+and\s+", text)
     cleaned = (p.strip(" ,;") for p in parts)
     return tuple(p for p in cleaned if p and p.lower() not in ("et al", "et al."))
 

@@ -51,6 +51,13 @@ def test_the_last_author_after_and_is_split_off_in_a_list_with_initials() -> Non
     assert reference.authors == ("Kim, K.", "Lee, L.", "Park, P.")
 
 
+def test_a_serial_comma_before_and_is_no_part_of_the_last_author() -> None:
+    reference = _entry(
+        '## References\n1. K. Kim, L. Lee, and M. Park, "A title," Synth. Lett., 2099.\n'
+    )
+    assert reference.authors == ("K. Kim", "L. Lee", "M. Park")
+
+
 def test_a_colon_after_the_authors_is_no_part_of_them() -> None:
     reference = _entry('## References\n1. Smith, J.: "A title," Venue, 2099.\n')
     assert (reference.authors, reference.title) == (("Smith, J.",), "A title")
