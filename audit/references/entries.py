@@ -56,6 +56,7 @@ _VANCOUVER = re.compile(
     r"(?:,[ \t]*|[ \t]*(?=et al)|(?=\.)))+(?:et al)?)\.[ \t]+(?P<rest>.*)$",
     re.DOTALL,
 )
+_EMPHASIS_BEFORE_STOP = re.compile(r"[*_]+(?=[.,;:?!])")
 _SENTENCE_END = re.compile(r"(?<=[^\s.][.?!])\s+(?=[\w\"“*_(\[])|(?<=\.[\"”])\s+")
 
 
@@ -184,6 +185,7 @@ def _from_entry(source: SourceText, entry: _Entry, found: list[Found]) -> Refere
         start, end = item.start - entry.start, min(item.end, entry.end) - entry.start
         body[start:end] = " " * (end - start)
     plain = _URL.sub(" ", "".join(body)[skip:])
+    plain = _EMPHASIS_BEFORE_STOP.sub("", plain)  # "*A title*." keeps "title." whole
     plain = " ".join(plain.replace("*", " ").replace("_", " ").split())
     title, authors, year, venue = _metadata(plain)
     return Reference(

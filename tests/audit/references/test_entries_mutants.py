@@ -168,6 +168,13 @@ def test_underscore_emphasis_is_removed_before_the_metadata_is_read() -> None:
     assert reference.title == "A synthetic title"
 
 
+def test_emphasis_closed_just_before_a_full_stop_leaves_the_sentence_whole() -> None:
+    apa = _entry("## References\n1. Roe, R. (2098). *A title*. Synth Rev, 7, 1.\n")
+    vancouver = _entry("## References\n1. Roe R. _A title_. Synth Rev. 2098.\n")
+    assert (apa.title, apa.venue) == ("A title", "Synth Rev")
+    assert (vancouver.title, vancouver.venue) == ("A title", "Synth Rev")
+
+
 # --- year, title, venue --------------------------------------------------------------------------
 
 
