@@ -159,7 +159,8 @@ def _section_entries(
             current, label = [], None
             continue
         marker = _MARKER.match(line)
-        starts = (
+        footnote = _FOOTNOTE.match(line)  # a footnote definition is an entry here too
+        starts = footnote or (
             marker if marked else (not line.startswith((" ", "\t")) and _AUTHOR_START.match(line))
         )
         if starts and current:
@@ -167,6 +168,7 @@ def _section_entries(
             current = []
         if not current:
             label = next((g for g in marker.groups() if g), None) if marker else None
+            label = footnote.group("label") if footnote else label
         current.append(index)
     close()
     return entries

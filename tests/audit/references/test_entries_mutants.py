@@ -88,7 +88,23 @@ def test_a_footnote_definition_before_the_reference_section_is_an_entry() -> Non
 
 def test_a_footnote_line_inside_a_reference_section_is_one_entry() -> None:
     document = _md("## References\n[^a]: Smith AB. Foot. doi:10.5555/f4\n")
-    assert _kinds(document) == [("entry", None, ["10.5555/f4"])]
+    assert _kinds(document) == [("entry", "a", ["10.5555/f4"])]
+
+
+def test_footnote_definitions_listed_under_a_references_heading_are_one_entry_each() -> None:
+    document = _md(
+        "Claim.[^1] Other.[^2]\n\n## References\n\n"
+        "[^1]: Smith AB. One. J Synth. 2099. doi:10.5555/q1\n"
+        "[^2]: Doe C. Two. J Synth. 2098. doi:10.5555/q2\n"
+    )
+    assert _kinds(document) == [
+        ("entry", "1", ["10.5555/q1"]),
+        ("entry", "2", ["10.5555/q2"]),
+    ]
+    assert [(r.authors, r.title) for r in document.references] == [
+        (("Smith AB",), "One"),
+        (("Doe C",), "Two"),
+    ]
 
 
 def test_a_footnote_continues_on_lines_indented_by_four_spaces() -> None:
