@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from audit.citations import MAX_CITATIONS_PER_SENTENCE, parse_answer
+from audit.citations import MAX_CITATIONS_PER_SENTENCE, MAX_QUOTE_CHARS, parse_answer
 from audit.errors import LimitExceeded
 
 H1 = "pmid:99000001/abstract.4~ae2tc"
@@ -208,3 +208,20 @@ def test_a_handle_in_a_fence_line_right_before_a_cited_handle_is_cited_too() -> 
         ("sentence", f"```{H1}", [H1]),
         ("sentence", "was cited.", [H3]),
     ]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        f'Risk fell [1].\n\n[1]: see {H1} "{{quote}}"\n',  # a footnote entry
+        f'Risk fell.\n\n[1]: see {H1} "{{quote}}"\n',  # a definition nothing cites: text
+        f'Risk fell [{H1} "{{quote}}"].\n',  # a group
+    ],
+    ids=["footnote-entry", "uncited-definition", "group"],
+)
+def test_a_quote_over_the_limit_is_located_at_its_opening_mark(answer: str) -> None:
+    answer = answer.format(quote="x" * (MAX_QUOTE_CHARS + 1))
+    with pytest.raises(LimitExceeded) as caught:
+        parse_answer(answer)
+    at = answer.index('"')
+    assert str(caught.value) == f"quote at character {at} is 2,001 characters long (limit 2,000)"
