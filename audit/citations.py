@@ -289,7 +289,7 @@ def _find_references(answer: str) -> _References:
         content = answer[entry.content_start : entry.content_end]
         for unit in find_units(content):
             for element in unit.elements:
-                check_quote(element.quote, entry.content_start + element.raw_start)
+                check_quote(element.quote, entry.content_start + max(element.quote_start, 0))
                 entry.elements.append((element, content))
         if entry.label in used and entry.label not in refs.entries:
             refs.entries[entry.label] = entry
