@@ -41,7 +41,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from audit.citation_scan import Element, find_candidates, find_units
+from audit.citation_scan import Element, Unit, find_candidates, find_units
 from audit.errors import CitationSyntaxError, InputError, LimitExceeded, NothingToAudit
 from audit.handles import Handle, parse_handle
 from audit.lookalikes import require_plain
@@ -340,6 +340,16 @@ class _Piece:
     end: int
     replacement: str
     citations: list[Citation]
+    worded: bool = False
+    """Its replacement is words the sentence says (a link's text, a glued handle), not a
+    group's kept remark: its citations belong where those words end."""
+
+
+def _worded(unit: Unit, text: str) -> bool:
+    """``[link text](handle)`` (the only unit that opens with ``[`` and closes with ``)``) or a
+    handle shown as written (glued to a URL)."""
+    link = text[unit.start] == "[" and text[unit.end - 1] == ")"
+    return bool(unit.replacement) and (link or unit.replacement == text[unit.start : unit.end])
 
 
 def _pieces(block: Block, text: str, refs: _References) -> list[_Piece]:
@@ -363,7 +373,9 @@ def _pieces(block: Block, text: str, refs: _References) -> list[_Piece]:
                     element.error,
                 )
             )
-        pieces.append(_Piece(unit.start, unit.end, unit.replacement, citations))
+        pieces.append(
+            _Piece(unit.start, unit.end, unit.replacement, citations, _worded(unit, text))
+        )
     taken_starts = [p.start for p in pieces]  # sorted, non-overlapping
     units = len(pieces)
     for match in markers:
@@ -405,9 +417,11 @@ def _block_drafts(
     for piece in _pieces(block, text, refs):
         display_parts.append(text[position : piece.start])
         length += piece.start - position
-        anchors.append((length, piece.citations))
         display_parts.append(piece.replacement)
         length += len(piece.replacement)
+        anchors.append(
+            (length if piece.worded else length - len(piece.replacement), piece.citations)
+        )
         position = piece.end
     display_parts.append(text[position:])
     display = "".join(display_parts)

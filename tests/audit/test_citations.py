@@ -629,3 +629,34 @@ def test_lone_surrogate_finds_the_first_one_and_a_pair_is_none() -> None:
     assert lone_surrogate("ab\udc00c\ud800") == (2, "\\udc00")
     assert lone_surrogate("risk \U0001f600 low") is None
     assert lone_surrogate("plain") is None
+
+
+@pytest.mark.parametrize(
+    ("answer", "cited"),
+    [
+        (f"Risk fell. [The trial]({H1}) showed it rose.", "The trial showed it rose."),
+        (f'Risk fell. ["It rose"]({H1}) in the trial.', '"It rose" in the trial.'),
+        (f"Risk fell.\n[The trial]({H1}) showed it rose.", "The trial showed it rose."),
+        (f"Risk fell. It rose [in the trial]({H1}).", "It rose in the trial."),
+        (f"[It rose.]({H1}) Risk fell.", "It rose."),
+        (f"Risk fell. [{H1}] It rose.", "Risk fell."),  # a group after the stop: unchanged
+        (f"Risk fell. (HR 0.8; {H1}) It rose.", "Risk fell."),  # so is one with a remark
+    ],
+    ids=[
+        "link",
+        "quoted-link",
+        "link-after-a-line-break",
+        "link-at-the-end",
+        "link-is-the-sentence",
+        "group-after-the-stop",
+        "group-with-a-remark",
+    ],
+)
+def test_a_links_citation_belongs_to_the_sentence_its_link_text_is_in(
+    answer: str, cited: str
+) -> None:
+    """A link's text is words of its sentence: at a sentence's start the link cites that
+    sentence, not the one before (which the rule for a group after a full stop gave it)."""
+    sentences = parse_answer(answer).sentences
+    assert [s.text for s in sentences if s.citations] == [cited]
+    assert [c.handle_text for s in sentences for c in s.citations] == [H1]
