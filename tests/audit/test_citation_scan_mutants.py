@@ -195,3 +195,38 @@ def test_prose_after_filler_words_in_a_group_stays_in_the_display_text(template:
 @pytest.mark.parametrize("template", ["Risk fell[{h}].", "Risk “fell”[{h}].", "[{h}] Risk fell."])
 def test_a_group_glued_to_the_word_before_it_leaves_whole(template: str) -> None:
     assert _units(template) == [(f"[{H}]", "", [(None, H, False)])]
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "Risk fell [{h}; “b” {h2}].",  # a quote after a separator goes to the handle after it
+        "Risk fell [{h}, “b” {h2}].",
+        "Risk fell [{h};“b” {h2}].",
+    ],
+)
+def test_a_separator_ends_an_element(template: str) -> None:
+    assert [elements for _, _, elements in _units(template)] == [
+        [(None, H, False), ("b", f"“b” {H2}", False)]
+    ]
+
+
+def test_a_separator_right_after_a_quote_ends_its_element() -> None:
+    assert [elements for _, _, elements in _units("Risk fell [{h} “a”; “b” {h2}].")] == [
+        [("a", f"{H} “a”", False), ("b", f"“b” {H2}", False)]
+    ]
+
+
+@pytest.mark.parametrize(
+    ("template", "replacement"),
+    [
+        ("Risk fell [see Table X, {h}].", "[see Table X]"),
+        ("Risk fell [cf {h}].", ""),
+        ("Risk fell [cf. ab {h}].", "[cf. ab]"),
+        ("Risk fell [as in Table 2 {h}].", "[as in Table 2]"),
+    ],
+)
+def test_prose_before_a_handle_in_a_group_is_kept_whole(template: str, replacement: str) -> None:
+    assert [(r, elements) for _, r, elements in _units(template)] == [
+        (replacement, [(None, H, False)])
+    ]
