@@ -230,3 +230,18 @@ def test_prose_before_a_handle_in_a_group_is_kept_whole(template: str, replaceme
     assert [(r, elements) for _, r, elements in _units(template)] == [
         (replacement, [(None, H, False)])
     ]
+
+
+@pytest.mark.parametrize("template", ["Risk fell [“{h}”; “{h2}”].", "Risk fell [“{h}”, “{h2}”]."])
+def test_quote_marks_right_around_each_handle_of_a_group_quote_the_handle(template: str) -> None:
+    assert [elements for _, _, elements in _units(template)] == [
+        [(None, H, False), (None, H2, False)]
+    ]
+
+
+@pytest.mark.parametrize("template", ["Risk fell [{h} x“;” {h2}].", "Risk fell [{h} x“, ”y {h2}]."])
+def test_quote_marks_around_a_separator_are_left_over_marks(template: str) -> None:
+    """x“;”: the opening mark is glued to a word, so no quote opens; the marks are unreadable."""
+    assert [elements for _, _, elements in _units(template)] == [
+        [(None, H, True), (None, H2, True)]
+    ]
