@@ -245,3 +245,14 @@ def test_quote_marks_around_a_separator_are_left_over_marks(template: str) -> No
     assert [elements for _, _, elements in _units(template)] == [
         [(None, H, True), (None, H2, True)]
     ]
+
+
+def test_each_quote_of_a_group_goes_to_the_handle_before_it() -> None:
+    assert [elements for _, _, elements in _units("Risk fell [{h} “a” {h2} “b”].")] == [
+        [("a", f"{H} “a”", False), ("b", f"{H2} “b”", False)]
+    ]
+
+
+def test_a_group_right_after_a_bracketed_word_is_a_group_not_a_link() -> None:
+    """[a][h] is no Markdown link with a handle target: only [h] leaves, [a] stays."""
+    assert _units("Risk fell [a][{h}].") == [(f"[{H}]", "", [(None, H, False)])]
