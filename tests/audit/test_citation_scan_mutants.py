@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from audit.citation_scan import find_units
+from audit.citation_scan import Candidate, bracket_pairs, find_candidates, find_units
 
 H = "pmid:99000001/abstract.4~ae2tc"
 H2 = "nct:NCT99000001@2025-06-02/trial.brief_summary.1~x3v9p"
@@ -256,3 +256,78 @@ def test_each_quote_of_a_group_goes_to_the_handle_before_it() -> None:
 def test_a_group_right_after_a_bracketed_word_is_a_group_not_a_link() -> None:
     """[a][h] is no Markdown link with a handle target: only [h] leaves, [a] stays."""
     assert _units("Risk fell [a][{h}].") == [(f"[{H}]", "", [(None, H, False)])]
+
+
+def test_a_bare_handles_quote_cannot_run_past_a_group_after_it() -> None:
+    assert _units("Risk {h} “a [{h2}] b”.") == [
+        (H, "", [(None, H, True)]),
+        (f"[{H2}]", "", [(None, H2, False)]),
+    ]
+
+
+def test_two_adjacent_groups_with_handles_leave_as_one_unit() -> None:
+    assert _units("[{h}][{h2}]") == [(f"[{H}][{H2}]", "", [(None, H, False), (None, H2, False)])]
+
+
+# --- quotes that may have run past their group ------------------------------------------------
+
+
+@pytest.mark.parametrize("template", ["{h} “a”] b.", "Risk {h} “a”] b.", "Risk {h} b”]{h2} more."])
+def test_a_quote_mark_before_a_closer_that_closes_nothing_makes_the_line_malformed(
+    template: str,
+) -> None:
+    assert all(malformed for _, _, els in _units(template) for _, _, malformed in els)
+
+
+def test_a_run_on_quote_mark_leaves_the_other_lines_alone() -> None:
+    assert _units("Risk [{h}].\nThen “a”] b.") == [(f"[{H}]", "", [(None, H, False)])]
+
+
+# --- candidates and brackets ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "spans"),
+    [
+        ("жmid:99000001/abstract.4~ae2tc", [(0, 30)]),  # the token starts with the text
+        ("see жmid:99000001/abstract.4~ae2tc", [(4, 34)]),  # ... but not before a space
+        ("ab:c/d~eжxy:z/w~v", [(0, 8), (8, 17)]),  # ... nor inside the candidate before it
+    ],
+)
+def test_an_unknown_scheme_after_non_ascii_text_starts_where_that_text_does(
+    text: str, spans: list[tuple[int, int]]
+) -> None:
+    assert [(c.start, c.end) for c in find_candidates(text)] == spans
+
+
+def test_a_known_scheme_glued_to_one_character_before_it_is_glued() -> None:
+    assert find_candidates("/pmid:99000001/abstract.4~ae2tc") == [Candidate(1, 31, glued=True)]
+
+
+@pytest.mark.parametrize(
+    ("text", "pairs"),
+    [
+        ("a\n[“x ] y”]", {2: 10}),  # a quote on a later line is quote text too
+        ("[„a“ b” c ] d”]", {0: 14}),  # a quote opened by ” after „…“ runs to the next ”
+        ("[“” a ] b”]", {0: 6}),  # an empty quote closes right away
+        ("[“a\n] b”]\nc", {0: 4}),  # a quote never runs to a later line
+    ],
+)
+def test_brackets_inside_a_quote_in_a_bracket_are_quote_text(
+    text: str, pairs: dict[int, int]
+) -> None:
+    assert bracket_pairs(text) == pairs
+
+
+@pytest.mark.parametrize(
+    ("text", "spans"),
+    [
+        ("PMID:30831578~ae2tc", [(0, 19)]),  # a check code makes it handle-like in any case
+        ("PMID:123 and pmid:99000001/abstract.4~ae2tc", [(13, 43)]),  # the scan goes on
+        ("see PMID:123, then PMID:456", []),
+    ],
+)
+def test_an_ordinary_reference_is_no_candidate_and_the_scan_goes_past_it(
+    text: str, spans: list[tuple[int, int]]
+) -> None:
+    assert [(c.start, c.end) for c in find_candidates(text)] == spans
