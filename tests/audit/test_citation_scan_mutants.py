@@ -331,3 +331,22 @@ def test_an_ordinary_reference_is_no_candidate_and_the_scan_goes_past_it(
     text: str, spans: list[tuple[int, int]]
 ) -> None:
     assert [(c.start, c.end) for c in find_candidates(text)] == spans
+
+
+@pytest.mark.parametrize(
+    ("text", "spans"),
+    [
+        ("see pmid:.", []),  # a scheme and a colon with nothing after them
+        ("pmid:.", []),
+        ("_pmid:_", []),
+        ("__pmid:__", []),
+        ("pmid:1", [(0, 6)]),  # one character after the colon is a candidate (malformed)
+        ("see pmid:1.", [(4, 10)]),
+        ("_pmid:99000001/abstract.4~ae2tc_", [(1, 31)]),  # emphasis around it is not in it
+        ("__pmid:99000001/abstract.4~ae2tc__", [(2, 32)]),
+    ],
+)
+def test_a_known_scheme_needs_something_after_its_colon(
+    text: str, spans: list[tuple[int, int]]
+) -> None:
+    assert [(c.start, c.end) for c in find_candidates(text)] == spans
