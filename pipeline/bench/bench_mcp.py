@@ -179,6 +179,7 @@ async def _measure(snapshot: Path) -> dict[str, list[float]]:
     rates: dict[str, list[float]] = {}
     handler = logs.configure()  # as citeseal serve does, before the SDK would install its own
     with Served(trusted, demo) as served, served.cursor() as cursor:
+        served.wait_warm()  # timed warm, as a server is once its warm-up has ended
         cold = DuckDBCorpus(trusted.path, sha256=trusted.sha256, connection=cursor)
         derived = Client(build_server(served, flat_schemas=False), raise_exceptions=True)
         async with Client(build_server(served), raise_exceptions=True) as client, derived as before:
