@@ -3,6 +3,8 @@ every report it makes must be exactly the report pydantic would have validated."
 
 from __future__ import annotations
 
+import copy
+import pickle
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -12,7 +14,8 @@ from pydantic import BaseModel
 from audit.citations import parse_answer
 from audit.duckdb_corpus import DuckDBCorpus
 from audit.engine import AnswerInput, AuditInput, CitationInput, audit_many, judge_citations
-from audit.report import Flag, Report, assemble
+from audit.report import CitationResult, Flag, Report, assemble
+from audit.support.model import SupportResult
 from tests.audit.planted import KEYRING, OTHER, SETID, h, make_corpus, write_snapshot
 
 ANSWER = " ".join(
@@ -90,3 +93,30 @@ def test_assemble_is_construction_without_validation() -> None:
     assert flag.model_fields_set == {"name", "detail"}
     with pytest.raises(ValueError, match="frozen"):
         flag.name = "preprint"  # type: ignore[misc]
+
+
+def test_an_assembled_model_is_the_validated_one_to_pickle_and_compare() -> None:
+    """Nothing but the fields in ``__dict__``, pydantic's private slot set: it pickles, copies
+    and compares as the validated model does."""
+    flag = assemble(Flag, name="retracted", detail=None)
+    validated = Flag(name="retracted", detail=None)
+    assert flag.__dict__ == validated.__dict__ == {"name": "retracted", "detail": None}
+    assert flag.__pydantic_private__ is None
+    assert pickle.loads(pickle.dumps(flag)) == validated  # noqa: S301 (our own bytes)
+    assert copy.deepcopy(flag) == validated
+
+
+def test_a_field_left_out_when_none_is_set_when_it_holds_a_value() -> None:
+    """``support`` (and ``references``) is left out of the dump when None; an assembled
+    citation that holds one has it set, as validation does, and dumps it."""
+    result = next(c for c in _reports(make_corpus())[0].citations() if c.verdict == "ok")
+    support = SupportResult(
+        label="supported", reason="The passage states it.", judge="rules", judge_version="1"
+    )
+    values = dict(result.__dict__, support=support)
+    assembled = assemble(CitationResult, **values)
+    validated = CitationResult(**values)
+    assert "support" in assembled.model_fields_set
+    assert assembled.model_fields_set == validated.model_fields_set
+    assert assembled.model_dump()["support"]["label"] == "supported"
+    assert "support" not in assemble(CitationResult, **dict(values, support=None)).model_fields_set

@@ -12,7 +12,9 @@ from pydantic import ValidationError
 import audit
 from audit.citations import parse_answer
 from audit.engine import audit_answer
+from audit.errors import InputError
 from audit.report import (
+    FAIL_ON_ITEMS,
     ByStatus,
     ByVerdict,
     CitationResult,
@@ -21,7 +23,10 @@ from audit.report import (
     Report,
     SentenceResult,
     SnapshotInfo,
+    fail_on_items,
+    partial_note,
     report_json_schema_text,
+    snapshot_info,
 )
 from audit.support.model import SUPPORT_LABELS
 from audit.support.rules import RulesJudge
@@ -168,3 +173,48 @@ def test_the_contract_version_names_the_incomplete_verdict() -> None:
     schema = json.loads(report_json_schema_text())
     assert schema["properties"]["verdict"]["enum"] == ["pass", "warn", "incomplete", "fail"]
     assert schema["properties"]["fail_on"]["items"]["enum"][-1] == "incomplete"
+
+
+def test_fail_on_items_keeps_the_values_in_order_and_names_the_option_of_an_unknown_one() -> None:
+    assert fail_on_items(["retracted", "forged", "retracted"]) == [
+        "retracted",
+        "forged",
+        "retracted",
+    ]
+    assert fail_on_items([]) == []
+    listed = ", ".join(FAIL_ON_ITEMS)
+    with pytest.raises(InputError) as raised:
+        fail_on_items(["forged", "fabricated"])
+    assert raised.value.message == f"unknown fail_on value 'fabricated' (expected one of {listed})"
+    with pytest.raises(InputError) as raised:
+        fail_on_items(["ok"], option="--fail-on")
+    assert raised.value.message == f"unknown --fail-on value 'ok' (expected one of {listed})"
+
+
+def test_snapshot_info_keeps_its_id_and_date_and_decides_partial_from_the_statuses() -> None:
+    info = snapshot_info(
+        "demo",
+        "snapshots/demo/x.duckdb",
+        "ab" * 32,
+        {"pubmed": "ok", "crossref": "partial", "openfda": "failed"},
+        snapshot_id="demo-2",
+        created_at="2025-06-02T00:00:00Z",
+    )
+    assert (info.snapshot_id, info.created_at) == ("demo-2", "2025-06-02T00:00:00Z")
+    assert info.partial and info.incomplete_sources == {"crossref": "partial", "openfda": "failed"}
+    assert partial_note(info) == (
+        "partial snapshot (crossref partial, openfda failed): records whose refresh failed are "
+        "as an earlier snapshot of the lineage had them"
+    )
+    complete = snapshot_info("demo", "p", "ab" * 32, {"pubmed": "ok"})
+    assert (complete.snapshot_id, complete.created_at, complete.partial) == (None, None, False)
+    assert partial_note(complete) is None
+
+
+def test_a_partial_snapshot_that_names_no_source_says_requests_failed() -> None:
+    """A report read back (``partial`` true, no source named) still says why it is partial."""
+    info = SnapshotInfo(name="demo", path="p", sha256="ab" * 32, partial=True)
+    assert partial_note(info) == (
+        "partial snapshot (requests failed): records whose refresh failed are "
+        "as an earlier snapshot of the lineage had them"
+    )

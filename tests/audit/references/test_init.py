@@ -43,3 +43,19 @@ def test_extracting_prose_imports_neither_pipeline_nor_the_optional_parsers() ->
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert result.stdout.strip() == "[]"
+
+
+def test_read_document_reads_the_format_it_is_given_over_the_extension(tmp_path: Path) -> None:
+    """``fmt`` overrides the name: a BibTeX file saved as ``.txt`` is read as BibTeX (by its
+    extension alone it is prose, and its entries come out otherwise)."""
+    path = tmp_path / "refs.txt"
+    path.write_bytes((DATA / "refs.bib").read_bytes())
+    as_given = read_document(path, "bibtex")
+    by_name = read_document(path)
+    assert [r.kind for r in as_given.references] == [
+        r.kind for r in extracted("refs.bib").references
+    ]
+    assert [r.title for r in as_given.references] == [
+        r.title for r in extracted("refs.bib").references
+    ]
+    assert [r.title for r in by_name.references] != [r.title for r in as_given.references]
