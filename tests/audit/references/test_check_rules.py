@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from audit.references import extract_bytes
 from audit.references.check import (
     CheckReport,
     DocumentCheck,
@@ -14,6 +15,7 @@ from audit.references.check import (
     LookupRef,
     ReferenceCheck,
     SnapshotRef,
+    check_documents,
     check_reference,
     failing,
     make_report,
@@ -402,3 +404,75 @@ def test_an_impossible_identifier_before_one_that_resolves_is_a_mismatch() -> No
         ("grammar", "nct:NCT991", "unmatched"),
         ("snapshot", "doi:10.5555/a", "matched"),
     ]
+
+
+def test_another_title_by_the_same_authors_differs_as_much_as_another_year() -> None:
+    """A record whose title is another work's (same authors) differs; it does not beat a
+    record that differs only in its year: of two equally close records the lower id wins."""
+    doi = ident("doi", "10.5555/a")
+    retitled = record("pmid:2", title="Quantum chromodynamics of heavy mesons at low energy")
+    other_year = record("pmid:1", year=2010)
+    found = {("doi", "10.5555/a"): hit("doi:10.5555/a", retitled, other_year)}
+    check = check_reference(ref(doi), Titles(), found)
+    assert (check.tier, check.record, check.reason) == (
+        "mismatch",
+        "pmid:1",
+        "pmid:1 disagrees on year",
+    )
+
+
+def test_a_record_disagreeing_on_two_fields_names_both() -> None:
+    doi = ident("doi", "10.5555/a")
+    found = {("doi", "10.5555/a"): hit("doi:10.5555/a", record(year=2010, authors=("Doe J",)))}
+    check = check_reference(
+        ref(doi, authors=("Doe J",), title=TITLE + " revisited"), Titles(), found
+    )
+    assert check.tier == "mismatch"
+    fields = [d.field for d in check.diffs]
+    assert len(fields) == 2
+    assert check.reason == f"pmid:1 disagrees on {fields[0]}, {fields[1]}"
+
+
+def test_an_impossible_identifier_is_shown_beside_the_works_own() -> None:
+    bad = ident("pmid", "0", valid=False, problem="a PMID is a positive number")
+    doi = ident("doi", "10.5555/a")
+    found = {("doi", "10.5555/a"): hit("doi:10.5555/a", record())}
+    check = check_reference(ref(bad, doi), Titles(), found)
+    assert (check.tier, check.reason) == ("mismatch", "pmid:1 disagrees on pmid")
+    assert check.diffs == (FieldDiff(field="pmid", seen="0", expected="1"),)
+
+
+def test_an_impossible_identifier_is_never_looked_up_though_the_batch_holds_its_text() -> None:
+    """The batch looked ``doi:10.5555/a`` up for another reference; this reference's DOI of
+    the same text failed the grammar, so it is reported impossible, not resolved."""
+    bad = ident("doi", "10.5555/a", valid=False, problem="a DOI holds no space")
+    found = {("doi", "10.5555/a"): hit("doi:10.5555/a", record())}
+    check = check_reference(ref(bad), Titles(), found)
+    assert check.tier == "hallucinated"
+    assert check.reason == "10.5555/a is not a valid doi: a DOI holds no space"
+    looked = [(s.resolver, s.outcome) for s in check.trace if s.key == "doi:10.5555/a"]
+    assert looked == [("grammar", "unmatched")]
+
+
+class Counting(Titles):
+    """A resolver that records every identifier batch it is asked for."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[list[Key]] = []
+
+    def by_identifiers(self, keys: Sequence[Key]) -> dict[Key, Lookup]:
+        self.batches.append(list(keys))
+        return {}
+
+
+def test_documents_without_a_valid_identifier_ask_the_resolver_for_none() -> None:
+    """No look-up is made for nothing (an online resolver would send a request)."""
+    resolver = Counting()
+    plain = extract_bytes(b"Doe J. Vitamin Y and sleep. 2021.\n", "a.md")
+    checks = check_documents([plain, plain], resolver)
+    assert resolver.batches == []
+    assert len(checks) == 2
+    mixed = extract_bytes(b"See doi:10.5555/a and PMID 99000001.\n", "b.md")
+    check_documents([plain, mixed], resolver)
+    assert resolver.batches == [[("doi", "10.5555/a"), ("pmid", "99000001")]]
