@@ -188,6 +188,7 @@ def test_reaudit_checks_the_references_again_against_the_new_snapshot(
     assert again.references is not None
     assert again.references.counts["unresolved"] == 2  # the mismatched work left the snapshot
     assert again.references.counts["mismatch"] == 0
+    assert again.verdict == "fail"  # decided again with the references, not the citations alone
     assert again.verdict_reasons == [
         "fail: 1 hallucinated reference",
         "incomplete: 2 unresolved references",
